@@ -1,0 +1,41 @@
+# graphmem — the two commands of the README are `make demo` and `make test`.
+SHELL := /bin/bash
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+
+.PHONY: setup neo4j demo test stop clean
+
+$(BIN)/graphmem: pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	# torch first, pinned (sentence-transformers would otherwise pick its own version)
+	$(BIN)/pip install -q "torch==2.13.0"
+	$(BIN)/pip install -q -e ".[test]"
+	touch $(BIN)/graphmem
+
+setup: $(BIN)/graphmem
+
+neo4j: setup
+	$(BIN)/graphmem neo4j start
+	$(BIN)/graphmem schema apply
+
+# Everything a new user needs: Neo4j, schema, the sample conversation, a search.
+demo: neo4j
+	$(BIN)/graphmem ingest examples/sample_chat.jsonl --format jsonl
+	$(BIN)/graphmem search --group trail-trip "which trail did the family choose" -k 5
+	$(BIN)/graphmem stats --group trail-trip
+	@echo
+	@echo "Neo4j Browser: http://127.0.0.1:7474/browser/  (user neo4j, password from GRAPHMEM_NEO4J_PASSWORD, default graphmem-local)"
+	@echo "Try:  MATCH (m:Message {group_id:'trail-trip'})-[:SOURCE]->(p:Person) RETURN m, p LIMIT 50"
+
+test: neo4j
+	$(BIN)/pytest -q tests
+
+stop:
+	$(BIN)/graphmem neo4j stop
+
+clean: stop
+	rm -rf $(VENV) .graphmem

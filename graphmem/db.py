@@ -1,0 +1,136 @@
+"""Neo4j access: one driver per process, named Cypher templates, routed reads and writes.
+
+The caller owns the driver (the CLI or the API lifespan opens and closes it). Reads go through
+``execute_query(..., routing_=READ)`` so that a cluster's secondaries serve them; writes go
+through managed write transactions. Database errors are re-raised as graphmem errors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from functools import lru_cache
+from importlib import resources
+from typing import Any, TypeVar
+
+import neo4j
+from neo4j import Driver, GraphDatabase, RoutingControl
+from neo4j.exceptions import AuthError, ConstraintError, Neo4jError, ServiceUnavailable, SessionExpired
+
+from graphmem.config import Settings, get_settings
+from graphmem.errors import ConflictError, StoreUnavailableError
+
+T = TypeVar("T")
+
+
+@lru_cache(maxsize=None)
+def cypher(name: str) -> str:
+    """Return the text of the Cypher template ``cypher/<name>.cypher``.
+
+    Args:
+        name: template name such as ``"ingest/merge_messages"``.
+
+    Raises:
+        KeyError: no template of that name ships with the package.
+    """
+    path = resources.files("cypher").joinpath(*f"{name}.cypher".split("/"))
+    if not path.is_file():
+        raise KeyError(f"no Cypher template named {name!r}")
+    return path.read_text(encoding="utf-8")
+
+
+def all_templates() -> list[str]:
+    """Names of every shipped Cypher template (``area/verb_noun``), sorted."""
+    root = resources.files("cypher")
+    names: list[str] = []
+
+    def walk(node: Any, prefix: str) -> None:
+        for child in node.iterdir():
+            if child.is_dir() and not child.name.startswith("__"):
+                walk(child, f"{prefix}{child.name}/")
+            elif child.name.endswith(".cypher"):
+                names.append(prefix + child.name[: -len(".cypher")])
+
+    walk(root, "")
+    return sorted(names)
+
+
+def open_driver(settings: Settings | None = None) -> Driver:
+    """Open a driver for the configured URI (``bolt://``, ``neo4j://``, ``neo4j+s://`` ...).
+
+    Raises:
+        StoreUnavailableError: the server cannot be reached or rejects the credentials.
+    """
+    s = settings or get_settings()
+    try:
+        driver = GraphDatabase.driver(
+            s.neo4j_uri, auth=(s.neo4j_user, s.neo4j_password.get_secret_value())
+        )
+        driver.verify_connectivity()
+    except (ServiceUnavailable, AuthError, OSError, ValueError) as e:
+        raise StoreUnavailableError(
+            f"cannot reach Neo4j at {s.neo4j_uri}: {e}. Start the local server with "
+            "`graphmem neo4j start`, or set GRAPHMEM_NEO4J_URI/USER/PASSWORD."
+        ) from e
+    return driver
+
+
+class Store:
+    """A thin wrapper that runs named templates against one database.
+
+    Args:
+        driver: an open driver; the Store never closes it.
+        database: database name (default from settings).
+    """
+
+    def __init__(self, driver: Driver, database: str | None = None) -> None:
+        self.driver = driver
+        self.database = database or get_settings().neo4j_database
+
+    def read(self, name: str, **params: Any) -> list[dict[str, Any]]:
+        """Run template ``name`` as a routed read; return its rows as dicts."""
+        return self.read_text(cypher(name), **params)
+
+    def read_text(self, query: str, **params: Any) -> list[dict[str, Any]]:
+        """Run a literal read query (for tests and Browser guide checks)."""
+        with _translated():
+            records, _, _ = self.driver.execute_query(
+                query, params, database_=self.database, routing_=RoutingControl.READ
+            )
+        return [r.data() for r in records]
+
+    def write(self, name: str, **params: Any) -> list[dict[str, Any]]:
+        """Run template ``name`` in one write transaction; return its rows as dicts."""
+        text = cypher(name)
+
+        def work(tx: neo4j.ManagedTransaction) -> list[dict[str, Any]]:
+            return [r.data() for r in tx.run(text, params)]
+
+        return self.write_tx(work)
+
+    def write_tx(self, fn: Callable[[neo4j.ManagedTransaction], T]) -> T:
+        """Run ``fn`` in one managed write transaction (retried on transient errors).
+
+        ``fn`` must be idempotent: the driver may call it again after a transient failure.
+        """
+        with _translated(), self.driver.session(database=self.database) as session:
+            return session.execute_write(fn)
+
+
+@contextmanager
+def _translated() -> Iterator[None]:
+    try:
+        yield
+    except ConstraintError as e:
+        raise ConflictError(str(e.message)) from e
+    except (ServiceUnavailable, SessionExpired) as e:
+        raise StoreUnavailableError(f"Neo4j unavailable: {e}") from e
+    except Neo4jError as e:
+        if e.code and e.code.startswith("Neo.TransientError"):
+            raise StoreUnavailableError(f"Neo4j transient error: {e.message}") from e
+        raise
+
+
+def run_tx(tx: neo4j.ManagedTransaction, name: str, **params: Any) -> list[dict[str, Any]]:
+    """Run template ``name`` inside an open transaction; return rows as dicts."""
+    return [r.data() for r in tx.run(cypher(name), params)]
