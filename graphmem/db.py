@@ -87,11 +87,11 @@ class Store:
         self.driver = driver
         self.database = database or get_settings().neo4j_database
 
-    def read(self, name: str, **params: Any) -> list[dict[str, Any]]:
+    def read(self, name: str, /, **params: Any) -> list[dict[str, Any]]:
         """Run template ``name`` as a routed read; return its rows as dicts."""
         return self.read_text(cypher(name), **params)
 
-    def read_text(self, query: str, **params: Any) -> list[dict[str, Any]]:
+    def read_text(self, query: str, /, **params: Any) -> list[dict[str, Any]]:
         """Run a literal read query (for tests and Browser guide checks)."""
         with _translated():
             records, _, _ = self.driver.execute_query(
@@ -99,7 +99,7 @@ class Store:
             )
         return [r.data() for r in records]
 
-    def write(self, name: str, **params: Any) -> list[dict[str, Any]]:
+    def write(self, name: str, /, **params: Any) -> list[dict[str, Any]]:
         """Run template ``name`` in one write transaction; return its rows as dicts."""
         text = cypher(name)
 
@@ -131,6 +131,6 @@ def _translated() -> Iterator[None]:
         raise
 
 
-def run_tx(tx: neo4j.ManagedTransaction, name: str, **params: Any) -> list[dict[str, Any]]:
+def run_tx(tx: neo4j.ManagedTransaction, name: str, /, **params: Any) -> list[dict[str, Any]]:
     """Run template ``name`` inside an open transaction; return rows as dicts."""
     return [r.data() for r in tx.run(cypher(name), params)]

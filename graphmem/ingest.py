@@ -1,0 +1,223 @@
+"""Ingestion of System 1: verbatim messages with speaker, session, turn, time and channel.
+
+Writes ``(:Group)``, ``(:Person)-[:MEMBER_OF]->(:Group)``, ``(:Session)-[:IN_GROUP]->(:Group)``,
+``(:Message)-[:SOURCE]->(:Person)``, ``-[:IN_SESSION]->(:Session)``, ``NEXT`` in conversation
+order and ``REPLY_TO`` when known (SpeakerMem-R1 §3.2, App. B.2 step 1). No language model runs
+here. Every record is validated before anything is written, so bad input leaves the store as it
+was; embeddings are computed before each write transaction; writes are ``UNWIND`` batches that
+MERGE on (group_id, id), so running the same ingest twice changes nothing.
+
+Identity: a person is keyed by ``speaker_id`` when the input has one, else by display name,
+always inside one group (the same name in two groups is two persons).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+
+from tqdm import tqdm
+
+from graphmem.db import Store, run_tx
+from graphmem.embed import Embedder
+from graphmem.errors import InvalidInputError
+from loaders.records import Conversation, MessageRecord
+
+
+@dataclass
+class IngestSummary:
+    """Counts reported by ``graphmem ingest --json``.
+
+    ``groups``/``sessions``/``persons`` count what the input touched; ``*_created`` what this run
+    created; ``messages_written`` + ``messages_skipped`` = messages in the input.
+    """
+
+    groups: int = 0
+    groups_created: int = 0
+    sessions: int = 0
+    sessions_created: int = 0
+    persons: int = 0
+    persons_created: int = 0
+    messages_written: int = 0
+    messages_skipped: int = 0
+    group_ids: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def person_key(msg: MessageRecord) -> str:
+    """Identity of the speaker inside the group: ``speaker_id`` if given, else display name."""
+    return msg.speaker_id or msg.speaker
+
+
+def instant(ts: str) -> float:
+    """Epoch seconds of an ISO-8601 timestamp (naive times are read as UTC)."""
+    dt = datetime.fromisoformat(ts)
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return dt.timestamp()
+
+
+def validate(conv: Conversation) -> None:
+    """Check every message of ``conv`` before anything is written.
+
+    Raises:
+        InvalidInputError: naming the source, the message and the field that is wrong
+            (missing speaker or text, unparsable ts, duplicate id with other content, ...).
+    """
+    seen: dict[str, MessageRecord] = {}
+    if not conv.group_id.strip():
+        raise InvalidInputError("group id is empty", source=conv.source, field="group")
+    for i, m in enumerate(conv.messages):
+        ref = m.source_ref or f"message {m.id or i}"
+        if not m.id:
+            raise InvalidInputError("message id is empty", source=conv.source, record=ref, field="id")
+        if not m.speaker.strip():
+            raise InvalidInputError("speaker is missing", source=conv.source, record=ref, field="speaker")
+        if m.text is None or m.text == "":
+            raise InvalidInputError("text is missing", source=conv.source, record=ref, field="text")
+        if not m.session:
+            raise InvalidInputError("session is missing", source=conv.source, record=ref, field="session")
+        try:
+            instant(m.ts)
+        except (TypeError, ValueError) as e:
+            raise InvalidInputError(
+                f"unparsable timestamp {m.ts!r}", source=conv.source, record=ref, field="ts"
+            ) from e
+        if m.group_id != conv.group_id:
+            raise InvalidInputError(
+                f"message belongs to group {m.group_id!r}, not {conv.group_id!r}",
+                source=conv.source, record=ref, field="group",
+            )
+        prev = seen.get(m.id)
+        if prev is not None and prev.model_dump(exclude={"source_ref"}) != m.model_dump(exclude={"source_ref"}):
+            raise InvalidInputError(
+                f"duplicate message id {m.id!r} with different content (first at "
+                f"{prev.source_ref or '?'})", source=conv.source, record=ref, field="id",
+            )
+        seen[m.id] = m
+
+
+def _batches(rows: list[dict], size: int) -> Iterable[list[dict]]:
+    for start in range(0, len(rows), size):
+        yield rows[start : start + size]
+
+
+def ingest_conversations(
+    store: Store,
+    conversations: list[Conversation],
+    embedder: Embedder,
+    *,
+    batch_size: int = 1000,
+    progress: bool = False,
+) -> IngestSummary:
+    """Write conversations into System 1.
+
+    Args:
+        store: open store (schema applied).
+        conversations: parsed input, one per group, messages in conversation order.
+        embedder: computes message embeddings (only for messages not yet stored).
+        batch_size: messages per ``UNWIND`` write transaction.
+        progress: show a progress bar on stderr.
+
+    Returns:
+        An :class:`IngestSummary`; a second run over the same input reports every message as
+        skipped and creates nothing.
+
+    Raises:
+        InvalidInputError: a record is wrong (raised before any write for that input).
+        StoreUnavailableError: Neo4j failed; batches already committed stay (re-run resumes).
+    """
+    for conv in conversations:  # validate everything first: bad input writes nothing
+        validate(conv)
+    summary = IngestSummary()
+    total = sum(len(c.messages) for c in conversations)
+    bar = tqdm(total=total, unit="msg", desc="ingest", disable=not progress)
+    try:
+        for conv in conversations:
+            _ingest_one(store, conv, embedder, batch_size, summary, bar)
+    finally:
+        bar.close()
+    return summary
+
+
+def _ingest_one(
+    store: Store, conv: Conversation, embedder: Embedder, batch_size: int,
+    summary: IngestSummary, bar: tqdm,
+) -> None:
+    gid = conv.group_id
+    unique: dict[str, MessageRecord] = {}
+    for m in conv.messages:
+        unique.setdefault(m.id, m)
+    messages = list(unique.values())
+    summary.messages_skipped += len(conv.messages) - len(messages)  # exact duplicates in input
+
+    created = store.write("ingest/merge_group", group_id=gid, group_name=conv.name or gid)
+    summary.groups += 1
+    summary.groups_created += int(created[0]["created"])
+    summary.group_ids.append(gid)
+
+    # Roster: latest display name per person key, every alias seen.
+    persons: dict[str, dict] = {}
+    for m in messages:
+        key = person_key(m)
+        p = persons.setdefault(key, {"id": key, "name": m.speaker, "speaker_id": m.speaker_id, "aliases": []})
+        p["name"] = m.speaker
+        if m.speaker not in p["aliases"]:
+            p["aliases"].append(m.speaker)
+    sessions: dict[str, dict] = {}
+    for m in messages:
+        sessions.setdefault(
+            m.session,
+            {"id": m.session, "channel": m.channel, "index": m.session_index, "ts": m.session_ts or m.ts},
+        )
+    rows_p, rows_s = list(persons.values()), list(sessions.values())
+
+    def write_roster(tx):
+        cp = sum(r["created"] for b in _batches(rows_p, batch_size) for r in run_tx(tx, "ingest/merge_persons", group_id=gid, rows=b))
+        cs = sum(r["created"] for b in _batches(rows_s, batch_size) for r in run_tx(tx, "ingest/merge_sessions", group_id=gid, rows=b))
+        return cp, cs
+
+    cp, cs = store.write_tx(write_roster)
+    summary.persons += len(rows_p)
+    summary.persons_created += cp
+    summary.sessions += len(rows_s)
+    summary.sessions_created += cs
+
+    ids = [m.id for m in messages]
+    state = store.write("ingest/existing_message_ids", group_id=gid, ids=ids)[0]
+    existing = set(state["existing"])
+    next_order = int(state["max_turn_created"]) + 1
+    new = [m for m in messages if m.id not in existing]
+    summary.messages_skipped += len(messages) - len(new)
+    bar.update(len(conv.messages) - len(new))
+
+    for start in range(0, len(new), batch_size):
+        chunk = new[start : start + batch_size]
+        vectors = embedder.encode([m.text for m in chunk])  # before the transaction
+        rows = [
+            {
+                "id": m.id, "channel": m.channel, "text": m.text, "speaker": m.speaker,
+                "person_id": person_key(m), "session": m.session, "turn": m.turn, "ts": m.ts,
+                "instant": instant(m.ts), "turn_created": next_order + start + j,
+                "reply_to": m.reply_to, "embedding": vectors[j].tolist(),
+            }
+            for j, m in enumerate(chunk)
+        ]
+        written = store.write("ingest/create_messages", group_id=gid, rows=rows)
+        summary.messages_written += int(written[0]["written"]) if written else 0
+        bar.update(len(chunk))
+
+    if new:
+        channels = sorted({m.channel for m in new})
+        replies = [{"id": m.id, "reply_to": m.reply_to} for m in new if m.reply_to]
+
+        def link(tx):
+            for ch in channels:
+                run_tx(tx, "ingest/link_next", group_id=gid, channel=ch)
+            for b in _batches(replies, batch_size):
+                run_tx(tx, "ingest/link_replies", group_id=gid, rows=b)
+
+        store.write_tx(link)

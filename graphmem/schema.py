@@ -1,0 +1,79 @@
+"""Constraints and indexes of the graph model (DESIGN.md), applied only by an explicit command.
+
+``apply_schema`` runs every template of ``cypher/schema/`` in name order (each is
+``IF NOT EXISTS``, so a second run changes nothing) and then waits until every index is ONLINE.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from graphmem.db import Store, all_templates
+from graphmem.errors import ConflictError, StoreUnavailableError
+
+VECTOR_INDEXES = ("message_embedding", "derived_embedding")
+FULLTEXT_INDEXES = ("message_text", "derived_content")
+
+
+@dataclass(frozen=True)
+class SchemaReport:
+    """Outcome of :func:`apply_schema`: index and constraint names with their states."""
+
+    constraints: list[str]
+    indexes: dict[str, str]
+    dimensions: int
+
+
+def schema_templates() -> list[str]:
+    return [n for n in all_templates() if n.startswith("schema/")]
+
+
+def apply_schema(store: Store, dimensions: int, timeout_s: float = 300.0) -> SchemaReport:
+    """Create constraints, fulltext and vector indexes; wait until all are ONLINE.
+
+    Args:
+        store: an open store.
+        dimensions: vector dimension of the configured embedder (384 for all-MiniLM-L6-v2).
+        timeout_s: how long to wait for indexes to come ONLINE, in seconds.
+
+    Raises:
+        ConflictError: an existing vector index has another dimension than the embedder.
+        StoreUnavailableError: an index FAILED or stayed POPULATING past ``timeout_s``.
+    """
+    _check_vector_dimensions(store, dimensions)
+    for name in schema_templates():
+        store.write(name, dimensions=dimensions)
+    indexes = wait_online(store, timeout_s)
+    constraints = [r["name"] for r in store.read("meta/list_constraints")]
+    return SchemaReport(constraints=constraints, indexes=indexes, dimensions=dimensions)
+
+
+def _check_vector_dimensions(store: Store, dimensions: int) -> None:
+    for row in store.read("meta/list_indexes"):
+        if row["name"] in VECTOR_INDEXES:
+            config = (row.get("options") or {}).get("indexConfig") or {}
+            have = config.get("vector.dimensions")
+            if have is not None and int(have) != dimensions:
+                raise ConflictError(
+                    f"vector index {row['name']} has dimension {have} but the embedder gives "
+                    f"{dimensions}; drop the index (DROP INDEX {row['name']}) and re-embed, or "
+                    "set GRAPHMEM_EMBED_MODEL back to the model it was built with"
+                )
+
+
+def wait_online(store: Store, timeout_s: float = 300.0) -> dict[str, str]:
+    """Poll ``SHOW INDEXES`` until every index is ONLINE; return name -> state."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        rows = store.read("meta/list_indexes")
+        states = {r["name"]: r["state"] for r in rows}
+        failed = [n for n, st in states.items() if st == "FAILED"]
+        if failed:
+            raise StoreUnavailableError(f"index(es) FAILED: {', '.join(failed)}")
+        if all(st == "ONLINE" for st in states.values()):
+            return states
+        if time.monotonic() > deadline:
+            pending = {n: st for n, st in states.items() if st != "ONLINE"}
+            raise StoreUnavailableError(f"indexes not ONLINE after {timeout_s}s: {pending}")
+        time.sleep(0.5)

@@ -1,0 +1,218 @@
+"""System 1 retrieval: a recall pool fused from the fulltext and vector indexes, per group.
+
+Fulltext (Lucene BM25 with the english analyzer) and dense cosine similarity each rank the
+group's messages; reciprocal-rank fusion (Cormack et al., 2009) combines them:
+``score(m) = sum_r 1 / (rrf_k + rank_r(m))`` over the rankings that contain ``m`` (ranks from 1).
+Results never leave the group: every query filters on ``group_id``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Literal
+
+from graphmem.db import Store
+from graphmem.embed import Embedder
+from graphmem.errors import InvalidInputError, NotFoundError
+
+Mode = Literal["hybrid", "fulltext", "vector"]
+EXACT_SCAN_MAX = 20_000  # groups up to this many messages get exact cosine kNN
+_TOKEN = re.compile(r"\w+", re.UNICODE)
+
+
+@dataclass
+class MessageHit:
+    """One retrieved message.
+
+    ``score`` is the fused RRF score in hybrid mode (in (0, 2/(rrf_k+1)]), the BM25 score in
+    fulltext mode, or the cosine similarity in vector mode; ``expanded_from`` names the anchor
+    for neighbouring turns added by expansion (their score is 0).
+    """
+
+    id: str
+    speaker: str
+    session: str
+    turn: int
+    ts: str
+    text: str
+    score: float
+    channel: str = ""
+    person_id: str = ""
+    turn_created: int = 0
+    expanded_from: str = ""
+    ranks: dict[str, int] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def lucene_query(text: str) -> str:
+    """Turn free text into a safe Lucene query: word tokens, lower-cased, OR-ed.
+
+    Lower-casing keeps words such as AND/OR/NOT from acting as operators; every Lucene special
+    character is dropped because only ``\\w`` runs survive.
+    """
+    return " ".join(t.lower() for t in _TOKEN.findall(text))
+
+
+def _widening(store: Store, template: str, k: int, total: int, **params) -> list[dict]:
+    fetch = max(4 * k, 100)
+    while True:
+        row = store.read(template, fetch=fetch, k=k, **params)[0]
+        hits = row["hits"] or []
+        if len(hits) >= k or row["fetched"] < fetch or fetch >= total:
+            return hits
+        fetch = min(fetch * 4, total)
+
+
+def fulltext_ranking(store: Store, group_id: str, query: str, k: int) -> list[tuple[str, float]]:
+    """Top-``k`` (message id, BM25 score) of the group for ``query``, best first."""
+    q = lucene_query(query)
+    if not q:
+        return []
+    total = _counts(store, group_id)[1]
+    hits = _widening(store, "search/fulltext_messages", k, total, query=q, group_id=group_id)
+    return [(h["id"], float(h["score"])) for h in hits]
+
+
+def vector_ranking(
+    store: Store, embedder: Embedder, group_id: str, query: str, k: int
+) -> list[tuple[str, float]]:
+    """Top-``k`` (message id, cosine similarity) of the group for ``query``, best first.
+
+    Exact for groups up to EXACT_SCAN_MAX messages, else the HNSW index with widening.
+    """
+    vec = embedder.encode([query])[0].tolist()
+    group_count, total = _counts(store, group_id)
+    if group_count <= EXACT_SCAN_MAX:
+        rows = store.read("search/vector_messages_exact", group_id=group_id, vector=vec, k=k)
+        return [(r["id"], float(r["score"])) for r in rows]
+    hits = _widening(store, "search/vector_messages_index", k, total, vector=vec, group_id=group_id)
+    return [(h["id"], float(h["score"])) for h in hits]
+
+
+def _counts(store: Store, group_id: str) -> tuple[int, int]:
+    row = store.read("search/count_group_messages", group_id=group_id)[0]
+    return int(row["group_count"]), int(row["total_count"])
+
+
+def rrf(rankings: dict[str, list[str]], rrf_k: int = 60) -> list[tuple[str, float, dict[str, int]]]:
+    """Reciprocal-rank fusion of several rankings of ids.
+
+    Returns:
+        (id, fused score, {ranking name: 1-based rank}) sorted by score descending, ties by
+        best single rank then id.
+    """
+    scores: dict[str, float] = {}
+    ranks: dict[str, dict[str, int]] = {}
+    for name, ids in rankings.items():
+        for rank, mid in enumerate(ids, start=1):
+            scores[mid] = scores.get(mid, 0.0) + 1.0 / (rrf_k + rank)
+            ranks.setdefault(mid, {})[name] = rank
+    order = sorted(scores, key=lambda m: (-scores[m], min(ranks[m].values()), m))
+    return [(m, scores[m], ranks[m]) for m in order]
+
+
+def search_messages(
+    store: Store,
+    embedder: Embedder,
+    group_id: str,
+    query: str,
+    *,
+    k: int = 10,
+    pool_n: int = 40,
+    mode: Mode = "hybrid",
+    expand: int = 0,
+    rrf_k: int = 60,
+) -> list[MessageHit]:
+    """Rank the group's messages for ``query``.
+
+    Args:
+        store: open store.
+        embedder: the embedder the vectors were built with.
+        group_id: the group to search; nothing outside it is ever returned.
+        query: free text.
+        k: number of hits returned (before expansion).
+        pool_n: depth of each ranking in the recall pool (paper default n = 40).
+        mode: "hybrid" (RRF of fulltext and vector), "fulltext" or "vector".
+        expand: add up to this many neighbouring turns (NEXT) before and after each hit (0-5).
+        rrf_k: RRF constant.
+
+    Returns:
+        Up to ``k`` hits best first, each followed by its expansion neighbours (if any).
+
+    Raises:
+        NotFoundError: the group has no messages.
+        InvalidInputError: empty query, k < 1 or expand outside 0..5.
+    """
+    if not query.strip():
+        raise InvalidInputError("query is empty", field="query")
+    if k < 1:
+        raise InvalidInputError("k must be at least 1", field="k")
+    if not 0 <= expand <= 5:
+        raise InvalidInputError("expand must be between 0 and 5", field="expand")
+    if _counts(store, group_id)[0] == 0:
+        raise NotFoundError(f"group {group_id!r} has no messages")
+    depth = max(pool_n, k)
+    rankings: dict[str, list[tuple[str, float]]] = {}
+    if mode in ("hybrid", "fulltext"):
+        rankings["fulltext"] = fulltext_ranking(store, group_id, query, depth)
+    if mode in ("hybrid", "vector"):
+        rankings["vector"] = vector_ranking(store, embedder, group_id, query, depth)
+    if mode == "hybrid":
+        fused = rrf({n: [i for i, _ in r] for n, r in rankings.items()}, rrf_k)[:k]
+    else:
+        (name, ranking), = rankings.items()
+        fused = [(i, s, {name: r}) for r, (i, s) in enumerate(ranking[:k], start=1)]
+    hits = hydrate(store, group_id, [i for i, _, _ in fused])
+    out: list[MessageHit] = []
+    for mid, score, ranks in fused:
+        h = hits[mid]
+        h.score, h.ranks = score, ranks
+        out.append(h)
+    if expand:
+        out = expand_hits(store, group_id, out, expand)
+    return out
+
+
+def hydrate(store: Store, group_id: str, ids: list[str]) -> dict[str, MessageHit]:
+    """Fetch full messages by id (id -> hit with score 0)."""
+    rows = store.read("search/get_messages", group_id=group_id, ids=ids)
+    return {
+        r["id"]: MessageHit(
+            id=r["id"], speaker=r["speaker"], session=r["session"], turn=int(r["turn"]),
+            ts=r["ts"], text=r["text"], score=0.0, channel=r["channel"] or "",
+            person_id=r["person_id"], turn_created=int(r["turn_created"]),
+        )
+        for r in rows
+    }
+
+
+def expand_hits(store: Store, group_id: str, hits: list[MessageHit], window: int) -> list[MessageHit]:
+    """Insert up to ``window`` NEXT-neighbours before/after each hit, without duplicates.
+
+    Each anchor is followed by its neighbours in conversation order (the anchor keeps its
+    place in the ranking); a message already present is not repeated.
+    """
+    rows = store.read(
+        "search/neighbour_messages", group_id=group_id, ids=[h.id for h in hits], window=window
+    )
+    by_anchor: dict[str, list[tuple[int, str]]] = {}
+    for r in rows:
+        by_anchor.setdefault(r["anchor"], []).append((int(r["offset"]), r["id"]))
+    seen = {h.id for h in hits}
+    need = sorted({i for pairs in by_anchor.values() for _, i in pairs} - seen)
+    full = hydrate(store, group_id, need)
+    out: list[MessageHit] = []
+    for h in hits:
+        block = [(0, h)]
+        for offset, mid in sorted(by_anchor.get(h.id, [])):
+            if mid in seen or mid not in full:
+                continue
+            seen.add(mid)
+            n = full[mid]
+            n.expanded_from = h.id
+            block.append((offset, n))
+        out.extend(x for _, x in sorted(block, key=lambda t: t[0]))
+    return out

@@ -1,0 +1,84 @@
+"""Shared fixtures.
+
+Integration tests talk to the real local Neo4j server (``make neo4j`` / ``graphmem neo4j
+start`` + ``graphmem schema apply``); each test works under its own fresh ``group_id`` and
+removes only that group's nodes afterwards. Language-model calls go to a scripted local
+OpenAI-compatible HTTP server (``tests/scripted_llm.py``).
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import importlib.util
+
+pytest_plugins = ["tests.scripted_llm"] if importlib.util.find_spec("tests.scripted_llm") else []
+
+
+@pytest.fixture(scope="session")
+def driver():
+    from graphmem.db import open_driver
+
+    d = open_driver()  # fails loudly (StoreUnavailableError) when Neo4j is not running
+    yield d
+    d.close()
+
+
+@pytest.fixture(scope="session")
+def store(driver):
+    from graphmem.db import Store
+
+    return Store(driver)
+
+
+@pytest.fixture(scope="session")
+def embedder():
+    from graphmem.embed import get_embedder
+
+    return get_embedder()
+
+
+@pytest.fixture(scope="session", autouse=False)
+def schema(store, embedder):
+    from graphmem.schema import apply_schema
+
+    return apply_schema(store, embedder.dimension)
+
+
+def delete_group(store, group_id: str) -> None:
+    """Remove every node of one group (and the Group node), nothing else."""
+    store.write_tx(
+        lambda tx: tx.run(
+            "MATCH (n) WHERE n.group_id = $g OR (n:Group AND n.id = $g) DETACH DELETE n",
+            g=group_id,
+        ).consume()
+    )
+
+
+@pytest.fixture
+def group_id(store, schema) -> Iterator[str]:
+    """A fresh group id for one test; its nodes are deleted afterwards."""
+    gid = f"test-{uuid.uuid4().hex[:12]}"
+    yield gid
+    delete_group(store, gid)
+
+
+@pytest.fixture
+def make_group(store, schema) -> Iterator:
+    """Factory for several fresh group ids in one test (all deleted afterwards)."""
+    made: list[str] = []
+
+    def make(prefix: str = "test") -> str:
+        gid = f"{prefix}-{uuid.uuid4().hex[:12]}"
+        made.append(gid)
+        return gid
+
+    yield make
+    for gid in made:
+        delete_group(store, gid)

@@ -1,0 +1,35 @@
+"""Small builders for test conversations (no database)."""
+
+from __future__ import annotations
+
+from loaders.records import Conversation, MessageRecord
+
+
+def conversation(group_id: str, rows: list[dict], name: str = "") -> Conversation:
+    """Build a Conversation from dicts with keys speaker, text and optional id, session,
+    speaker_id, ts, reply_to, channel. Missing ids/turns/timestamps are filled in order."""
+    turns: dict[str, int] = {}
+    sessions: dict[str, int] = {}
+    messages = []
+    for i, r in enumerate(rows):
+        session = r.get("session", "s1")
+        sessions.setdefault(session, len(sessions) + 1)
+        turn = turns.get(session, 0)
+        turns[session] = turn + 1
+        messages.append(
+            MessageRecord(
+                id=r.get("id", f"m{i:04d}"),
+                group_id=group_id,
+                channel=r.get("channel", ""),
+                session=session,
+                session_index=sessions[session],
+                turn=turn,
+                speaker=r["speaker"],
+                speaker_id=r.get("speaker_id", ""),
+                text=r["text"],
+                ts=r.get("ts", f"2026-01-01T10:{i // 60:02d}:{i % 60:02d}"),
+                reply_to=r.get("reply_to", ""),
+                source_ref=f"row {i}",
+            )
+        )
+    return Conversation(group_id=group_id, name=name or group_id, messages=messages, source="test")

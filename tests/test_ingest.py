@@ -1,0 +1,183 @@
+"""System 1 ingestion against the real Neo4j server."""
+
+from __future__ import annotations
+
+import pytest
+
+from graphmem.errors import InvalidInputError
+from graphmem.ingest import ingest_conversations
+from tests.factories import conversation
+
+pytestmark = pytest.mark.neo4j
+
+
+def counts(store, gid: str) -> dict[str, int]:
+    nodes = {r["label"]: r["count"] for r in store.read("stats/count_nodes", group_id=gid)}
+    rels = {r["type"]: r["count"] for r in store.read("stats/count_relationships", group_id=gid)}
+    return {**nodes, **rels}
+
+
+ROWS = [
+    {"speaker": "Ana", "text": "We meet at the harbour at nine.", "session": "s1"},
+    {"speaker": "Bo", "text": "I'll bring the boat keys.", "session": "s1", "reply_to": "m0000"},
+    {"speaker": "Cy", "text": "Count me out, I'm sick.", "session": "s1"},
+    {"speaker": "Ana", "text": "Next week then: same place.", "session": "s2"},
+    {"speaker": "Bo", "text": "Fine by me.", "session": "s2", "reply_to": "m0003"},
+]
+
+
+def test_ingest_writes_graph_and_second_run_changes_nothing(store, embedder, group_id):
+    conv = conversation(group_id, ROWS)
+    first = ingest_conversations(store, [conv], embedder)
+    assert (first.messages_written, first.messages_skipped) == (5, 0)
+    assert (first.persons_created, first.sessions_created, first.groups_created) == (3, 2, 1)
+    before = counts(store, group_id)
+    assert before["Message"] == 5 and before["Person"] == 3 and before["Session"] == 2
+    assert before["Group"] == 1
+    assert before["SOURCE"] == 5 and before["IN_SESSION"] == 5
+    assert before["MEMBER_OF"] == 3 and before["IN_GROUP"] == 2
+    assert before["NEXT"] == 4 and before["REPLY_TO"] == 2
+
+    second = ingest_conversations(store, [conv], embedder)
+    assert (second.messages_written, second.messages_skipped) == (0, 5)
+    assert (second.persons_created, second.sessions_created, second.groups_created) == (0, 0, 0)
+    assert counts(store, group_id) == before
+
+
+def test_next_follows_conversation_order_and_append_extends_chain(store, embedder, group_id):
+    ingest_conversations(store, [conversation(group_id, ROWS[:3])], embedder)
+    ingest_conversations(store, [conversation(group_id, ROWS)], embedder)  # 2 new messages
+    chain = store.read_text(
+        "MATCH p = (a:Message {group_id: $g})-[:NEXT*]->(b:Message {group_id: $g}) "
+        "WHERE NOT ()-[:NEXT]->(a) AND NOT (b)-[:NEXT]->() "
+        "RETURN [n IN nodes(p) | n.id] AS ids",
+        g=group_id,
+    )
+    assert chain == [{"ids": ["m0000", "m0001", "m0002", "m0003", "m0004"]}]
+    orders = store.read_text(
+        "MATCH (m:Message {group_id: $g}) RETURN m.id AS id, m.turn_created AS t ORDER BY t", g=group_id
+    )
+    assert [r["t"] for r in orders] == [0, 1, 2, 3, 4]
+
+
+def test_identity_follows_speaker_id(store, embedder, group_id):
+    rows = [
+        {"speaker": "Alex", "speaker_id": "u1", "text": "I'm Alex from sales."},
+        {"speaker": "Alex", "speaker_id": "u2", "text": "I'm the other Alex, from legal."},
+        {"speaker": "Sam", "speaker_id": "u3", "text": "Hi, Sam here."},
+        {"speaker": "Samantha", "speaker_id": "u3", "text": "Changed my display name."},
+    ]
+    ingest_conversations(store, [conversation(group_id, rows)], embedder)
+    persons = store.read_text(
+        "MATCH (p:Person {group_id: $g}) RETURN p.id AS id, p.name AS name, p.aliases AS aliases "
+        "ORDER BY id",
+        g=group_id,
+    )
+    assert persons == [
+        {"id": "u1", "name": "Alex", "aliases": ["Alex"]},
+        {"id": "u2", "name": "Alex", "aliases": ["Alex"]},
+        {"id": "u3", "name": "Samantha", "aliases": ["Sam", "Samantha"]},
+    ]
+    sources = store.read_text(
+        "MATCH (m:Message {group_id: $g})-[:SOURCE]->(p:Person) RETURN m.id AS m, p.id AS p ORDER BY m",
+        g=group_id,
+    )
+    assert [r["p"] for r in sources] == ["u1", "u2", "u3", "u3"]
+
+
+def test_same_name_in_two_groups_is_two_persons(store, embedder, make_group):
+    g1, g2 = make_group(), make_group()
+    ingest_conversations(store, [conversation(g1, [{"speaker": "Priya", "text": "hello"}])], embedder)
+    ingest_conversations(store, [conversation(g2, [{"speaker": "Priya", "text": "hello"}])], embedder)
+    rows = store.read_text(
+        "MATCH (p:Person {name: 'Priya'})-[:MEMBER_OF]->(g:Group) WHERE g.id IN [$a, $b] "
+        "RETURN g.id AS g ORDER BY g",
+        a=g1, b=g2,
+    )
+    assert sorted(r["g"] for r in rows) == sorted([g1, g2])
+
+
+TRICKY_TEXTS = [
+    "👨‍⚖️🙋‍♀️ family: 👨‍👩‍👧‍👦 and flags 🇯🇵",
+    "日本語のテキスト、中文文本、한국어 텍스트",
+    "مرحبا بالعالم — עברית",
+    "  leading and trailing spaces  ",
+    "line one\nline two\r\nline three\ttab",
+    "e\u0301 (combining) vs \u00e9 (precomposed)",
+    "x" * 100_000,
+]
+
+
+def test_text_round_trip_is_byte_exact(store, embedder, group_id):
+    rows = [{"speaker": "Zoë", "text": t} for t in TRICKY_TEXTS]
+    ingest_conversations(store, [conversation(group_id, rows)], embedder)
+    stored = store.read_text(
+        "MATCH (m:Message {group_id: $g}) RETURN m.text AS text ORDER BY m.turn_created", g=group_id
+    )
+    assert [r["text"].encode("utf-8") for r in stored] == [t.encode("utf-8") for t in TRICKY_TEXTS]
+
+
+def test_timestamps_keep_timezone_and_order_by_instant(store, embedder, group_id, tmp_path):
+    from loaders import load_conversations
+
+    lines = [
+        '{"group": "%s", "session": "s", "speaker": "A", "text": "second", "ts": "2026-03-01T09:30:00+00:00", "id": "b"}' % group_id,
+        '{"group": "%s", "session": "s", "speaker": "B", "text": "first", "ts": "2026-03-01T10:00:00+02:00", "id": "a"}' % group_id,
+        '{"group": "%s", "session": "s", "speaker": "C", "text": "third", "ts": "2026-03-01T05:00:00-05:00", "id": "c"}' % group_id,
+    ]
+    path = tmp_path / "tz.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    convs = load_conversations(path, "jsonl")
+    ingest_conversations(store, convs, embedder)
+    rows = store.read_text(
+        "MATCH (m:Message {group_id: $g}) RETURN m.id AS id, m.ts AS ts ORDER BY m.turn_created",
+        g=group_id,
+    )
+    assert [r["id"] for r in rows] == ["a", "b", "c"]
+    assert rows[0]["ts"] == "2026-03-01T10:00:00+02:00"
+    assert rows[2]["ts"] == "2026-03-01T05:00:00-05:00"
+
+
+def test_bad_record_names_field_and_writes_nothing(store, embedder, group_id):
+    good = conversation(group_id, ROWS[:2])
+    ingest_conversations(store, [good], embedder)
+    before = counts(store, group_id)
+    bad_rows = ROWS + [{"speaker": "  ", "text": "who am I?", "id": "bad-1"}]
+    with pytest.raises(InvalidInputError) as e:
+        ingest_conversations(store, [conversation(group_id, bad_rows)], embedder)
+    assert "record row 5" in str(e.value) and "field 'speaker'" in str(e.value)
+    assert e.value.field == "speaker"
+    assert counts(store, group_id) == before  # nothing from the bad input was written
+
+    bad_ts = conversation(group_id, [{"speaker": "A", "text": "t", "ts": "yesterday-ish"}])
+    with pytest.raises(InvalidInputError, match="field 'ts'"):
+        ingest_conversations(store, [bad_ts], embedder)
+    assert counts(store, group_id) == before
+
+
+def test_duplicate_id_with_other_content_is_rejected(store, embedder, group_id):
+    rows = [
+        {"speaker": "A", "text": "one", "id": "same"},
+        {"speaker": "A", "text": "two", "id": "same"},
+    ]
+    with pytest.raises(InvalidInputError, match="duplicate message id 'same'"):
+        ingest_conversations(store, [conversation(group_id, rows)], embedder)
+    assert counts(store, group_id) == {}
+
+
+def test_cypher_injection_shaped_values_are_plain_data(store, embedder, make_group):
+    gid = make_group("q'uote`s \"MATCH (n) DETACH DELETE n\" //")
+    nasty = [
+        {"speaker": "O'Brien `DROP` \"x\"", "speaker_id": "MATCH (n) DETACH DELETE n", "text": "'); MATCH (n) DETACH DELETE n; //"},
+        {"speaker": "RETURN", "text": "`backticks` and ${dollar} and \\ backslash", "id": "WHERE 1=1 OR '1'='1"},
+    ]
+    ingest_conversations(store, [conversation(gid, nasty)], embedder)
+    rows = store.read_text(
+        "MATCH (m:Message {group_id: $g})-[:SOURCE]->(p:Person) "
+        "RETURN m.id AS id, m.text AS text, p.id AS pid, p.name AS name ORDER BY m.turn_created",
+        g=gid,
+    )
+    assert rows == [
+        {"id": "m0000", "text": nasty[0]["text"], "pid": nasty[0]["speaker_id"], "name": nasty[0]["speaker"]},
+        {"id": nasty[1]["id"], "text": nasty[1]["text"], "pid": "RETURN", "name": "RETURN"},
+    ]

@@ -1,0 +1,50 @@
+"""The local Neo4j server manager, on a second server with its own home and ports.
+
+Proves: assembly from Maven into a fresh folder, start waits until RETURN 1 succeeds, a second
+start is harmless (same process), status, and stop ends only its own process (the main test
+server keeps running).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+
+import pytest
+
+from graphmem.config import Settings
+from graphmem.local_server import LocalServer
+
+pytestmark = pytest.mark.neo4j
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_second_server_start_twice_status_and_stop_own_process(tmp_path, driver):
+    settings = Settings(
+        home=tmp_path / "gm", neo4j_bolt_port=free_port(), neo4j_http_port=free_port(),
+        neo4j_heap_mb=256, neo4j_pagecache_mb=64, neo4j_password="second-server-pw",
+    )
+    server = LocalServer(settings)
+    try:
+        first = server.start()
+        assert first.running and first.pid
+        conf = (server.conf / "neo4j.conf").read_text()
+        assert f"server.bolt.listen_address=127.0.0.1:{settings.neo4j_bolt_port}" in conf
+        assert "dbms.usage_report.enabled=false" in conf
+        again = server.start()  # harmless: same process
+        assert again.pid == first.pid
+        from neo4j import GraphDatabase
+
+        with GraphDatabase.driver(first.bolt_uri, auth=("neo4j", "second-server-pw")) as d:
+            assert d.execute_query("RETURN 1 AS x").records[0]["x"] == 1
+    finally:
+        assert server.stop() is True
+    assert server.status().running is False
+    assert server.stop() is False  # nothing left to stop
+    driver.verify_connectivity()  # the main test server was not touched
+    assert os.path.exists(server.lib / ".assembled")

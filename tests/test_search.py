@@ -1,0 +1,76 @@
+"""System 1 hybrid search against the real Neo4j server."""
+
+from __future__ import annotations
+
+import pytest
+
+from graphmem.errors import InvalidInputError, NotFoundError
+from graphmem.ingest import ingest_conversations
+from graphmem.search import lucene_query, rrf, search_messages
+from tests.factories import conversation
+
+pytestmark = pytest.mark.neo4j
+
+TALK = [
+    {"speaker": "Ana", "text": "The quarterly budget review moved to Thursday."},
+    {"speaker": "Bo", "text": "I booked the projector for the budget review."},
+    {"speaker": "Cy", "text": "My cat knocked over the coffee again."},
+    {"speaker": "Ana", "text": "Please send slides before the meeting."},
+    {"speaker": "Bo", "text": "The sailing trip is postponed because of the storm."},
+    {"speaker": "Cy", "text": "Storm warnings all weekend, stay safe."},
+]
+
+
+def test_rrf_fuses_by_reciprocal_rank():
+    fused = rrf({"a": ["x", "y", "z"], "b": ["y", "w"]}, rrf_k=60)
+    ids = [i for i, _, _ in fused]
+    assert ids == ["y", "x", "w", "z"]  # y: 1/62 + 1/61 beats x: 1/61
+    assert fused[0][1] == pytest.approx(1 / 62 + 1 / 61)
+    assert fused[0][2] == {"a": 2, "b": 1}
+
+
+def test_lucene_query_neutralises_syntax():
+    assert lucene_query('budget AND (review) OR "x" NOT y:z~ *') == "budget and review or x not y z"
+
+
+def test_search_is_scoped_to_the_group(store, embedder, make_group):
+    mine, other = make_group(), make_group()
+    ingest_conversations(store, [conversation(mine, TALK)], embedder)
+    # The other group says the same words many times: it must never leak into mine.
+    noisy = [{"speaker": "Eve", "text": "budget review budget review storm", "id": f"x{i}"} for i in range(60)]
+    ingest_conversations(store, [conversation(other, noisy)], embedder)
+    for mode in ("hybrid", "fulltext", "vector"):
+        hits = search_messages(store, embedder, mine, "budget review storm", k=10, mode=mode)
+        assert hits, mode
+        assert {h.id for h in hits} <= {f"m{i:04d}" for i in range(len(TALK))}, mode
+        assert all(h.speaker != "Eve" for h in hits)
+
+
+def test_hybrid_ranks_the_relevant_messages_first(store, embedder, group_id):
+    ingest_conversations(store, [conversation(group_id, TALK)], embedder)
+    hits = search_messages(store, embedder, group_id, "when is the budget review", k=3)
+    assert hits[0].id in {"m0000", "m0001"}
+    assert {h.id for h in hits[:2]} == {"m0000", "m0001"}
+    assert hits[0].score >= hits[1].score >= hits[2].score
+    top = hits[0]
+    assert top.speaker in {"Ana", "Bo"} and top.session == "s1" and top.ts.startswith("2026-01-01T10:")
+    vec = search_messages(store, embedder, group_id, "bad weather", k=2, mode="vector")
+    assert {h.id for h in vec} == {"m0004", "m0005"}  # no shared words: only the vector finds them
+    assert all(-1.0 <= h.score <= 1.0 for h in vec)
+
+
+def test_expand_adds_neighbouring_turns(store, embedder, group_id):
+    ingest_conversations(store, [conversation(group_id, TALK)], embedder)
+    hits = search_messages(store, embedder, group_id, "cat coffee", k=1, mode="fulltext", expand=1)
+    assert [h.id for h in hits] == ["m0001", "m0002", "m0003"]
+    assert [h.expanded_from for h in hits] == ["m0002", "", "m0002"]
+
+
+def test_search_errors(store, embedder, group_id):
+    with pytest.raises(NotFoundError):
+        search_messages(store, embedder, group_id, "anything")
+    ingest_conversations(store, [conversation(group_id, TALK)], embedder)
+    with pytest.raises(InvalidInputError, match="field 'query'"):
+        search_messages(store, embedder, group_id, "   ")
+    with pytest.raises(InvalidInputError, match="field 'expand'"):
+        search_messages(store, embedder, group_id, "x", expand=9)
