@@ -1,0 +1,668 @@
+"""Language-model access through any OpenAI-compatible chat endpoint.
+
+One :class:`ChatModel` per endpoint and model. It sends chat completions with the ``openai``
+client, retries transient failures (timeouts, connection errors, HTTP 408/409/429/5xx) with
+exponential backoff through tenacity, parses JSON answers defensively and records the token
+usage of every call in a :class:`TokenLedger`.
+
+Three factories build the models the pipeline uses from :class:`graphmem.config.Settings`:
+:func:`writer_model` (the System 2 Writer), :func:`answer_model` (query and answer modules) and
+:func:`judge_model` (evaluation judge). Each returns ``None`` when no endpoint is configured.
+
+Nothing here opens a connection at construction time; the first request does.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import re
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import openai
+from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
+
+from graphmem.config import Settings
+from graphmem.errors import LLMError
+
+logger = logging.getLogger(__name__)
+
+__all__ = [
+    "ChatModel",
+    "LLMOutputError",
+    "Message",
+    "StageTotals",
+    "TokenLedger",
+    "Usage",
+    "answer_model",
+    "extract_json",
+    "judge_model",
+    "writer_model",
+]
+
+#: One chat message as the OpenAI API takes it: ``{"role": "system"|"user"|"assistant", "content": str}``.
+Message = Mapping[str, Any]
+
+#: API key sent when none is configured; local servers (vLLM, llama.cpp, Ollama) ignore it.
+PLACEHOLDER_API_KEY = "not-needed"
+
+#: HTTP statuses worth retrying (the same set the openai client itself retries).
+TRANSIENT_STATUSES = frozenset({408, 409, 429})
+
+_ERROR_TEXT_LIMIT = 500
+_THINK_BLOCK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
+_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_-]*)[ \t]*\n?(.*?)```", re.DOTALL)
+
+
+class LLMOutputError(LLMError):
+    """The endpoint answered, but the answer is not usable (no JSON value could be parsed).
+
+    Attributes:
+        stage: pipeline stage that made the call (e.g. ``"writer"``).
+        model: model name.
+        text: the raw answer text (first 2,000 characters).
+        finish_reason: the server's finish reason (``"length"`` means the answer was cut off).
+    """
+
+    def __init__(
+        self, message: str, *, stage: str = "", model: str = "", text: str = "", finish_reason: str = ""
+    ) -> None:
+        self.stage = stage
+        self.model = model
+        self.text = text[:2000]
+        self.finish_reason = finish_reason
+        super().__init__(message)
+
+
+# --------------------------------------------------------------------------------------------
+# token accounting
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token usage and latency of one chat completion.
+
+    Attributes:
+        stage: pipeline stage that made the call (free text, e.g. ``"writer"``, ``"answer"``).
+        model: model name sent to the endpoint.
+        prompt_tokens: input tokens as reported by the server (or estimated, see ``estimated``).
+        completion_tokens: output tokens, likewise.
+        latency_s: wall-clock seconds of the whole call, retries and backoff included.
+        estimated: True when the server sent no ``usage`` block and the counts are a rough
+            estimate (about four characters per token).
+        attempts: HTTP requests made for this call (1 when the first one succeeded).
+    """
+
+    stage: str
+    model: str
+    prompt_tokens: int
+    completion_tokens: int
+    latency_s: float
+    estimated: bool = False
+    attempts: int = 1
+
+    @property
+    def total_tokens(self) -> int:
+        """prompt_tokens + completion_tokens."""
+        return self.prompt_tokens + self.completion_tokens
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-serialisable form (includes ``total_tokens``)."""
+        return {**asdict(self), "total_tokens": self.total_tokens}
+
+
+@dataclass(frozen=True)
+class StageTotals:
+    """Summed usage of several calls (one stage, or all of them).
+
+    Attributes:
+        calls: number of calls.
+        prompt_tokens / completion_tokens / total_tokens: summed token counts.
+        latency_s: summed wall-clock seconds.
+        estimated_calls: how many of the calls carry estimated (not server-reported) counts.
+    """
+
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+    latency_s: float = 0.0
+    estimated_calls: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-serialisable form."""
+        return asdict(self)
+
+
+def _sum_usage(calls: Sequence[Usage]) -> StageTotals:
+    return StageTotals(
+        calls=len(calls),
+        prompt_tokens=sum(c.prompt_tokens for c in calls),
+        completion_tokens=sum(c.completion_tokens for c in calls),
+        total_tokens=sum(c.total_tokens for c in calls),
+        latency_s=sum(c.latency_s for c in calls),
+        estimated_calls=sum(1 for c in calls if c.estimated),
+    )
+
+
+class TokenLedger:
+    """Thread-safe record of every chat completion's :class:`Usage`.
+
+    Several :class:`ChatModel` objects may share one ledger (e.g. Writer and answerer of one
+    benchmark run); totals are then kept per stage.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._calls: list[Usage] = []
+
+    def record(self, usage: Usage) -> None:
+        """Append one call's usage."""
+        with self._lock:
+            self._calls.append(usage)
+
+    @property
+    def calls(self) -> tuple[Usage, ...]:
+        """All recorded calls, in recording order."""
+        with self._lock:
+            return tuple(self._calls)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._calls)
+
+    def reset(self) -> None:
+        """Forget every recorded call."""
+        with self._lock:
+            self._calls.clear()
+
+    def totals(self) -> dict[str, StageTotals]:
+        """Per-stage sums, keyed by stage name, stages in first-seen order."""
+        by_stage: dict[str, list[Usage]] = {}
+        for call in self.calls:
+            by_stage.setdefault(call.stage, []).append(call)
+        return {stage: _sum_usage(calls) for stage, calls in by_stage.items()}
+
+    def total(self) -> StageTotals:
+        """Sums over every recorded call."""
+        return _sum_usage(self.calls)
+
+    def summary(self) -> dict[str, Any]:
+        """JSON-serialisable summary.
+
+        Returns:
+            ``{"calls", "prompt_tokens", "completion_tokens", "total_tokens", "latency_s",
+            "estimated_calls", "models": [..], "by_stage": {stage: {same keys}}}``.
+        """
+        calls = self.calls
+        return {
+            **_sum_usage(calls).to_dict(),
+            "models": sorted({c.model for c in calls}),
+            "by_stage": {stage: totals.to_dict() for stage, totals in self.totals().items()},
+        }
+
+
+def estimate_tokens(text: str) -> int:
+    """Rough token count of ``text`` (about four characters per token; 0 for empty text)."""
+    return math.ceil(len(text) / 4) if text else 0
+
+
+# --------------------------------------------------------------------------------------------
+# JSON parsing
+# --------------------------------------------------------------------------------------------
+
+
+def _json_candidates(text: str) -> list[tuple[int, int, Any]]:
+    """Every top-level JSON object/array found by scanning ``text`` left to right.
+
+    Returns ``(start, end, value)`` triples; a value nested inside an earlier found one is
+    not listed again.
+    """
+    decoder = json.JSONDecoder()
+    found: list[tuple[int, int, Any]] = []
+    pos = 0
+    while True:
+        starts = [i for i in (text.find("{", pos), text.find("[", pos)) if i >= 0]
+        if not starts:
+            return found
+        start = min(starts)
+        try:
+            value, end = decoder.raw_decode(text, start)
+        except json.JSONDecodeError:
+            pos = start + 1
+            continue
+        found.append((start, end, value))
+        pos = end
+
+
+def extract_json(text: str) -> dict[str, Any] | list[Any]:
+    """Parse the JSON object or array in a model's answer.
+
+    Tolerates what models wrap around JSON: ``<think>…</think>`` blocks, Markdown code fences
+    (```` ```json … ``` ````) and prose before or after. Order of attempts: the whole text; the
+    content of each code fence; then the outermost JSON object/array embedded in the text (the
+    longest one that parses; on a tie, the last).
+
+    Args:
+        text: the model's answer.
+
+    Returns:
+        The parsed object (dict) or array (list).
+
+    Raises:
+        ValueError: no JSON object or array could be parsed (a bare number or string does not
+            count). :class:`ChatModel` turns this into :class:`LLMOutputError`.
+    """
+    cleaned = _THINK_BLOCK.sub("", text or "").strip()
+    if not cleaned:
+        raise ValueError("empty answer")
+    try:
+        value = json.loads(cleaned)
+    except json.JSONDecodeError:
+        pass
+    else:
+        if isinstance(value, (dict, list)):
+            return value
+    for match in _FENCE.finditer(cleaned):
+        body = match.group(2).strip()
+        try:
+            value = json.loads(body)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(value, (dict, list)):
+            return value
+    candidates = _json_candidates(cleaned)
+    if not candidates:
+        raise ValueError(f"no JSON object or array in the answer: {cleaned[:200]!r}")
+    best = max(enumerate(candidates), key=lambda item: (item[1][1] - item[1][0], item[0]))
+    return best[1][2]
+
+
+# --------------------------------------------------------------------------------------------
+# the client
+# --------------------------------------------------------------------------------------------
+
+
+def _is_transient(exc: BaseException) -> bool:
+    """True for failures worth retrying: timeouts, connection errors, 408/409/429, 5xx."""
+    if isinstance(exc, openai.APIConnectionError):  # APITimeoutError is a subclass
+        return True
+    if isinstance(exc, openai.APIStatusError):
+        return exc.status_code in TRANSIENT_STATUSES or exc.status_code >= 500
+    return False
+
+
+def _error_text(exc: BaseException) -> str:
+    text = f"{type(exc).__name__}: {exc}"
+    return text if len(text) <= _ERROR_TEXT_LIMIT else text[: _ERROR_TEXT_LIMIT - 3] + "..."
+
+
+def _rejects_response_format(exc: openai.APIStatusError) -> bool:
+    """True when a 400/422 answer names the ``response_format`` parameter."""
+    if exc.status_code not in (400, 422):
+        return False
+    body = exc.body if isinstance(exc.body, str) else json.dumps(exc.body, default=str)
+    return "response_format" in f"{exc} {body}"
+
+
+def _retry_after_s(exc: BaseException | None) -> float | None:
+    """Seconds the server asked us to wait (``Retry-After`` header), when it did."""
+    response = getattr(exc, "response", None)
+    if response is None:
+        return None
+    value = response.headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        return None
+
+
+class ChatModel:
+    """One model on one OpenAI-compatible chat-completions endpoint.
+
+    The openai client's own retries are disabled (``max_retries=0``); this class is the only
+    retry layer. ``max_retries`` retries follow the first attempt, so a call makes at most
+    ``max_retries + 1`` HTTP requests. The wait before retry ``n`` (1-based) is
+    ``min(backoff_max_s, backoff_initial_s * 2 ** (n - 1))`` seconds, or the server's
+    ``Retry-After`` when that is longer (still capped at ``backoff_max_s``).
+
+    JSON mode: :meth:`complete_json` asks for ``response_format={"type": "json_object"}``.
+    When the server rejects that parameter (HTTP 400/422 naming ``response_format``) the
+    model remembers it and sends every later request without it; the current call is resent
+    at once (this does not count as a retry). Answers are parsed with :func:`extract_json`
+    either way.
+
+    Args:
+        base_url: endpoint root including the API version, e.g. ``http://127.0.0.1:8000/v1``.
+        model: model name sent in each request.
+        api_key: API key; empty means none (a placeholder is sent; local servers ignore it).
+        timeout_s: per-request timeout in seconds.
+        max_retries: retries after the first attempt on transient failures (>= 0).
+        temperature: sampling temperature sent with every request.
+        ledger: where usage is recorded; a fresh :class:`TokenLedger` when omitted.
+        backoff_initial_s: wait before the first retry, seconds.
+        backoff_max_s: cap on any single wait, seconds.
+
+    Raises:
+        ValueError: empty ``base_url`` or ``model``, negative ``max_retries`` or non-positive
+            ``timeout_s``.
+    """
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        model: str,
+        api_key: str = "",
+        timeout_s: float = 120.0,
+        max_retries: int = 3,
+        temperature: float = 0.0,
+        ledger: TokenLedger | None = None,
+        backoff_initial_s: float = 1.0,
+        backoff_max_s: float = 30.0,
+    ) -> None:
+        if not base_url or not model:
+            raise ValueError("ChatModel needs both base_url and model")
+        if max_retries < 0:
+            raise ValueError(f"max_retries must be >= 0, got {max_retries}")
+        if timeout_s <= 0:
+            raise ValueError(f"timeout_s must be > 0, got {timeout_s}")
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.timeout_s = float(timeout_s)
+        self.max_retries = int(max_retries)
+        self.temperature = float(temperature)
+        self.ledger = ledger if ledger is not None else TokenLedger()
+        self.backoff_initial_s = float(backoff_initial_s)
+        self.backoff_max_s = float(backoff_max_s)
+        self._json_mode_supported = True
+        self._client = openai.OpenAI(
+            base_url=self.base_url,
+            api_key=api_key or PLACEHOLDER_API_KEY,
+            timeout=self.timeout_s,
+            max_retries=0,
+        )
+
+    def __repr__(self) -> str:
+        return f"ChatModel(base_url={self.base_url!r}, model={self.model!r})"
+
+    @property
+    def json_mode_supported(self) -> bool:
+        """False once the server has rejected ``response_format``."""
+        return self._json_mode_supported
+
+    def close(self) -> None:
+        """Close the underlying HTTP connection pool."""
+        self._client.close()
+
+    def __enter__(self) -> ChatModel:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # -- public calls ----------------------------------------------------------------------
+
+    def complete_text(
+        self,
+        messages: Sequence[Message],
+        *,
+        stage: str,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+    ) -> tuple[str, Usage]:
+        """Send one chat completion and return the answer text.
+
+        Args:
+            messages: chat messages, ``[{"role": ..., "content": ...}, ...]``.
+            stage: pipeline stage name, recorded in the ledger and named in errors.
+            max_tokens: cap on output tokens (server default when None).
+            temperature: overrides the model's temperature for this call.
+
+        Returns:
+            ``(text, usage)``: the first choice's content ("" when the server sent none) and
+            the call's :class:`Usage` (also recorded in :attr:`ledger`).
+
+        Raises:
+            LLMError: the endpoint failed (after retries for transient failures, at once for
+                others such as 401/404 or a malformed response).
+        """
+        text, _finish, usage = self._complete(
+            messages, stage=stage, max_tokens=max_tokens, temperature=temperature, json_mode=False
+        )
+        return text, usage
+
+    def complete_json(
+        self,
+        messages: Sequence[Message],
+        *,
+        stage: str,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+    ) -> tuple[dict[str, Any] | list[Any], Usage]:
+        """Send one chat completion in JSON mode and parse the answer.
+
+        Args: as :meth:`complete_text`.
+
+        Returns:
+            ``(value, usage)``: the parsed JSON object (dict) or array (list), and the usage.
+
+        Raises:
+            LLMOutputError: the answer holds no parseable JSON object/array (the usage is
+                recorded anyway; the error carries the raw text and finish reason).
+            LLMError: the endpoint failed, as in :meth:`complete_text`.
+        """
+        text, finish_reason, usage = self._complete(
+            messages, stage=stage, max_tokens=max_tokens, temperature=temperature, json_mode=True
+        )
+        try:
+            return extract_json(text), usage
+        except ValueError as e:
+            cut = " (answer cut off: finish_reason=length)" if finish_reason == "length" else ""
+            raise LLMOutputError(
+                f"stage '{stage}': model '{self.model}' at {self.base_url} returned no parseable "
+                f"JSON{cut}: {e}",
+                stage=stage,
+                model=self.model,
+                text=text,
+                finish_reason=finish_reason,
+            ) from e
+
+    # -- internals -------------------------------------------------------------------------
+
+    def _wait_s(self, state: RetryCallState) -> float:
+        exponential = self.backoff_initial_s * 2 ** max(0, state.attempt_number - 1)
+        wait = exponential
+        if state.outcome is not None and state.outcome.failed:
+            asked = _retry_after_s(state.outcome.exception())
+            if asked is not None:
+                wait = max(wait, asked)
+        return min(self.backoff_max_s, wait)
+
+    def _log_retry(self, state: RetryCallState, stage: str) -> None:
+        exc = state.outcome.exception() if state.outcome is not None else None
+        logger.warning(
+            "LLM stage %r (model %s at %s): attempt %d failed (%s); retrying in %.2f s",
+            stage,
+            self.model,
+            self.base_url,
+            state.attempt_number,
+            _error_text(exc) if exc else "?",
+            state.next_action.sleep if state.next_action else 0.0,
+        )
+
+    def _request(self, kwargs: dict[str, Any], json_mode: bool) -> Any:
+        """One HTTP request; on a ``response_format`` rejection, resend once without it."""
+        if json_mode and self._json_mode_supported:
+            try:
+                return self._client.chat.completions.create(
+                    **kwargs, response_format={"type": "json_object"}
+                )
+            except openai.APIStatusError as e:
+                if not _rejects_response_format(e):
+                    raise
+                if "must contain the word" not in str(e).lower():
+                    # The server does not know the parameter: stop sending it.
+                    self._json_mode_supported = False
+                    logger.info(
+                        "%s (model %s) rejected response_format; sending JSON requests without it",
+                        self.base_url,
+                        self.model,
+                    )
+        return self._client.chat.completions.create(**kwargs)
+
+    def _complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        stage: str,
+        max_tokens: int | None,
+        temperature: float | None,
+        json_mode: bool,
+    ) -> tuple[str, str, Usage]:
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "messages": [dict(m) for m in messages],
+            "temperature": self.temperature if temperature is None else float(temperature),
+        }
+        if max_tokens is not None:
+            kwargs["max_tokens"] = int(max_tokens)
+        attempts = 0
+
+        def attempt() -> Any:
+            nonlocal attempts
+            attempts += 1
+            return self._request(kwargs, json_mode)
+
+        retrying = Retrying(
+            stop=stop_after_attempt(self.max_retries + 1),
+            wait=self._wait_s,
+            retry=retry_if_exception(_is_transient),
+            before_sleep=lambda state: self._log_retry(state, stage),
+            reraise=True,
+        )
+        started = time.perf_counter()
+        try:
+            response = retrying(attempt)
+        except (openai.OpenAIError, ValueError) as e:
+            # ValueError: a body that is not JSON, or not the shape of a chat completion.
+            raise LLMError(
+                f"stage '{stage}': chat completion failed at {self.base_url} (model "
+                f"'{self.model}') after {attempts} attempt(s): {_error_text(e)}"
+            ) from e
+        latency_s = time.perf_counter() - started
+
+        choices = getattr(response, "choices", None)
+        if not choices:
+            raise LLMError(
+                f"stage '{stage}': {self.base_url} (model '{self.model}') returned no choices"
+            )
+        text = choices[0].message.content or ""
+        finish_reason = choices[0].finish_reason or ""
+        usage = self._usage(response, kwargs["messages"], text, stage, latency_s, attempts)
+        self.ledger.record(usage)
+        return text, finish_reason, usage
+
+    def _usage(
+        self,
+        response: Any,
+        messages: Sequence[Mapping[str, Any]],
+        text: str,
+        stage: str,
+        latency_s: float,
+        attempts: int,
+    ) -> Usage:
+        reported = getattr(response, "usage", None)
+        prompt = getattr(reported, "prompt_tokens", None)
+        completion = getattr(reported, "completion_tokens", None)
+        if isinstance(prompt, int) and isinstance(completion, int):
+            return Usage(stage, self.model, prompt, completion, latency_s, False, attempts)
+        prompt_text = "\n".join(str(m.get("content") or "") for m in messages)
+        return Usage(
+            stage,
+            self.model,
+            estimate_tokens(prompt_text),
+            estimate_tokens(text),
+            latency_s,
+            True,
+            attempts,
+        )
+
+
+# --------------------------------------------------------------------------------------------
+# factories
+# --------------------------------------------------------------------------------------------
+
+
+def _build(
+    settings: Settings,
+    *,
+    base_url: str,
+    model: str,
+    api_key: str,
+    ledger: TokenLedger | None,
+) -> ChatModel | None:
+    if not base_url or not model:
+        return None
+    return ChatModel(
+        base_url=base_url,
+        model=model,
+        api_key=api_key,
+        timeout_s=settings.llm_timeout_s,
+        max_retries=settings.llm_max_retries,
+        temperature=settings.llm_temperature,
+        ledger=ledger,
+    )
+
+
+def writer_model(settings: Settings, *, ledger: TokenLedger | None = None) -> ChatModel | None:
+    """The System 2 Writer: ``GRAPHMEM_WRITER_*``, each field falling back to ``GRAPHMEM_LLM_*``.
+
+    Returns:
+        A :class:`ChatModel`, or None when no base URL or model is configured after fallback.
+    """
+    return _build(
+        settings,
+        base_url=settings.writer_base_url or settings.llm_base_url,
+        model=settings.writer_model or settings.llm_model,
+        api_key=settings.writer_api_key.get_secret_value() or settings.llm_api_key.get_secret_value(),
+        ledger=ledger,
+    )
+
+
+def answer_model(settings: Settings, *, ledger: TokenLedger | None = None) -> ChatModel | None:
+    """Query organisation and answering modules: ``GRAPHMEM_LLM_*``.
+
+    Returns:
+        A :class:`ChatModel`, or None when ``llm_base_url`` or ``llm_model`` is empty.
+    """
+    return _build(
+        settings,
+        base_url=settings.llm_base_url,
+        model=settings.llm_model,
+        api_key=settings.llm_api_key.get_secret_value(),
+        ledger=ledger,
+    )
+
+
+def judge_model(settings: Settings, *, ledger: TokenLedger | None = None) -> ChatModel | None:
+    """The evaluation judge: ``GRAPHMEM_JUDGE_*``, each field falling back to ``GRAPHMEM_LLM_*``.
+
+    Returns:
+        A :class:`ChatModel`, or None when no base URL or model is configured after fallback.
+    """
+    return _build(
+        settings,
+        base_url=settings.judge_base_url or settings.llm_base_url,
+        model=settings.judge_model or settings.llm_model,
+        api_key=settings.judge_api_key.get_secret_value() or settings.llm_api_key.get_secret_value(),
+        ledger=ledger,
+    )
