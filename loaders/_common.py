@@ -1,0 +1,472 @@
+"""Helpers shared by the format loaders: file reading, timestamp parsing, validation, ordering.
+
+Nothing here touches Neo4j. Every failure is raised as
+:class:`graphmem.errors.InvalidInputError` naming the file (``source``), the record (line
+number, message id or index) and the field.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from graphmem.errors import InvalidInputError
+from loaders.records import MessageRecord, Question
+
+PathLike = str | os.PathLike[str]
+
+M = TypeVar("M", bound=BaseModel)
+
+__all__ = [
+    "Draft",
+    "ParsedTs",
+    "PathLike",
+    "assemble_messages",
+    "check_unique_ids",
+    "date_of",
+    "existing_path",
+    "iter_jsonl",
+    "parse_date",
+    "parse_ts",
+    "question_with_options",
+    "read_json_file",
+    "validate_item",
+]
+
+
+# --------------------------------------------------------------------------- files
+
+
+def existing_path(path: PathLike) -> Path:
+    """Return ``path`` as a :class:`Path` after checking that it exists.
+
+    Raises:
+        InvalidInputError: field ``path`` when nothing exists at ``path``.
+    """
+    p = Path(path)
+    if not p.exists():
+        raise InvalidInputError("no such file or folder", source=str(p), field="path")
+    return p
+
+
+def read_json_file(path: Path) -> Any:
+    """Parse one JSON document (UTF-8; a leading BOM is ignored).
+
+    Returns:
+        The decoded JSON value (strings exactly as in the file).
+
+    Raises:
+        InvalidInputError: field ``path`` when the file cannot be read; field ``json`` with
+            record ``line L col C`` when it is not valid UTF-8 JSON.
+    """
+    try:
+        raw = path.read_bytes()
+    except OSError as e:
+        raise InvalidInputError(f"cannot read file: {e}", source=str(path), field="path") from e
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = raw[: e.start].count(b"\n") + 1
+        raise InvalidInputError(
+            f"not valid UTF-8 at byte {e.start}", source=str(path), record=f"line {line}", field="encoding"
+        ) from e
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise InvalidInputError(
+            f"malformed JSON: {e.msg}", source=str(path), record=f"line {e.lineno} col {e.colno}", field="json"
+        ) from e
+
+
+def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line_number, object)`` for every non-blank line of a JSON-lines file.
+
+    Lines are split on ``\\n`` bytes only (never on U+2028 or other Unicode separators, which may
+    legally appear raw inside JSON strings), so message text survives byte-exact.
+
+    Args:
+        path: the ``.jsonl`` file.
+
+    Yields:
+        1-based line number and the decoded JSON object of that line. Blank lines are skipped.
+
+    Raises:
+        InvalidInputError: record ``line N`` and field ``json`` for a malformed line or a line that
+            is not a JSON object; field ``encoding`` for invalid UTF-8; field ``path`` when the
+            file cannot be read.
+    """
+    try:
+        fh = path.open("rb")
+    except OSError as e:
+        raise InvalidInputError(f"cannot read file: {e}", source=str(path), field="path") from e
+    with fh:
+        for lineno, raw in enumerate(fh, start=1):
+            if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]
+            if not raw.strip():
+                continue
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise InvalidInputError(
+                    f"not valid UTF-8 at byte {e.start} of the line",
+                    source=str(path),
+                    record=f"line {lineno}",
+                    field="encoding",
+                ) from e
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise InvalidInputError(
+                    f"malformed JSON line: {e.msg} (col {e.colno})",
+                    source=str(path),
+                    record=f"line {lineno}",
+                    field="json",
+                ) from e
+            if not isinstance(obj, dict):
+                raise InvalidInputError(
+                    f"expected a JSON object, got {type(obj).__name__}",
+                    source=str(path),
+                    record=f"line {lineno}",
+                    field="json",
+                )
+            yield lineno, obj
+
+
+# --------------------------------------------------------------------------- validation
+
+
+def validate_item(model: type[M], data: Any, *, source: str, record: str, prefix: str = "") -> M:
+    """Validate one raw input item with a pydantic model, re-raising as a domain error.
+
+    Args:
+        model: pydantic model describing the raw item.
+        data: the decoded JSON value.
+        source: file path for the error.
+        record: record label for the error (line number, message id, index).
+        prefix: dotted path prefixed to the field name in the error (e.g. ``"qa"``).
+
+    Returns:
+        The validated model instance.
+
+    Raises:
+        InvalidInputError: naming ``source``, ``record`` and the first offending field.
+    """
+    if not isinstance(data, dict):
+        raise InvalidInputError(
+            f"expected a JSON object, got {type(data).__name__}",
+            source=source,
+            record=record,
+            field=prefix or "json",
+        )
+    try:
+        return model.model_validate(data)
+    except ValidationError as e:
+        err = e.errors()[0]
+        loc = ".".join(_data_path(data, err["loc"], missing=err["type"] == "missing"))
+        field = ".".join(p for p in (prefix, loc) if p) or "json"
+        got = err.get("input")
+        detail = err["msg"]
+        if err["type"] != "missing":
+            detail += f" (got {type(got).__name__} {_short(got)})"
+        raise InvalidInputError(detail, source=source, record=record, field=field) from e
+
+
+def _data_path(data: Any, loc: tuple[Any, ...], *, missing: bool) -> list[str]:
+    """The parts of a pydantic error location that name keys/indexes of ``data``.
+
+    Union branches add tags such as ``"str"`` or ``"int"`` to the location; those are skipped.
+    """
+    parts: list[str] = []
+    current = data
+    for i, part in enumerate(loc):
+        if isinstance(current, dict) and part in current:
+            current = current[part]
+            parts.append(str(part))
+        elif isinstance(current, list) and isinstance(part, int) and 0 <= part < len(current):
+            current = current[part]
+            parts.append(str(part))
+        elif missing and i == len(loc) - 1:
+            parts.append(str(part))
+    return parts
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+# --------------------------------------------------------------------------- timestamps
+
+
+@dataclass(frozen=True)
+class ParsedTs:
+    """A parsed timestamp.
+
+    Attributes:
+        text: normalised ISO-8601 string ``YYYY-MM-DDTHH:MM:SS[.ffffff][+HH:MM]``; the UTC
+            offset is kept exactly as given (``Z`` becomes ``+00:00``); naive stays naive.
+        instant: the same moment as an aware UTC datetime (naive input is read as UTC), for
+            ordering.
+    """
+
+    text: str
+    instant: datetime
+
+
+_ISO_RE = re.compile(
+    r"""
+    (?P<y>\d{4})-(?P<mo>\d{2})-(?P<d>\d{2})
+    (?:
+        [Tt\ ]
+        (?P<h>\d{2}):(?P<mi>\d{2})
+        (?::(?P<s>\d{2})(?:[.,](?P<frac>\d{1,9}))?)?
+        \s*(?P<tz>[Zz]|[+-]\d{2}(?::?\d{2})?)?
+    )?
+    """,
+    re.VERBOSE,
+)
+
+
+def parse_ts(value: Any, *, source: str, record: str, field: str = "ts") -> ParsedTs:
+    """Parse an ISO-8601 timestamp (with or without UTC offset) and normalise it.
+
+    Accepted: ``2025-07-09T01:42:41``, ``2025-07-09 01:42:41``, ``2025-07-09T01:42``,
+    fractions (``.123``, up to 9 digits, kept to microseconds), offsets ``Z``, ``+05:30``,
+    ``+0530``, ``+05``, and a bare date ``2025-07-09`` (midnight). Surrounding whitespace is
+    ignored.
+
+    Args:
+        value: the raw value (must be a string).
+        source: file path for errors.
+        record: record label for errors.
+        field: field name for errors.
+
+    Returns:
+        :class:`ParsedTs` with the normalised text (``T`` separator, seconds always present,
+        offset kept, e.g. ``"2025-07-09T10:00:00+05:30"``) and the UTC instant.
+
+    Raises:
+        InvalidInputError: when ``value`` is not a string or not a valid ISO-8601 date-time.
+    """
+    if not isinstance(value, str):
+        raise InvalidInputError(
+            f"timestamp must be a string, got {type(value).__name__} {_short(value)}",
+            source=source,
+            record=record,
+            field=field,
+        )
+    m = _ISO_RE.fullmatch(value.strip())
+    if m is None:
+        raise InvalidInputError(
+            f"unparsable timestamp {_short(value)} (expected ISO-8601)", source=source, record=record, field=field
+        )
+    try:
+        tz = _parse_offset(m.group("tz"))
+        frac = m.group("frac") or ""
+        micro = int((frac + "000000")[:6]) if frac else 0
+        dt = datetime(
+            int(m.group("y")),
+            int(m.group("mo")),
+            int(m.group("d")),
+            int(m.group("h") or 0),
+            int(m.group("mi") or 0),
+            int(m.group("s") or 0),
+            micro,
+            tzinfo=tz,
+        )
+    except ValueError as e:
+        raise InvalidInputError(
+            f"invalid timestamp {_short(value)}: {e}", source=source, record=record, field=field
+        ) from e
+    instant = dt.astimezone(timezone.utc) if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
+    return ParsedTs(text=dt.isoformat(), instant=instant)
+
+
+def _parse_offset(raw: str | None) -> timezone | None:
+    if raw is None:
+        return None
+    if raw in ("Z", "z"):
+        return timezone.utc
+    sign = -1 if raw[0] == "-" else 1
+    digits = raw[1:].replace(":", "")
+    hours, minutes = int(digits[:2]), int(digits[2:4] or 0)
+    if minutes >= 60:
+        raise ValueError(f"offset minutes out of range: {raw}")
+    return timezone(sign * timedelta(hours=hours, minutes=minutes))  # ValueError if >= 24h
+
+
+def parse_date(value: Any, *, source: str, record: str, field: str) -> str:
+    """Parse a calendar date, also given as a midnight date-time, and return ``YYYY-MM-DD``.
+
+    Accepts ``2025-01-09`` and ``2025-01-09 00:00:00`` / ``2025-01-09T00:00:00`` (the form a
+    dataframe timestamp takes when dumped with ``default=str``). A non-midnight time is kept out
+    of the result (only the date part is returned).
+
+    Raises:
+        InvalidInputError: when ``value`` is not a string holding an ISO-8601 date.
+    """
+    parsed = parse_ts(value, source=source, record=record, field=field)
+    return parsed.text[:10]
+
+
+def date_of(ts_text: str) -> str:
+    """Return the calendar date ``YYYY-MM-DD`` of a normalised timestamp, in its own offset."""
+    return ts_text[:10]
+
+
+# --------------------------------------------------------------------------- ordering
+
+
+@dataclass
+class Draft:
+    """A message before its place in the conversation is known.
+
+    Attributes:
+        position: 0-based position in the input (file order), used to break ties stably.
+        instant: UTC instant of ``ts`` (for ordering by time).
+        session_ts: explicit session start time, or None to use the first message's ``ts``.
+    """
+
+    id: str
+    group_id: str
+    channel: str
+    session: str
+    speaker: str
+    speaker_id: str
+    text: str
+    ts: str
+    instant: datetime
+    reply_to: str
+    source_ref: str
+    position: int
+    session_ts: str | None = None
+
+
+def assemble_messages(drafts: list[Draft], *, by_time: bool) -> list[MessageRecord]:
+    """Order the drafts of one group and assign ``session_index`` and ``turn``.
+
+    Channels keep the order in which they first appear in the input; the returned list holds
+    every channel's messages contiguously, each channel in conversation order. Consecutive
+    messages of the same channel are consecutive in conversation (the NEXT chain is per channel).
+
+    Args:
+        drafts: messages of one group, in input order (``position`` increasing).
+        by_time: order each channel by ``(instant, position)`` (stable for equal instants);
+            when False keep input order.
+
+    Returns:
+        Message records; ``session_index`` is the 1-based order of each session's first
+        message within its channel, ``turn`` the 0-based position inside its session, and
+        ``session_ts`` the explicit session time or else the ``ts`` of the session's first
+        message.
+    """
+    channels: dict[str, list[Draft]] = {}
+    for d in drafts:
+        channels.setdefault(d.channel, []).append(d)
+    out: list[MessageRecord] = []
+    for items in channels.values():
+        ordered = sorted(items, key=lambda d: (d.instant, d.position)) if by_time else list(items)
+        session_index: dict[str, int] = {}
+        session_ts: dict[str, str] = {}
+        turns: dict[str, int] = {}
+        for d in ordered:
+            if d.session not in session_index:
+                session_index[d.session] = len(session_index) + 1
+                session_ts[d.session] = d.session_ts if d.session_ts is not None else d.ts
+            turn = turns.get(d.session, 0)
+            turns[d.session] = turn + 1
+            out.append(
+                MessageRecord(
+                    id=d.id,
+                    group_id=d.group_id,
+                    channel=d.channel,
+                    session=d.session,
+                    session_index=session_index[d.session],
+                    session_ts=session_ts[d.session],
+                    turn=turn,
+                    speaker=d.speaker,
+                    speaker_id=d.speaker_id,
+                    text=d.text,
+                    ts=d.ts,
+                    reply_to=d.reply_to,
+                    source_ref=d.source_ref,
+                )
+            )
+    return out
+
+
+def check_unique_ids(messages: Sequence[MessageRecord | Draft], *, source: str) -> None:
+    """Check that message ids are unique within each group.
+
+    Args:
+        messages: messages or drafts, in input order (the later duplicate is reported).
+        source: file path for the error.
+
+    Raises:
+        InvalidInputError: field ``id`` naming the second occurrence (its ``source_ref``).
+    """
+    seen: dict[tuple[str, str], str] = {}
+    for m in messages:
+        key = (m.group_id, m.id)
+        where = _record_label(m.source_ref, source) or m.id
+        if key in seen:
+            raise InvalidInputError(
+                f"duplicate message id {m.id!r} in group {m.group_id!r} (first at {seen[key]})",
+                source=source,
+                record=where,
+                field="id",
+            )
+        seen[key] = where
+
+
+def _record_label(source_ref: str, source: str) -> str:
+    """``"chat.jsonl:12"`` -> ``"line 12"``; ``"f.json#conv-26/D1:3"`` -> ``"conv-26/D1:3"``."""
+    if source_ref.startswith(source + ":"):
+        return "line " + source_ref[len(source) + 1 :]
+    if source_ref.startswith(source + "#"):
+        return source_ref[len(source) + 1 :]
+    return source_ref
+
+
+# --------------------------------------------------------------------------- questions
+
+
+def question_with_options(q: Question) -> tuple[str, str]:
+    """Render a question for an answerer and the gold answer it should be judged against.
+
+    For multiple choice (``q.options`` non-empty) the options are appended one per line in
+    letter order and the gold is ``"<letter>. <option text>"``, as SpeakerMem-R1's loaders do::
+
+        ("Who ...?\\nOptions:\\nA. Josh\\nB. Leon\\nC. Mei\\nD. Priya", "C. Mei")
+
+    Open questions are returned unchanged: ``(q.question, q.answer)``.
+
+    Args:
+        q: the question.
+
+    Returns:
+        ``(prompt_text, gold_answer)``.
+
+    Raises:
+        InvalidInputError: field ``correct_option`` when a multiple-choice question's correct
+            letter is not one of its options.
+    """
+    if not q.options:
+        return q.question, q.answer
+    if q.correct_option not in q.options:
+        raise InvalidInputError(
+            f"correct option {q.correct_option!r} is not one of {sorted(q.options)}",
+            record=q.id,
+            field="correct_option",
+        )
+    lines = [q.question, "Options:"] + [f"{k}. {q.options[k]}" for k in sorted(q.options)]
+    return "\n".join(lines), f"{q.correct_option}. {q.options[q.correct_option]}"

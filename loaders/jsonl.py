@@ -1,0 +1,140 @@
+"""Generic chat format (``--format jsonl``): one JSON object per line.
+
+Line schema::
+
+    {"group": "team-a", "session": "2025-07-01", "speaker": "Mei", "text": "hi 👋",
+     "ts": "2025-07-01T10:00:00+02:00",
+     "id": "m1", "speaker_id": "u_17", "reply_to": "m0", "channel": "general"}   # optional
+
+``group``, ``session``, ``speaker``, ``text`` and ``ts`` are required strings (``group`` may be
+left out when the caller overrides it); ``id``, ``speaker_id``, ``reply_to`` and ``channel`` are
+optional strings (``null`` = absent). Other keys are ignored. Blank lines are skipped.
+
+Rules:
+- Text is kept exactly as decoded from JSON (no stripping, no Unicode normalisation). It may be
+  empty but must be a string; ``speaker``, ``group`` and ``session`` must be non-blank.
+- ``ts``: ISO-8601 with or without offset (see :func:`loaders._common.parse_ts`), normalised to
+  ``YYYY-MM-DDTHH:MM:SS[.ffffff][+HH:MM]``; a given offset is kept (``Z`` -> ``+00:00``).
+- Order within (group, channel): by the real instant (naive timestamps read as UTC), stable for
+  ties (file order). ``turn`` = position within the session in that order; ``session_index`` =
+  1-based order of the session's first message within the channel; ``session_ts`` = ``ts`` of
+  that first message.
+- A message without ``id`` gets ``"<session>:<k>"`` (``"<channel>/<session>:<k>"`` when a
+  channel is given), ``k`` = 0-based index of the line among the lines of the same
+  (group, channel, session) in file order, so ids are stable across runs and under appends.
+- Message ids must be unique within a group.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, StrictStr, field_validator
+
+from graphmem.errors import InvalidInputError
+from loaders._common import (
+    Draft,
+    PathLike,
+    assemble_messages,
+    check_unique_ids,
+    existing_path,
+    iter_jsonl,
+    parse_ts,
+    validate_item,
+)
+from loaders.records import Conversation
+
+__all__ = ["JsonlLine", "load_conversations"]
+
+
+class JsonlLine(BaseModel):
+    """One raw line of the generic chat format (strict: strings must be JSON strings)."""
+
+    model_config = ConfigDict(extra="ignore", strict=True)
+
+    group: StrictStr | None = None
+    session: StrictStr
+    speaker: StrictStr
+    text: StrictStr
+    ts: StrictStr
+    id: StrictStr | None = None
+    speaker_id: StrictStr | None = None
+    reply_to: StrictStr | None = None
+    channel: StrictStr | None = None
+
+    @field_validator("session", "speaker")
+    @classmethod
+    def _not_blank(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("must not be blank")
+        return v
+
+
+def load_conversations(path: PathLike, group: str | None = None) -> list[Conversation]:
+    """Read a chat export in the generic JSON-lines format.
+
+    Args:
+        path: the ``.jsonl`` file.
+        group: when given, overrides the ``group`` of every line (lines may then omit it).
+
+    Returns:
+        One :class:`Conversation` per group, in order of the group's first line; each holds its
+        messages channel by channel (channels in order of first line), each channel in
+        conversation order. ``name`` = group id, ``source`` = the file path.
+
+    Raises:
+        InvalidInputError: naming the file, the record (``line N``) and the field, for a
+            malformed JSON line (field ``json``), a missing/blank/non-string required field, a
+            non-string optional field, an unparsable ``ts``, a blank ``group`` override (field
+            ``group``) or a duplicate message ``id``.
+    """
+    p = existing_path(path)
+    source = str(p)
+    if group is not None and not group.strip():
+        raise InvalidInputError("group override must not be blank", source=source, field="group")
+    drafts: dict[str, list[Draft]] = {}
+    counters: dict[tuple[str, str, str], int] = {}
+    position = 0
+    for lineno, obj in iter_jsonl(p):
+        record = f"line {lineno}"
+        line = validate_item(JsonlLine, obj, source=source, record=record)
+        gid = group if group is not None else line.group
+        if gid is None or not gid.strip():
+            raise InvalidInputError(
+                "missing or blank group (give it on the line or as an override)",
+                source=source,
+                record=record,
+                field="group",
+            )
+        channel = line.channel or ""
+        key = (gid, channel, line.session)
+        k = counters.get(key, 0)
+        counters[key] = k + 1
+        if line.id is not None:
+            if not line.id.strip():
+                raise InvalidInputError("id must not be blank", source=source, record=record, field="id")
+            mid = line.id
+        else:
+            mid = f"{channel}/{line.session}:{k}" if channel else f"{line.session}:{k}"
+        ts = parse_ts(line.ts, source=source, record=record, field="ts")
+        drafts.setdefault(gid, []).append(
+            Draft(
+                id=mid,
+                group_id=gid,
+                channel=channel,
+                session=line.session,
+                speaker=line.speaker,
+                speaker_id=line.speaker_id or "",
+                text=line.text,
+                ts=ts.text,
+                instant=ts.instant,
+                reply_to=line.reply_to or "",
+                source_ref=f"{source}:{lineno}",
+                position=position,
+            )
+        )
+        position += 1
+    conversations = []
+    for gid, items in drafts.items():
+        check_unique_ids(items, source=source)
+        messages = assemble_messages(items, by_time=True)
+        conversations.append(Conversation(group_id=gid, name=gid, messages=messages, source=source))
+    return conversations
