@@ -60,6 +60,16 @@ class Settings(BaseSettings):
     s1_top_k: int = 10
     rrf_k: int = 60
 
+    # --- System 2 Writer (SpeakerMem-R1 App. A, B.2, E eq. 20 defaults) ------------------
+    writer_segment: str = "session"  # "session" (whole session) | "window" (writer_window msgs)
+    writer_window: int = 25  # messages per window when writer_segment = "window"
+    writer_min_actions: int = 8  # max_actions = max(writer_min_actions, per_message * |segment|)
+    writer_actions_per_message: int = 2
+    writer_max_tokens: int = 4096  # cap on one Writer answer, in tokens
+    writer_parse_retries: int = 1  # extra Writer calls when an answer holds no usable JSON
+    writer_on_parse_error: str = "fail"  # "fail" (stop, resumable) | "skip" (store the report, go on)
+    writer_from_max: int = 5  # supporting messages (FROM links) per derived record, at most
+
     @property
     def neo4j_home(self) -> Path:
         """Folder of the locally assembled Neo4j server (jars, config, data, logs)."""
