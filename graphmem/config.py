@@ -70,6 +70,23 @@ class Settings(BaseSettings):
     writer_on_parse_error: str = "fail"  # "fail" (stop, resumable) | "skip" (store the report, go on)
     writer_from_max: int = 5  # supporting messages (FROM links) per derived record, at most
 
+    # --- query pipeline (SpeakerMem-R1 §3.3, App. A, B.3) ------------------------------
+    s1_expand_anchors: int = 2  # Expand: at most this many anchors chosen by Select
+    s1_expand_window: int = 1  # Expand: neighbouring turns before and after each anchor
+    s1_ask_enabled: bool = True  # Sufficiency/ASK: one supplementary terse query
+    s1_ask_pool_n: int = 20  # ASK: extra candidates recalled for the supplementary query
+    s2_k: int = 2  # derived chains per owner row
+    s2_source_k: int = 1  # extra chains the row's person is the SOURCE of (not owner)
+    s2_fallback_k: int = 2  # raw messages of the person when the derived row is empty
+    s2_min_cosine: float = 0.3  # an issue matches a record at this cosine or above
+    s2_max_candidates: int = 2000  # cap on fulltext hits read per derived-track query
+    answer_max_tokens: int = 512  # cap on the answerer's output tokens
+
+    # --- HTTP API (``graphmem serve``) --------------------------------------------------
+    api_key: SecretStr = SecretStr("")  # when set, every request needs header X-API-Key
+    api_host: str = "127.0.0.1"
+    api_port: int = 8000
+
     @property
     def neo4j_home(self) -> Path:
         """Folder of the locally assembled Neo4j server (jars, config, data, logs)."""

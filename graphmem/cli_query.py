@@ -1,0 +1,101 @@
+"""``graphmem ask`` (the query pipeline) and ``graphmem serve`` (the HTTP API).
+
+Registers its commands on the typer ``app`` of :mod:`graphmem.cli`; ``graphmem.cli`` imports
+this module at its end so the commands are part of the CLI.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import Annotated, Optional
+
+import typer
+
+from graphmem.cli import app, emit_json, err, open_store, out
+from graphmem.config import get_settings
+from graphmem.errors import InvalidInputError
+
+
+@app.command("ask")
+def ask_command(
+    question: Annotated[str, typer.Argument(help="The question, free text.")],
+    group: Annotated[str, typer.Option("--group", "-g", help="Group id to ask about.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the whole result as JSON.")] = False,
+    no_ask: Annotated[bool, typer.Option("--no-ask", help="Skip Sufficiency/ASK (no supplementary query).")] = False,
+    s1_k: Annotated[Optional[int], typer.Option("--s1-k", help="System 1 top-k (default GRAPHMEM_S1_TOP_K, 10).")] = None,
+    s2_k: Annotated[Optional[int], typer.Option("--s2-k", help="System 2 records per owner row (default 2).")] = None,
+    source_k: Annotated[Optional[int], typer.Option("--source-k", help="System 2 source supplement per person row (default 1).")] = None,
+    as_of: Annotated[Optional[str], typer.Option("--as-of", help="Answer from the state at this ISO-8601 time.")] = None,
+    tense: Annotated[Optional[str], typer.Option("--tense", help="Force head|full instead of Project's choice.")] = None,
+    evidence: Annotated[bool, typer.Option("--evidence/--no-evidence", help="Print the composed evidence.")] = True,
+) -> None:
+    """Answer a question from both memory tracks (Project, System 1, System 2, Compose, Answer).
+
+    Without a configured answer model (GRAPHMEM_LLM_BASE_URL + GRAPHMEM_LLM_MODEL) it still runs
+    Project (deterministic fallback) and both retrieval paths and prints the composed evidence.
+    """
+    from graphmem.embed import get_embedder
+    from graphmem.llm import answer_model
+    from graphmem.query import ask
+
+    if tense is not None and tense not in ("head", "full"):
+        raise InvalidInputError("--tense must be head or full", field="tense")
+    logging.getLogger("neo4j.notifications").setLevel(logging.ERROR)
+    settings = get_settings()
+    model = answer_model(settings)
+    try:
+        with open_store() as store:
+            result = ask(
+                store, get_embedder(), group, question, model=model, settings=settings,
+                ask_enabled=False if no_ask else None, s1_k=s1_k, s2_k=s2_k, source_k=source_k,
+                as_of=as_of, tense=tense,  # type: ignore[arg-type]
+            )
+    finally:
+        if model is not None:
+            model.close()
+    if as_json:
+        emit_json(result.model_dump(mode="json"))
+        return
+    p = result.projection
+    rows = ", ".join(p.names.get(r, r) for r in p.rows)
+    views = "; ".join(f"{p.names.get(v.source_id, v.source_id)} -> {p.names.get(v.owner_id, v.owner_id)}" for v in p.views)
+    out.print(
+        f"projection ({p.method}): issue={p.issue!r} rows=[{rows}] tense={p.tense}"
+        + (f" views=[{views}]" if views else "") + (f" as_of={result.as_of}" if result.as_of else ""),
+        markup=False, highlight=False,
+    )
+    if result.ask_query:
+        out.print(f"ASK query: {result.ask_query!r}", markup=False, highlight=False)
+    if evidence or result.answer is None:
+        sys.stdout.write("\n" + result.evidence.strip() + "\n\n")
+    if result.answer is not None:
+        out.print("answer:", style="bold")
+        sys.stdout.write(result.answer.strip() + "\n")
+    if result.note:
+        err.print(f"note: {result.note}", markup=False, highlight=False)
+    calls = result.model_calls
+    tokens = sum(u.prompt_tokens for u in result.usage.values())
+    wall = sum(result.timings_s.values())
+    err.print(
+        f"{len(result.excerpts)} excerpts, {len(result.rows)} rows, {len(result.record_ids)} records, "
+        f"{len(result.message_ids)} message ids; {calls} model call(s), {tokens} prompt tokens; "
+        f"{wall:.2f} s", markup=False, highlight=False,
+    )
+
+
+@app.command("serve")
+def serve_command(
+    host: Annotated[Optional[str], typer.Option("--host", help="Interface (default GRAPHMEM_API_HOST, 127.0.0.1).")] = None,
+    port: Annotated[Optional[int], typer.Option("--port", help="TCP port (default GRAPHMEM_API_PORT, 8000).")] = None,
+    workers: Annotated[int, typer.Option("--workers", help="uvicorn worker processes.")] = 1,
+    log_level: Annotated[str, typer.Option("--log-level")] = "info",
+) -> None:
+    """Serve the HTTP API (FastAPI; OpenAPI docs at /docs) with uvicorn."""
+    import uvicorn
+
+    settings = get_settings()
+    uvicorn.run(
+        "api.main:create_app", factory=True, host=host or settings.api_host,
+        port=port or settings.api_port, workers=workers, log_level=log_level,
+    )

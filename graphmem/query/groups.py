@@ -1,0 +1,123 @@
+"""Group-level operations the HTTP API offers: look a group up, append messages, derive a step.
+
+Appending goes through :func:`graphmem.ingest.ingest_conversations` (idempotent by message id);
+this module only places the new messages after what is stored (session index, turn).
+Derivation calls the Writer (:func:`graphmem.writer.derive_group`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import BaseModel
+
+from graphmem.db import Store
+from graphmem.embed import Embedder
+from graphmem.errors import NotFoundError
+from graphmem.ingest import IngestSummary, ingest_conversations
+from graphmem.llm import ChatModel
+from loaders.records import Conversation, MessageRecord
+
+
+class GroupInfo(BaseModel):
+    """A group with its size."""
+
+    id: str
+    name: str
+    persons: int
+    messages: int
+
+
+def get_group(store: Store, group_id: str) -> GroupInfo:
+    """The group.
+
+    Raises:
+        NotFoundError: no such group.
+    """
+    rows = store.read("api/get_group", group_id=group_id)
+    if not rows:
+        raise NotFoundError(f"no group {group_id!r}")
+    return GroupInfo(**rows[0])
+
+
+def append_messages(
+    store: Store,
+    embedder: Embedder,
+    group_id: str,
+    messages: Sequence[dict[str, Any]],
+    *,
+    name: str = "",
+    batch_size: int = 1000,
+) -> IngestSummary:
+    """Append messages (in conversation order) to a group, creating it when needed.
+
+    Each message is a mapping with ``id``, ``speaker``, ``text``, ``ts`` and optional
+    ``speaker_id``, ``session`` (default "main"), ``channel``, ``reply_to``. Ids already stored
+    are skipped (idempotent); new messages continue their session's turn numbering and new
+    sessions get the next session index.
+
+    Returns:
+        The :class:`IngestSummary` of the write.
+
+    Raises:
+        InvalidInputError: a message is wrong (nothing is written then).
+    """
+    positions = {r["session"]: r for r in store.read("api/session_positions", group_id=group_id)}
+    known = set(store.read("ingest/existing_message_ids", group_id=group_id,
+                           ids=[m["id"] for m in messages])[0]["existing"])
+    next_index = max((int(r["index"]) for r in positions.values()), default=0) + 1
+    next_turn: dict[str, int] = {s: int(r["next_turn"]) for s, r in positions.items()}
+    index: dict[str, int] = {s: int(r["index"]) for s, r in positions.items()}
+    session_ts: dict[str, str] = {}
+    records = []
+    for i, m in enumerate(messages):
+        session = m.get("session") or "main"
+        if session not in index:
+            index[session] = next_index
+            next_index += 1
+        session_ts.setdefault(session, m["ts"])
+        if m["id"] in known:
+            turn = 0  # stored already: ingest skips it, its turn is never written
+        else:
+            turn = next_turn.get(session, 0)
+            next_turn[session] = turn + 1
+        records.append(
+            MessageRecord(
+                id=m["id"], group_id=group_id, channel=m.get("channel") or "", session=session,
+                session_index=index[session], session_ts=session_ts[session], turn=turn,
+                speaker=m["speaker"], speaker_id=m.get("speaker_id") or "", text=m["text"],
+                ts=m["ts"], reply_to=m.get("reply_to") or "", source_ref=f"request message {i}",
+            )
+        )
+    conv = Conversation(group_id=group_id, name=name or group_id, messages=records, source="api")
+    return ingest_conversations(store, [conv], embedder, batch_size=batch_size)
+
+
+def derive_step(
+    store: Store,
+    embedder: Embedder,
+    group_id: str,
+    model: ChatModel | None,
+    *,
+    max_segments: int | None = None,
+    settings: Any = None,
+) -> tuple[Any, int]:
+    """Run the Writer over at most ``max_segments`` pending segments (all when None).
+
+    Returns:
+        (the Writer's :class:`graphmem.writer.DeriveSummary`, messages still pending after it).
+
+    Raises:
+        NotFoundError: no such group.
+        LLMError: segments are pending but no Writer is configured, or the endpoint failed.
+        ConflictError: another run is deriving the same group.
+    """
+    from graphmem.writer import derive_group, load_messages
+
+    get_group(store, group_id)
+    summary = derive_group(
+        store, group_id, model=model, embedder=embedder, settings=settings, max_segments=max_segments
+    )
+    pending = len(load_messages(store, group_id, pending_only=True))
+    return summary, pending

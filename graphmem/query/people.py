@@ -1,0 +1,194 @@
+"""Roster, one person's memory, a record's provenance, and erasing one person from a group.
+
+These are the reads and the one erase the HTTP API offers beside ``ask``. Derived records are
+read through :mod:`graphmem.memory` (heads, chains, as-of, provenance); the roster and the
+erase use the templates ``query/list_roster`` and ``api/*``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+import neo4j
+from pydantic import BaseModel, Field
+
+from graphmem import memory
+from graphmem.db import Store, run_tx
+from graphmem.errors import InvalidInputError, NotFoundError
+from graphmem.query.types import RosterMember
+
+
+def read_roster(store: Store, group_id: str) -> list[RosterMember]:
+    """Every Person of the group, ordered by name (empty for an unknown group)."""
+    return [RosterMember(**r) for r in store.read("query/list_roster", group_id=group_id)]
+
+
+def get_member(store: Store, group_id: str, person_id: str) -> RosterMember:
+    """One roster member.
+
+    Raises:
+        NotFoundError: no such person in the group.
+    """
+    for m in read_roster(store, group_id):
+        if m.id == person_id:
+            return m
+    raise NotFoundError(f"no person {person_id!r} in group {group_id!r}")
+
+
+class PersonMemory(BaseModel):
+    """One person's derived memory.
+
+    Attributes:
+        group_id / person: whose memory.
+        mode: ``"head"`` (current states), ``"full"`` (whole chains, oldest first) or
+            ``"as_of"`` (the state that held at ``as_of``; with ``full=True`` the earlier states too).
+        as_of: the as-of time, or "".
+        chains: records the person owns: one list per chain, oldest first; the last element is
+            the state shown as current (head, or the state at ``as_of``).
+        said_about_others: current (or as-of) records the person is the source of but does not
+            own (what they said or observed about others or the group).
+    """
+
+    group_id: str
+    person: RosterMember
+    mode: Literal["head", "full", "as_of"]
+    as_of: str = ""
+    chains: list[list[memory.DerivedRecord]] = Field(default_factory=list)
+    said_about_others: list[memory.DerivedRecord] = Field(default_factory=list)
+
+
+def person_memory(
+    store: Store,
+    group_id: str,
+    person_id: str,
+    *,
+    mode: Literal["head", "full"] = "head",
+    as_of: str | datetime | None = None,
+) -> PersonMemory:
+    """Read one person's derived memory: heads, full chains, or the state at a time.
+
+    Args:
+        store: open store.
+        group_id / person_id: whose memory.
+        mode: ``"head"`` or ``"full"``; with ``as_of``, ``"full"`` adds the states before it.
+        as_of: ISO-8601 time (naive = UTC), or None for now.
+
+    Raises:
+        NotFoundError: no such person in the group.
+        InvalidInputError: unknown mode or unparsable ``as_of``.
+    """
+    if mode not in ("head", "full"):
+        raise InvalidInputError("mode must be 'head' or 'full'", field="mode")
+    person = get_member(store, group_id, person_id)
+    if as_of is not None and as_of != "":
+        text = as_of.isoformat() if isinstance(as_of, datetime) else str(as_of)
+        try:
+            states = memory.state_as_of(store, group_id, text)
+        except InvalidInputError as e:
+            raise InvalidInputError(f"unparsable as-of time {text!r}", field="as_of") from e
+        mine = [r for r in states if r.owner_kind == "person" and r.owner == person_id]
+        chains = [[r] for r in mine]
+        if mode == "full" and mine:
+            full = memory.record_chains(store, group_id, [r.id for r in mine])
+            chains = []
+            for r in mine:
+                chain = full.get(r.id, [r])
+                cut = next((i for i, v in enumerate(chain) if v.id == r.id), len(chain) - 1)
+                chains.append(chain[: cut + 1])
+        others = [r for r in states if r.source_kind == "person" and r.source == person_id
+                  and not (r.owner_kind == "person" and r.owner == person_id)]
+        return PersonMemory(group_id=group_id, person=person, mode="as_of", as_of=text,
+                            chains=chains, said_about_others=others)
+    heads = memory.current_heads(store, group_id, owners=[person_id])
+    if mode == "full" and heads:
+        full = memory.record_chains(store, group_id, [h.id for h in heads])
+        chains = [full.get(h.id, [h]) for h in heads]
+    else:
+        chains = [[h] for h in heads]
+    others = [
+        r for r in memory.current_heads(store, group_id)
+        if r.source_kind == "person" and r.source == person_id
+        and not (r.owner_kind == "person" and r.owner == person_id)
+    ]
+    return PersonMemory(group_id=group_id, person=person, mode=mode, chains=chains, said_about_others=others)
+
+
+class RecordProvenance(BaseModel):
+    """A derived record with the verbatim messages it was written FROM and its update chain.
+
+    Attributes:
+        record: the record.
+        messages: its FROM messages, in conversation order.
+        chain: every state of its chain, oldest first (the last one is the head).
+    """
+
+    record: memory.DerivedRecord
+    messages: list[memory.ProvenanceMessage]
+    chain: list[memory.DerivedRecord]
+
+
+def provenance(store: Store, group_id: str, record_id: str) -> RecordProvenance:
+    """A record's FROM messages and chain.
+
+    Raises:
+        NotFoundError: no such record in the group.
+    """
+    record = memory.get_record(store, group_id, record_id)
+    return RecordProvenance(
+        record=record,
+        messages=memory.record_provenance(store, group_id, record_id),
+        chain=memory.record_chain(store, group_id, record_id),
+    )
+
+
+class ForgetSummary(BaseModel):
+    """What erasing one person removed (all zero when there was nothing left to erase).
+
+    Attributes:
+        group_id / person_id: whose data.
+        messages_deleted: messages the person sent.
+        records_deleted: derived records the person owned or was the source of, plus records
+            left without any supporting message.
+        chains_repaired: superseded records that became heads again because their successor
+            was erased.
+        person_deleted: whether the Person node was still there and was deleted.
+    """
+
+    group_id: str
+    person_id: str
+    messages_deleted: int = 0
+    records_deleted: int = 0
+    chains_repaired: int = 0
+    person_deleted: bool = False
+
+
+def forget_person(store: Store, group_id: str, person_id: str) -> ForgetSummary:
+    """Erase one person's data from a group, in one write transaction.
+
+    Deletes the messages the person sent, every derived record (all versions) the person owns
+    or is the source of, records left with no supporting message, and the Person node; the
+    nodes' embeddings and text leave the vector and fulltext indexes with them. Other people's
+    messages stay; the NEXT chain of each touched channel is relinked over the gap; a chain
+    whose head was erased gets its latest remaining state back as head. Running it again is a
+    no-op (all counts zero).
+
+    Raises:
+        StoreUnavailableError: Neo4j failed (nothing is erased then).
+    """
+
+    def work(tx: neo4j.ManagedTransaction) -> ForgetSummary:
+        out = ForgetSummary(group_id=group_id, person_id=person_id)
+        rows = run_tx(tx, "api/delete_person_records", group_id=group_id, person_id=person_id)
+        out.records_deleted = int(rows[0]["deleted"]) if rows else 0
+        rows = run_tx(tx, "api/delete_person_messages", group_id=group_id, person_id=person_id)
+        channels: list[str] = rows[0]["channels"] if rows else []
+        out.messages_deleted = int(rows[0]["deleted"]) if rows else 0
+        out.records_deleted += int(run_tx(tx, "api/delete_orphan_records", group_id=group_id)[0]["deleted"])
+        out.chains_repaired = int(run_tx(tx, "api/repair_chain_heads", group_id=group_id)[0]["repaired"])
+        for channel in channels:
+            run_tx(tx, "ingest/link_next", group_id=group_id, channel=channel)
+        out.person_deleted = bool(run_tx(tx, "api/delete_person", group_id=group_id, person_id=person_id)[0]["deleted"])
+        return out
+
+    return store.write_tx(work)

@@ -1,0 +1,225 @@
+"""``ask``: Anchor-Separate-Resolve-Compose over both tracks, then the answerer.
+
+Order of work (SpeakerMem-R1 §3.3, App. A "Execution order", B.3):
+Project (model or deterministic fallback) -> System 1 path (recall, Select, Expand,
+Sufficiency/ASK, top-k) -> System 2 path (rows, per-row retrieval, head/full/as-of, raw
+fallback, explicit empty rows) -> Compose -> Answer. The two paths use independent budgets.
+
+Without an answer model the pipeline still runs Project (fallback) and both paths and returns
+the composed evidence with ``answer=None``.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime
+
+from graphmem.config import Settings, get_settings
+from graphmem.db import Store
+from graphmem.embed import Embedder
+from graphmem.errors import InvalidInputError, NotFoundError
+from graphmem.llm import ChatModel, Usage
+from graphmem.query.compose import answer as run_answer
+from graphmem.query.compose import compose
+from graphmem.query.people import read_roster
+from graphmem.query.project import project
+from graphmem.query.system1 import run_system1
+from graphmem.query.system2 import run_system2
+from graphmem.query.types import AskResult, Budgets, StageUsage, Tense
+from graphmem.memory import to_instant
+
+NO_MODEL_NOTE = (
+    "no answer model is set (GRAPHMEM_LLM_BASE_URL and GRAPHMEM_LLM_MODEL); Project used its "
+    "deterministic fallback and the composed evidence is shown instead of an answer"
+)
+
+
+def budgets_from(
+    settings: Settings,
+    *,
+    ask_enabled: bool | None = None,
+    s1_k: int | None = None,
+    s2_k: int | None = None,
+    source_k: int | None = None,
+    recall_n: int | None = None,
+) -> Budgets:
+    """The budgets of one ask: the settings, with the given overrides.
+
+    Raises:
+        InvalidInputError: a budget out of range (top-k and recall n >= 1; others >= 0).
+    """
+    b = Budgets(
+        recall_n=settings.s1_recall_n if recall_n is None else recall_n,
+        top_k=settings.s1_top_k if s1_k is None else s1_k,
+        expand_anchors=settings.s1_expand_anchors,
+        expand_window=settings.s1_expand_window,
+        ask_enabled=settings.s1_ask_enabled if ask_enabled is None else ask_enabled,
+        ask_pool_n=settings.s1_ask_pool_n,
+        s2_k=settings.s2_k if s2_k is None else s2_k,
+        source_k=settings.s2_source_k if source_k is None else source_k,
+        fallback_k=settings.s2_fallback_k,
+        min_cosine=settings.s2_min_cosine,
+    )
+    if b.top_k < 1:
+        raise InvalidInputError("s1 top-k must be at least 1", field="s1_k")
+    if b.recall_n < 1:
+        raise InvalidInputError("recall n must be at least 1", field="recall_n")
+    for name in ("s2_k", "source_k", "expand_anchors", "expand_window", "ask_pool_n", "fallback_k"):
+        if getattr(b, name) < 0:
+            raise InvalidInputError(f"{name} must not be negative", field=name)
+    if b.expand_window > 5:
+        raise InvalidInputError("expand window must be at most 5", field="expand_window")
+    return b
+
+
+def parse_as_of(as_of: str | datetime | None) -> tuple[str, float | None]:
+    """(ISO text, epoch seconds) of an as-of time; ("", None) when not given.
+
+    Raises:
+        InvalidInputError: unparsable time (field ``as_of``).
+    """
+    if as_of is None or as_of == "":
+        return "", None
+    text = as_of.isoformat() if isinstance(as_of, datetime) else str(as_of).strip()
+    try:
+        return text, to_instant(text)
+    except InvalidInputError as e:
+        raise InvalidInputError(f"unparsable as-of time {text!r} (use ISO-8601)", field="as_of") from e
+
+
+def _usage_by_stage(usages: list[Usage]) -> dict[str, StageUsage]:
+    out: dict[str, StageUsage] = {}
+    for u in usages:
+        s = out.setdefault(u.stage, StageUsage())
+        s.calls += 1
+        s.prompt_tokens += u.prompt_tokens
+        s.completion_tokens += u.completion_tokens
+        s.model_s += u.latency_s
+    return out
+
+
+def ask(
+    store: Store,
+    embedder: Embedder,
+    group_id: str,
+    question: str,
+    *,
+    model: ChatModel | None = None,
+    settings: Settings | None = None,
+    ask_enabled: bool | None = None,
+    s1_k: int | None = None,
+    s2_k: int | None = None,
+    source_k: int | None = None,
+    as_of: str | datetime | None = None,
+    tense: Tense | None = None,
+) -> AskResult:
+    """Answer ``question`` about group ``group_id`` from both memory tracks.
+
+    Args:
+        store: open store.
+        embedder: the embedder the vectors were built with.
+        group_id: the group (memory space).
+        question: the question, free text.
+        model: the answer model (:func:`graphmem.llm.answer_model`), or None: Project falls
+            back to its deterministic rules, System 1 keeps the fused order, and no answer is
+            produced (the result carries the composed evidence).
+        settings: budgets and constants (default: :func:`graphmem.config.get_settings`).
+        ask_enabled: override ``s1_ask_enabled`` (False = no Sufficiency/ASK call).
+        s1_k / s2_k / source_k: override ``s1_top_k`` / ``s2_k`` / ``s2_source_k``.
+        as_of: answer from the state that held at this time (ISO-8601; naive = UTC): derived
+            chains show the version current then, and messages written later are left out.
+        tense: force ``"head"`` or ``"full"`` instead of Project's choice.
+
+    Returns:
+        An :class:`AskResult` with the answer (or None), the projection, the excerpts, the
+        memory slice rows, every message and record id behind them, token counts and wall
+        times per stage.
+
+    Raises:
+        InvalidInputError: empty question, bad budget or unparsable ``as_of``.
+        NotFoundError: the group has no roster or no messages.
+        LLMError: the answer call failed after retries (Project, Select and Sufficiency
+            failures degrade to their fallbacks instead and are named in ``note``).
+        StoreUnavailableError: Neo4j failed.
+    """
+    s = settings or get_settings()
+    if not question or not question.strip():
+        raise InvalidInputError("question is empty", field="question")
+    if tense is not None and tense not in ("head", "full"):
+        raise InvalidInputError("tense must be 'head' or 'full'", field="tense")
+    budgets = budgets_from(s, ask_enabled=ask_enabled, s1_k=s1_k, s2_k=s2_k, source_k=source_k)
+    as_of_text, max_instant = parse_as_of(as_of)
+    timings: dict[str, float] = {}
+    usages: list[Usage] = []
+    notes: list[str] = []
+
+    t = time.perf_counter()
+    roster = read_roster(store, group_id)
+    if not roster:
+        raise NotFoundError(f"group {group_id!r} has no roster (nothing ingested)")
+    projection, used = project(question, roster, model)
+    usages += used
+    if tense is not None:
+        projection.tense = tense
+    timings["project"] = time.perf_counter() - t
+    if model is not None and projection.method == "fallback":
+        notes.append(f"Project fell back to its rules: {projection.fallback_reason}")
+
+    s1 = run_system1(
+        store, embedder, group_id, question, budgets, model, rrf_k=s.rrf_k, max_instant=max_instant
+    )
+    timings.update(s1.timings_s)
+    usages += s1.usages
+    notes += s1.notes
+
+    t = time.perf_counter()
+    s2 = run_system2(
+        store, embedder, group_id, projection, budgets, max_instant=max_instant, rrf_k=s.rrf_k,
+        max_candidates=s.s2_max_candidates,
+    )
+    timings["s2"] = time.perf_counter() - t
+
+    t = time.perf_counter()
+    evidence = compose(question, projection, s1.excerpts, s2.rows, as_of_text)
+    message_ids: dict[str, None] = {}
+    record_ids: dict[str, None] = {}
+    for e in s1.excerpts:
+        message_ids[e.id] = None
+    for row in s2.rows:
+        for e in row.raw:
+            message_ids[e.id] = None
+        for c in row.cells:
+            for v in [*c.history, c.current]:
+                record_ids[v.id] = None
+                for mid in v.from_ids:
+                    message_ids[mid] = None
+    timings["compose"] = time.perf_counter() - t
+
+    text: str | None = None
+    if model is not None:
+        t = time.perf_counter()
+        text, usage = run_answer(model, evidence, max_tokens=s.answer_max_tokens)
+        usages.append(usage)
+        timings["answer"] = time.perf_counter() - t
+    else:
+        notes.insert(0, NO_MODEL_NOTE)
+
+    return AskResult(
+        group_id=group_id,
+        question=question,
+        answer=text,
+        note="; ".join(notes),
+        projection=projection,
+        excerpts=s1.excerpts,
+        rows=s2.rows,
+        ask_query=s1.ask_query,
+        evidence=evidence,
+        message_ids=list(message_ids),
+        record_ids=list(record_ids),
+        as_of=as_of_text,
+        budgets=budgets,
+        usage=_usage_by_stage(usages),
+        timings_s=timings,
+        s2_timings_s=s2.timings_s,
+        model=model.model if model is not None else "",
+    )

@@ -1,0 +1,302 @@
+"""System 2 path: row expansion and per-row retrieval of derived records (§3.3 eq. 5-6, B.3).
+
+1. Separate: the projection's rows become roster rows (``ALL`` -> every member, ``GROUP`` -> the
+   Group node, names -> Persons) through ``query/expand_rows``.
+2. Candidates: every record chain owned by a row (``query/owner_chains``) and, for person rows,
+   every chain the person is the SOURCE of but does not own (``query/source_chains``). A chain is
+   found through its head; its versions are the nodes reaching the head along SUPERSEDED_BY.
+3. Match (eq. 5, ``match(r, q) = 1``): a chain matches the issue when one of its versions in
+   view shares a term with the issue in the ``derived_content`` fulltext index (BM25 > 0) or has
+   cosine similarity >= ``min_cosine`` with the issue's embedding; an issue with no content word
+   matches every chain. Chains whose source-owner pair is a view of the question ("A's view of
+   B") always match and come first in B's row.
+4. Rank within the row: reciprocal-rank fusion of the fulltext and cosine orders among that row's
+   matching chains only (exact: the owner's records are scored, not a global top list). Keep
+   ``s2_k`` owner chains, then ``source_k`` source chains not already shown (they do not use the
+   owner budget).
+5. Temporal mode: ``head`` shows the head; ``full`` adds the earlier versions, oldest first, with
+   times; as-of shows the version that held at the instant (the last version whose ts <= as-of;
+   chains that did not exist yet are left out) and, in full mode, the versions before it.
+6. A person row with no owned match falls back to the person's own messages that match the
+   issue (``fallback_k``, same match rule, raw fulltext + exact cosine); with none, the row stays
+   as an explicit empty row (status ``"none"``). Source cells are kept beside the status.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from graphmem.db import Store
+from graphmem.embed import Embedder
+from graphmem.ingest import instant
+from graphmem.query.project import ALL, GROUP, STOP_WORDS
+from graphmem.query.types import Budgets, Cell, Excerpt, Projection, RecordVersion, Row
+from graphmem.search import _widening, hydrate, lucene_query, rrf
+
+
+@dataclass
+class System2Result:
+    """Output of :func:`run_system2`: the rows, and wall seconds per sub-step."""
+
+    rows: list[Row] = field(default_factory=list)
+    timings_s: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class _Chain:
+    head_id: str
+    owner_kind: str
+    owner_id: str
+    owner_name: str
+    versions: list[dict[str, Any]]  # versions in view (as-of cut applied), oldest first
+    row_id: str = ""  # for source chains: the source person's row
+    cosine: float = 0.0
+    fulltext: float = 0.0
+
+
+def issue_terms(issue: str) -> str:
+    """Lucene query of the issue's content words (question and function words dropped)."""
+    words = [w for w in lucene_query(issue).split() if w not in STOP_WORDS]
+    return " ".join(words)
+
+
+def _instant(ts: Any) -> float:
+    try:
+        return instant(str(ts))
+    except (TypeError, ValueError):
+        return float("-inf")  # an undated version counts as old
+
+
+def _version_instant(v: dict[str, Any]) -> float:
+    at = v.get("instant")
+    return float(at) if isinstance(at, (int, float)) else _instant(v.get("ts"))
+
+
+def _in_view(versions: list[dict[str, Any]], max_instant: float | None) -> list[dict[str, Any]]:
+    """Versions in view: all of them, or (as-of) those written at or before the instant.
+
+    Versions are oldest first and dated by their ts, so the last one kept is the state that held
+    at the instant: its successor, if any, was written later.
+    """
+    if max_instant is None:
+        return versions
+    return [v for v in versions if _version_instant(v) <= max_instant]
+
+
+def _version(v: dict[str, Any]) -> RecordVersion:
+    return RecordVersion(
+        id=v["id"], content=v.get("content") or "", layer=v.get("layer") or "",
+        utype=v.get("utype") or "", ts=str(v.get("ts") or ""), session=str(v.get("session") or ""),
+        turn_created=int(v.get("turn_created") or 0), confidence=v.get("confidence"),
+        state=v.get("state") or "", source_kind=v.get("source_kind") or "",
+        source_id=v.get("source_id") or "", source_name=v.get("source_name") or "",
+        from_ids=list(v.get("from_ids") or []),
+    )
+
+
+def _chains(rows: list[dict[str, Any]], max_instant: float | None) -> list[_Chain]:
+    out = []
+    for r in rows:
+        versions = _in_view(r["versions"], max_instant)
+        if not versions:
+            continue  # the chain did not exist yet at the as-of instant
+        out.append(
+            _Chain(
+                head_id=r["head_id"], owner_kind=r["owner_kind"], owner_id=r["owner_id"],
+                owner_name=r["owner_name"], versions=versions, row_id=r.get("row_id", ""),
+                cosine=max(float(v.get("cosine") or 0.0) for v in versions),
+            )
+        )
+    return out
+
+
+def _rank(chains: list[_Chain], rrf_k: int) -> list[tuple[_Chain, float]]:
+    by_cos = sorted(chains, key=lambda c: (-c.cosine, c.head_id))
+    by_ft = sorted((c for c in chains if c.fulltext > 0), key=lambda c: (-c.fulltext, c.head_id))
+    fused = rrf({"vector": [c.head_id for c in by_cos], "fulltext": [c.head_id for c in by_ft]}, rrf_k)
+    by_id = {c.head_id: c for c in chains}
+    return [(by_id[i], score) for i, score, _ in fused]
+
+
+def _cell(c: _Chain, tense: str, via: str, score: float) -> Cell:
+    versions = [_version(v) for v in c.versions]
+    return Cell(
+        head_id=c.head_id, owner_kind=c.owner_kind, owner_id=c.owner_id, owner_name=c.owner_name,
+        current=versions[-1], history=versions[:-1] if tense == "full" else [],
+        via=via, score=score,  # type: ignore[arg-type]
+    )
+
+
+def run_system2(
+    store: Store,
+    embedder: Embedder,
+    group_id: str,
+    projection: Projection,
+    budgets: Budgets,
+    *,
+    max_instant: float | None = None,
+    rrf_k: int = 60,
+    max_candidates: int = 2000,
+) -> System2Result:
+    """Build the memory slice for a projection (see the module docstring).
+
+    Args:
+        store / embedder / group_id: where to read.
+        projection: Project's output (rows, issue, tense, views).
+        budgets: s2_k, source_k, fallback_k, min_cosine.
+        max_instant: as-of instant (epoch seconds), or None for the current state.
+        rrf_k: reciprocal-rank fusion constant.
+        max_candidates: cap on fulltext hits read per query.
+
+    Returns:
+        A :class:`System2Result` with one row per roster row asked about, in the projection's
+        order (ALL members by name; GROUP last).
+    """
+    res = System2Result()
+    t0 = time.perf_counter()
+    named = [r for r in projection.rows if r not in (ALL, GROUP)]
+    want_all, want_group = ALL in projection.rows, GROUP in projection.rows
+    roster_rows = store.read(
+        "query/expand_rows", group_id=group_id, all=want_all, group=want_group, person_ids=named
+    )
+    order = {pid: i for i, pid in enumerate(named)}
+    roster_rows.sort(key=lambda r: (r["kind"] == "group", order.get(r["id"], len(order)), r["name"], r["id"]))
+    person_ids = [r["id"] for r in roster_rows if r["kind"] == "person"]
+    res.timings_s["s2_rows"] = time.perf_counter() - t0
+    if not roster_rows:
+        return res
+
+    t = time.perf_counter()
+    vector = embedder.encode([projection.issue])[0].tolist()
+    res.timings_s["s2_embed"] = time.perf_counter() - t
+
+    t = time.perf_counter()
+    owned = _chains(
+        store.read(
+            "query/owner_chains", group_id=group_id, person_ids=person_ids,
+            include_group=want_group, vector=vector,
+        ),
+        max_instant,
+    )
+    sourced = (
+        _chains(
+            store.read("query/source_chains", group_id=group_id, person_ids=person_ids, vector=vector),
+            max_instant,
+        )
+        if budgets.source_k > 0 and person_ids
+        else []
+    )
+    res.timings_s["s2_chains"] = time.perf_counter() - t
+
+    t = time.perf_counter()
+    terms = issue_terms(projection.issue)
+    if terms and (owned or sourced):
+        ids = sorted({v["id"] for c in owned + sourced for v in c.versions})
+        total = int(store.read("query/count_derived", group_id=group_id)[0]["total_count"])
+        hits = _widening(
+            store, "query/fulltext_derived", min(len(ids), max_candidates), max(total, 1),
+            query=terms, group_id=group_id, ids=ids,
+        )
+        score = {h["id"]: float(h["score"]) for h in hits}
+        for c in owned + sourced:
+            c.fulltext = max((score.get(v["id"], 0.0) for v in c.versions), default=0.0)
+    res.timings_s["s2_fulltext"] = time.perf_counter() - t
+
+    view_pairs = {(v.source_id, v.owner_id) for v in projection.views}
+
+    def preferred(c: _Chain) -> bool:
+        return c.owner_kind == "person" and any(
+            (v["source_id"], c.owner_id) in view_pairs for v in c.versions
+        )
+
+    def matches(c: _Chain) -> bool:
+        return not terms or c.fulltext > 0 or c.cosine >= budgets.min_cosine or preferred(c)
+
+    t = time.perf_counter()
+    shown: set[str] = set()
+    rows: list[Row] = []
+    for r in roster_rows:
+        mine = [c for c in owned if c.owner_kind == r["kind"] and c.owner_id == r["id"] and matches(c)]
+        ranked = _rank(mine, rrf_k)
+        ranked.sort(key=lambda cs: not preferred(cs[0]))  # stable: views first, fused order kept
+        cells = [_cell(c, projection.tense, "owner", s) for c, s in ranked[: budgets.s2_k]]
+        shown.update(c.head_id for c in cells)
+        rows.append(Row(kind=r["kind"], id=r["id"], name=r["name"] or r["id"],
+                        status="records" if cells else "none", cells=cells))
+    for row in rows:
+        if row.kind != "person" or budgets.source_k <= 0:
+            continue
+        theirs = [c for c in sourced if c.row_id == row.id and c.head_id not in shown and matches(c)]
+        extra = [_cell(c, projection.tense, "source", s) for c, s in _rank(theirs, rrf_k)[: budgets.source_k]]
+        shown.update(c.head_id for c in extra)
+        row.cells.extend(extra)
+    res.timings_s["s2_rank"] = time.perf_counter() - t
+
+    t = time.perf_counter()
+    empty = [row for row in rows if row.kind == "person" and row.status == "none"]
+    if empty and budgets.fallback_k > 0:
+        raw = _raw_fallback(
+            store, group_id, [row.id for row in empty], terms, vector, budgets, max_instant, rrf_k,
+            max_candidates,
+        )
+        for row in empty:
+            if raw.get(row.id):
+                row.raw = raw[row.id]
+                row.status = "raw"
+    res.timings_s["s2_fallback"] = time.perf_counter() - t
+    res.rows = rows
+    return res
+
+
+def _raw_fallback(
+    store: Store, group_id: str, person_ids: list[str], terms: str, vector: list[float],
+    budgets: Budgets, max_instant: float | None, rrf_k: int, max_candidates: int,
+) -> dict[str, list[Excerpt]]:
+    """Each person's own messages that match the issue, best first (at most ``fallback_k``)."""
+    depth = max(4 * budgets.fallback_k, 20)
+    vec_rows = store.read(
+        "query/vector_person_messages", group_id=group_id, person_ids=person_ids, vector=vector,
+        k=depth, max_instant=max_instant,
+    )
+    ft: list[dict[str, Any]] = []
+    if terms:
+        total = int(store.read("search/count_group_messages", group_id=group_id)[0]["total_count"])
+        ft = _widening(
+            store, "query/fulltext_person_messages", min(depth * len(person_ids), max_candidates),
+            max(total, 1), query=terms, group_id=group_id, person_ids=person_ids,
+            max_instant=max_instant,
+        )
+    out: dict[str, list[Excerpt]] = {}
+    need: list[str] = []
+    for pid in person_ids:
+        cos = {r["id"]: float(r["score"]) for r in vec_rows if r["person_id"] == pid}
+        bm = {h["id"]: float(h["score"]) for h in ft if h["person_id"] == pid}
+        candidates = [
+            i for i in dict.fromkeys([*cos, *bm])
+            if not terms or bm.get(i, 0.0) > 0 or cos.get(i, -1.0) >= budgets.min_cosine
+        ]
+        fused = rrf(
+            {
+                "vector": sorted((i for i in candidates if i in cos), key=lambda i: -cos[i]),
+                "fulltext": sorted((i for i in candidates if i in bm), key=lambda i: -bm[i]),
+            },
+            rrf_k,
+        )[: budgets.fallback_k]
+        out[pid] = [Excerpt(id=i, speaker="", text="", score=s, via="fallback") for i, s, _ in fused]
+        need.extend(i for i, _, _ in fused)
+    full = hydrate(store, group_id, need)
+    for pid, excerpts in out.items():
+        filled = []
+        for e in excerpts:
+            h = full.get(e.id)
+            if h is None:
+                continue
+            filled.append(
+                Excerpt(id=h.id, speaker=h.speaker, person_id=h.person_id, session=h.session,
+                        turn=h.turn, ts=h.ts, channel=h.channel, text=h.text, score=e.score,
+                        via="fallback")
+            )
+        out[pid] = filled
+    return out

@@ -1,0 +1,251 @@
+"""The query pipeline against the real Neo4j server and the scripted model server."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from graphmem.config import Settings
+from graphmem.errors import InvalidInputError, NotFoundError
+from graphmem.query import ABSTAIN, ask
+from graphmem.query.prompts import MARKERS
+from tests.scripted_llm import Reply
+from tests.test_query_fixtures import MEMBERS, build_family, script, stage_requests
+
+pytestmark = pytest.mark.neo4j
+
+
+@pytest.fixture
+def family(store, embedder, group_id):
+    build_family(store, embedder, group_id)
+    return group_id
+
+
+def _row(result, row_id):
+    (row,) = [r for r in result.rows if r.id == row_id]
+    return row
+
+
+def _owner_ids(row):
+    return [c.head_id for c in row.cells if c.via == "owner"]
+
+
+def test_per_person_question_has_a_row_for_every_member(store, embedder, family):
+    r = ask(store, embedder, family, "What does each person think about the hiking trail?")
+    assert r.answer is None and "no answer model is set" in r.note
+    assert r.projection.rows == ["ALL"] and r.projection.method == "fallback"
+    assert [row.id for row in r.rows] == MEMBERS  # every member, GROUP not added for a stance roll-up
+    status = {row.id: row.status for row in r.rows}
+    assert status["Ben"] == status["Cara"] == "records"
+    assert _owner_ids(_row(r, "Ben")) == ["r-ben-ridge"]
+    assert status["Eli"] == "none" and not _row(r, "Eli").raw  # explicit empty row
+    assert "\nEli (none)\n" in r.evidence
+    assert status["Dad"] == "raw"  # no record of his own on the trail: his own messages instead
+    assert {e.id for e in _row(r, "Dad").raw} == {"m07", "m12"}
+    assert all(e.person_id == "Dad" for e in _row(r, "Dad").raw)
+    # Dad announced the group decision: it appears as his source cell, not as his own stance.
+    assert [(c.head_id, c.via) for c in _row(r, "Dad").cells] == [("r-group-trail", "source")]
+
+
+def test_who_never_lists_exactly_the_members_without_a_record(store, embedder, family, scripted_llm):
+    script(scripted_llm, answer=Reply.text("Ben, Eli and Mom never offered to bring food."))
+    model = scripted_llm.chat_model()
+    r = ask(store, embedder, family, "Who never offered to bring food?", model=model, ask_enabled=False)
+    assert r.projection.method == "fallback"  # no project route scripted: HTTP 418 -> fallback
+    without = {row.id for row in r.rows if not _owner_ids(row)}
+    assert without == {"Ben", "Eli", "Mom"}
+    assert {row.id for row in r.rows if row.status == "records"} == {"Cara", "Dad"}
+    assert {row.id: row.status for row in r.rows}["Eli"] == "none"
+    (answer_req,) = stage_requests(scripted_llm, "answer")
+    sent = answer_req["messages"][1]["content"]
+    assert "Ben (none)" in sent and "Eli (none)" in sent
+    assert "Cara offered to bring sandwiches for lunch" in sent
+    assert r.answer == "Ben, Eli and Mom never offered to bring food."
+
+
+def test_group_decision_does_not_overwrite_a_members_dissent(store, embedder, family, scripted_llm):
+    script(scripted_llm, project=Reply.json({"issue": "which trail to take", "rows": ["Ben", "GROUP"], "tense": "head"}))
+    model = scripted_llm.chat_model()
+    r = ask(store, embedder, family, "What did the group decide about the trail, and did Ben agree?",
+            model=model, ask_enabled=False)
+    assert r.projection.method == "model" and r.projection.rows == ["Ben", "GROUP"]
+    assert [(row.kind, row.id) for row in r.rows] == [("person", "Ben"), ("group", family)]
+    assert _owner_ids(r.rows[0])[0] == "r-ben-ridge"  # his dissent stays in his own row
+    assert _owner_ids(r.rows[1]) == ["r-group-trail"]  # the decision in the GROUP row
+    assert r.rows[1].cells[0].current.source_id == "Dad"
+    slice_text = r.evidence.split("[MEMORY SLICE]")[1]
+    ben, group = slice_text.index("\nBen\n"), slice_text.index("\nGROUP\n")
+    assert "Ben prefers the ridge trail" in slice_text[ben:group]
+    assert "The group decided to take the easy lake trail" in slice_text[group:]
+
+
+def test_head_full_and_as_of_on_a_three_state_chain(store, embedder, family):
+    q = "What does Mom want for the anniversary?"
+    head = ask(store, embedder, family, q, tense="head")
+    cell = _row(head, "Mom").cells[0]
+    assert (cell.head_id, cell.current.id, cell.history) == ("a3", "a3", [])
+    assert "a1" not in head.record_ids and "a2" not in head.record_ids
+
+    full = ask(store, embedder, family, q, tense="full")
+    cell = _row(full, "Mom").cells[0]
+    assert [v.id for v in cell.history] + [cell.current.id] == ["a1", "a2", "a3"]
+    assert [v.ts[:10] for v in cell.history] == ["2026-03-05", "2026-03-18"]
+    assert "- history: Mom wants a big party" in full.evidence
+    assert {"a1", "a2", "a3"} <= set(full.record_ids)
+    assert {"m05", "m09", "m13"} <= set(full.message_ids)  # FROM messages of every version
+
+    mid = ask(store, embedder, family, q, tense="head", as_of="2026-04-01T00:00:00")
+    cell = _row(mid, "Mom").cells[0]
+    assert (cell.current.id, cell.history) == ("a2", [])
+    assert "state as of 2026-04-01T00:00:00" in mid.evidence
+    assert all(e.ts < "2026-04-01" for e in mid.excerpts)  # later messages are left out too
+
+    mid_full = ask(store, embedder, family, q, tense="full", as_of="2026-04-01T00:00:00")
+    cell = _row(mid_full, "Mom").cells[0]
+    assert [v.id for v in cell.history] + [cell.current.id] == ["a1", "a2"]
+
+    first = ask(store, embedder, family, q, tense="head", as_of="2026-03-06T00:00:00")
+    assert _row(first, "Mom").cells[0].current.id == "a1"
+
+    before = ask(store, embedder, family, q, tense="full", as_of="2026-03-01T00:00:00")
+    assert _row(before, "Mom").cells == []  # the chain did not exist yet
+    with pytest.raises(InvalidInputError, match="as_of"):
+        ask(store, embedder, family, q, as_of="next tuesday")
+
+
+def test_a_view_of_b_comes_from_bs_records_with_source_a(store, embedder, family):
+    r = ask(store, embedder, family, "What does Cara think of Ben?")
+    assert r.projection.rows == ["Ben"]
+    assert [(v.source_id, v.owner_id) for v in r.projection.views] == [("Cara", "Ben")]
+    (row,) = r.rows
+    first = row.cells[0]
+    assert (first.head_id, first.owner_id, first.current.source_id) == ("r-ben-late", "Ben", "Cara")
+    assert all(c.owner_id == "Ben" for c in row.cells)  # nothing Cara owns is filed under Ben
+    assert "Ben is always late [per_speaker_profile; observation; by Cara;" in r.evidence
+
+
+def test_source_supplement_does_not_use_the_owner_budget(store, embedder, family):
+    r = ask(store, embedder, family, "What did Dad and Cara say about the trail and about being late?", s2_k=1)
+    cara = _row(r, "Cara")
+    owner_cells = [c for c in cara.cells if c.via == "owner"]
+    source_cells = [c for c in cara.cells if c.via == "source"]
+    assert len(owner_cells) == 1
+    assert [c.head_id for c in source_cells] == ["r-ben-late"]
+    assert source_cells[0].owner_id == "Ben" and source_cells[0].current.source_id == "Cara"
+    none = ask(store, embedder, family, "What did Dad and Cara say about the trail and about being late?", source_k=0)
+    assert all(c.via == "owner" for row in none.rows for c in row.cells)
+
+
+def test_ask_on_issues_one_extra_query_and_reranks(store, embedder, family, scripted_llm):
+    script(
+        scripted_llm,
+        project=Reply.json({"issue": "food for the walk", "rows": ["ALL"], "tense": "head"}),
+        select=Reply.json({"ranked": [2, 1], "expand": []}),
+        sufficiency=Reply.json({"enough": False, "ask": "sandwiches burgers grill"}),
+        answer=Reply.text("Cara brings sandwiches; Dad grills burgers."),
+    )
+    model = scripted_llm.chat_model()
+    r = ask(store, embedder, family, "What food will there be on the day of the walk?", model=model)
+    assert r.ask_query == "sandwiches burgers grill"
+    assert len(stage_requests(scripted_llm, "sufficiency")) == 1  # at most once
+    selects = stage_requests(scripted_llm, "select")
+    assert len(selects) == 2  # Select, then the rerank of the merged pool
+    first_pool = selects[0]["messages"][1]["content"].count("\n[")
+    merged_pool = selects[1]["messages"][1]["content"].count("\n[")
+    assert merged_pool >= first_pool
+    assert r.usage["sufficiency"].calls == 1 and r.usage["rerank"].calls == 1
+    assert r.model_calls == 5  # project, select, sufficiency, rerank, answer
+    assert r.answer == "Cara brings sandwiches; Dad grills burgers."
+    assert set(r.usage) == {"project", "select", "sufficiency", "rerank", "answer"}
+    assert all(u.prompt_tokens > 0 for u in r.usage.values())
+
+
+def test_ask_off_issues_no_sufficiency_call(store, embedder, family, scripted_llm):
+    script(scripted_llm, project=Reply.json({"issue": "food", "rows": ["ALL"], "tense": "head"}),
+           sufficiency=Reply.json({"enough": False, "ask": "should never be sent"}))
+    model = scripted_llm.chat_model()
+    r = ask(store, embedder, family, "What food will there be?", model=model, ask_enabled=False)
+    assert stage_requests(scripted_llm, "sufficiency") == []
+    assert len(stage_requests(scripted_llm, "select")) == 1
+    assert r.ask_query == "" and r.model_calls == 3
+    settings = Settings(s1_ask_enabled=False)
+    scripted_llm.reset()
+    script(scripted_llm, project=Reply.json({"issue": "food", "rows": ["ALL"], "tense": "head"}))
+    ask(store, embedder, family, "What food will there be?", model=model, settings=settings)
+    assert stage_requests(scripted_llm, "sufficiency") == []
+
+
+def test_enough_means_no_extra_query(store, embedder, family, scripted_llm):
+    script(scripted_llm, project=Reply.json({"issue": "food", "rows": ["ALL"], "tense": "head"}))
+    r = ask(store, embedder, family, "What food will there be?", model=scripted_llm.chat_model())
+    assert len(stage_requests(scripted_llm, "sufficiency")) == 1
+    assert len(stage_requests(scripted_llm, "select")) == 1 and r.ask_query == ""
+
+
+def test_budgets_are_respected(store, embedder, family, scripted_llm):
+    settings = Settings(s1_recall_n=6, s1_ask_pool_n=3, s1_top_k=4, s1_expand_anchors=2, s1_expand_window=1)
+    script(
+        scripted_llm,
+        project=Reply.json({"issue": "trail", "rows": ["ALL", "GROUP"], "tense": "full"}),
+        # Select names three anchors; only two may be expanded.
+        select=Reply.json({"ranked": [6, 5, 4, 3, 2, 1], "expand": [1, 2, 3]}),
+        sufficiency=Reply.json({"enough": False, "ask": "jacket car"}),
+    )
+    r = ask(store, embedder, family, "Which trail did the family take?", model=scripted_llm.chat_model(),
+            settings=settings, s2_k=1)
+    selects = stage_requests(scripted_llm, "select")
+    pool = [line for line in selects[0]["messages"][1]["content"].splitlines() if line.startswith("[")]
+    merged = [line for line in selects[1]["messages"][1]["content"].splitlines() if line.startswith("[")]
+    assert len(pool) == 6 and 6 < len(merged) <= 6 + 3
+    ranked = [e for e in r.excerpts if e.via != "expand"]
+    expanded = [e for e in r.excerpts if e.via == "expand"]
+    assert len(ranked) == 4
+    assert len({e.expanded_from for e in expanded}) <= 2 and len(expanded) <= 2 * 2 * 1
+    assert expanded  # the anchors that stayed in the top-k got their neighbours
+    assert all(len([c for c in row.cells if c.via == "owner"]) <= 1 for row in r.rows)
+    assert all(len([c for c in row.cells if c.via == "source"]) <= 1 for row in r.rows)
+    assert r.budgets.top_k == 4 and r.budgets.s2_k == 1 and r.budgets.recall_n == 6
+
+
+def test_without_a_model_the_fused_order_is_kept(store, embedder, family):
+    r = ask(store, embedder, family, "Which trail did the family take?", s1_k=3)
+    assert len(r.excerpts) == 3 and all(e.via == "recall" for e in r.excerpts)
+    assert r.excerpts[0].score >= r.excerpts[1].score >= r.excerpts[2].score
+    assert r.usage == {} and r.model == ""
+    assert r.message_ids[:3] == [e.id for e in r.excerpts]
+    assert "[RAW EXCERPTS]" in r.evidence and "[MEMORY SLICE]" in r.evidence
+    json.dumps(r.model_dump(mode="json"))  # fully serialisable
+
+
+def test_answerer_prompt_and_abstention(store, embedder, family, scripted_llm):
+    script(scripted_llm, project=Reply.json({"issue": "pets", "rows": ["ALL"], "tense": "head"}),
+           answer=Reply.text(f"<think>nothing here</think>{ABSTAIN}"))
+    r = ask(store, embedder, family, "What is the name of the family dog?", model=scripted_llm.chat_model(),
+            ask_enabled=False)
+    assert r.answer == ABSTAIN
+    (req,) = stage_requests(scripted_llm, "answer")
+    assert MARKERS["answer"] in req["messages"][0]["content"]
+    assert ABSTAIN in req["messages"][0]["content"]
+    assert req["messages"][1]["content"] == r.evidence
+
+
+def test_model_failures_degrade_to_fallbacks(store, embedder, family, scripted_llm):
+    script(scripted_llm, select=Reply.text("not json"), sufficiency=Reply.http_error(400))
+    r = ask(store, embedder, family, "Which trail did the family take?", model=scripted_llm.chat_model())
+    assert r.projection.method == "fallback"
+    assert "select" in r.note and "sufficiency" in r.note
+    assert r.answer == "ok" and len(r.excerpts) == 10
+
+
+def test_errors(store, embedder, group_id):
+    with pytest.raises(NotFoundError):
+        ask(store, embedder, group_id, "anything?")
+    build_family(store, embedder, group_id, derived=False)
+    with pytest.raises(InvalidInputError, match="question"):
+        ask(store, embedder, group_id, "  ")
+    with pytest.raises(InvalidInputError, match="s1_k"):
+        ask(store, embedder, group_id, "trail?", s1_k=0)
+    r = ask(store, embedder, group_id, "What does each person think about the trail?")
+    # No derived memory at all: every row falls back to the person's own messages or stays empty.
+    assert {row.status for row in r.rows} <= {"raw", "none"} and len(r.rows) == 5
