@@ -249,3 +249,30 @@ def test_errors(store, embedder, group_id):
     r = ask(store, embedder, group_id, "What does each person think about the trail?")
     # No derived memory at all: every row falls back to the person's own messages or stays empty.
     assert {row.status for row in r.rows} <= {"raw", "none"} and len(r.rows) == 5
+
+
+def test_cli_ask_without_a_model_prints_the_evidence(store, embedder, family, monkeypatch):
+    from typer.testing import CliRunner
+
+    import graphmem.cli_query  # noqa: F401 - registers `ask` on the app
+    from graphmem.cli import app
+    from graphmem.config import get_settings
+
+    for var in ("GRAPHMEM_LLM_BASE_URL", "GRAPHMEM_LLM_MODEL"):
+        monkeypatch.delenv(var, raising=False)
+    get_settings.cache_clear()
+    try:
+        res = CliRunner().invoke(app, ["ask", "--group", family, "Who never offered to bring food?", "--s1-k", "3"])
+        assert res.exit_code == 0, res.output
+        assert "projection (fallback)" in res.output and "rows=[ALL]" in res.output
+        assert "[MEMORY SLICE]" in res.output and "Eli (none)" in res.output
+        assert "no answer model is set" in res.output
+        res = CliRunner().invoke(app, ["ask", "-g", family, "What does Mom want for the anniversary?",
+                                       "--json", "--as-of", "2026-04-01", "--s2-k", "1", "--no-ask"])
+        assert res.exit_code == 0, res.output
+        data = json.loads(res.stdout)
+        assert data["answer"] is None and data["as_of"] == "2026-04-01"
+        (mom,) = [r for r in data["rows"] if r["id"] == "Mom"]
+        assert mom["cells"][0]["current"]["id"] == "a2" and data["budgets"]["s2_k"] == 1
+    finally:
+        get_settings.cache_clear()

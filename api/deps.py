@@ -1,0 +1,88 @@
+"""Dependencies: settings, the per-process store, embedder and models, and the API key check.
+
+One Neo4j driver per process, opened in the lifespan (:mod:`api.main`) and closed at shutdown.
+When Neo4j is down at start-up the API still starts; every request that needs the store tries
+to open the driver again and answers 503 until it can.
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+from typing import Annotated
+
+from fastapi import Depends, HTTPException, Request, Security, status
+from fastapi.security import APIKeyHeader
+
+from graphmem.config import Settings
+from graphmem.db import Store, open_driver
+from graphmem.embed import Embedder
+from graphmem.llm import ChatModel
+
+API_KEY_HEADER = "X-API-Key"
+_api_key = APIKeyHeader(name=API_KEY_HEADER, auto_error=False, description="Required when GRAPHMEM_API_KEY is set.")
+_driver_lock = threading.Lock()
+
+
+def get_settings(request: Request) -> Settings:
+    """The settings the app was created with."""
+    return request.app.state.settings
+
+
+SettingsDep = Annotated[Settings, Depends(get_settings)]
+
+
+def get_store(request: Request) -> Store:
+    """The process-wide store; opens the driver when it is not open yet.
+
+    Raises:
+        StoreUnavailableError: Neo4j cannot be reached (-> 503).
+    """
+    state = request.app.state
+    if state.driver is None:
+        with _driver_lock:
+            if state.driver is None:
+                state.driver = open_driver(state.settings)
+    return Store(state.driver, state.settings.neo4j_database)
+
+
+StoreDep = Annotated[Store, Depends(get_store)]
+
+
+def get_embedder(request: Request) -> Embedder:
+    """The process-wide embedder (model loaded on first use)."""
+    return request.app.state.embedder
+
+
+EmbedderDep = Annotated[Embedder, Depends(get_embedder)]
+
+
+def get_answer_model(request: Request) -> ChatModel | None:
+    """The answer model, or None when GRAPHMEM_LLM_BASE_URL / GRAPHMEM_LLM_MODEL are not set."""
+    return request.app.state.answer_model
+
+
+AnswerModelDep = Annotated[ChatModel | None, Depends(get_answer_model)]
+
+
+def get_writer_model(request: Request) -> ChatModel | None:
+    """The Writer model, or None when neither GRAPHMEM_WRITER_* nor GRAPHMEM_LLM_* is set."""
+    return request.app.state.writer_model
+
+
+WriterModelDep = Annotated[ChatModel | None, Depends(get_writer_model)]
+
+
+def require_api_key(
+    settings: SettingsDep, key: Annotated[str | None, Security(_api_key)] = None
+) -> None:
+    """When GRAPHMEM_API_KEY is set, the ``X-API-Key`` header must carry it (else 401)."""
+    expected = settings.api_key.get_secret_value()
+    if not expected:
+        return
+    if key is None or not secrets.compare_digest(key.encode(), expected.encode()):
+        raise HTTPException(
+            status_code=status.HTTP_401_UNAUTHORIZED,
+            detail=f"missing or wrong {API_KEY_HEADER} header",
+            headers={"WWW-Authenticate": "APIKey"},
+        )

@@ -1,0 +1,73 @@
+"""The FastAPI application: :func:`create_app` (``graphmem serve`` runs it with uvicorn).
+
+Lifespan: one Neo4j driver per process (opened at start, closed at shutdown; when Neo4j is down
+at start the app still starts and answers 503 until it is back), the embedder, and the answer
+and Writer models from the settings (None when not configured). The app keeps no other state
+between requests, so it scales by running more replicas.
+
+Run: ``graphmem serve`` or ``uvicorn --factory api.main:create_app``. OpenAPI at ``/docs``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import Depends, FastAPI
+
+from api import errors
+from api.deps import require_api_key
+from api.routes import ask, groups, health, persons, records
+from graphmem import __version__
+from graphmem.config import Settings, get_settings
+from graphmem.db import open_driver
+from graphmem.embed import get_embedder
+from graphmem.errors import StoreUnavailableError
+from graphmem.llm import answer_model, writer_model
+
+logger = logging.getLogger(__name__)
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    """Build the app.
+
+    Args:
+        settings: configuration (default: :func:`graphmem.config.get_settings`).
+    """
+    s = settings or get_settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        app.state.settings = s
+        try:
+            app.state.driver = open_driver(s)
+        except StoreUnavailableError as e:
+            logger.warning("starting without Neo4j (requests answer 503 until it is back): %s", e)
+            app.state.driver = None
+        app.state.embedder = get_embedder(s.embed_model)
+        app.state.answer_model = answer_model(s)
+        app.state.writer_model = writer_model(s)
+        logging.getLogger("neo4j.notifications").setLevel(logging.ERROR)
+        try:
+            yield
+        finally:
+            for m in (app.state.answer_model, app.state.writer_model):
+                if m is not None:
+                    m.close()
+            if app.state.driver is not None:
+                app.state.driver.close()
+                app.state.driver = None
+
+    app = FastAPI(
+        title="graphmem",
+        version=__version__,
+        summary="Speaker-centred dual-track memory for multi-party dialogue on Neo4j (SpeakerMem-R1).",
+        lifespan=lifespan,
+    )
+    errors.install(app)
+    app.include_router(health.router)
+    secured = [Depends(require_api_key)]
+    for r in (groups.router, ask.router, persons.router, records.router):
+        app.include_router(r, dependencies=secured)
+    return app

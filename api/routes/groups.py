@@ -1,0 +1,70 @@
+"""Groups: append messages, derive System 2, read the roster."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Path, Query
+
+from api.deps import EmbedderDep, SettingsDep, StoreDep, WriterModelDep
+from api.schemas import DerivePublic, IngestPublic, MessagesCreate
+from graphmem.query import RosterMember, read_roster
+from graphmem.query.groups import append_messages, derive_step, get_group
+
+router = APIRouter(prefix="/groups/{group_id}", tags=["groups"])
+
+GroupId = Annotated[str, Path(min_length=1, description="Group (memory space) id.")]
+
+
+@router.post("/messages", response_model=IngestPublic, summary="Append messages (idempotent by id)")
+def post_messages(
+    group_id: GroupId, body: MessagesCreate, store: StoreDep, embedder: EmbedderDep, settings: SettingsDep
+) -> IngestPublic:
+    """Append messages in conversation order; the group and its persons are created as needed.
+
+    A message whose id is already stored in the group is skipped, so a retried request writes
+    nothing twice. 422 names the message and field that is wrong; nothing is written then.
+    """
+    summary = append_messages(
+        store, embedder, group_id, [m.model_dump() for m in body.messages], name=body.name,
+        batch_size=settings.write_batch_size,
+    )
+    return IngestPublic(
+        group_id=group_id, messages_written=summary.messages_written,
+        messages_skipped=summary.messages_skipped, persons_created=summary.persons_created,
+        sessions_created=summary.sessions_created, group_created=bool(summary.groups_created),
+    )
+
+
+@router.post("/derive", response_model=DerivePublic, summary="Run the Writer (synchronous, resumable)")
+def post_derive(
+    group_id: GroupId,
+    store: StoreDep,
+    embedder: EmbedderDep,
+    model: WriterModelDep,
+    settings: SettingsDep,
+    max_segments: Annotated[
+        int | None, Query(ge=1, description="Write at most this many segments, then return.")
+    ] = None,
+) -> DerivePublic:
+    """Derive System 2 for the messages no segment covers yet, and return when done.
+
+    Synchronous and resumable: each segment is committed on its own, so a call that is cut off
+    loses at most the segment in progress. Use ``max_segments`` to bound one call and repeat
+    while ``done`` is false. 404: unknown group; 409: another run is deriving the same group;
+    503: no Writer endpoint is configured (GRAPHMEM_WRITER_* or GRAPHMEM_LLM_*) while messages
+    are pending, or it failed.
+    """
+    summary, pending = derive_step(store, embedder, group_id, model, max_segments=max_segments, settings=settings)
+    data = summary.as_dict()
+    return DerivePublic(
+        **{k: data[k] for k in DerivePublic.model_fields if k in data},
+        pending_messages=pending, done=pending == 0,
+    )
+
+
+@router.get("/roster", response_model=list[RosterMember], summary="Read the roster")
+def get_roster(group_id: GroupId, store: StoreDep) -> list[RosterMember]:
+    """Every person of the group with their message count. 404 for an unknown group."""
+    get_group(store, group_id)
+    return read_roster(store, group_id)

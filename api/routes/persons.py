@@ -1,0 +1,39 @@
+"""One person of a group: read their memory, erase their data."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Path, Query
+
+from api.deps import StoreDep
+from graphmem.query import ForgetSummary, PersonMemory, forget_person, person_memory
+from graphmem.query.groups import get_group
+
+router = APIRouter(prefix="/groups/{group_id}/persons/{person_id}", tags=["persons"])
+
+GroupId = Annotated[str, Path(min_length=1)]
+PersonId = Annotated[str, Path(min_length=1, description="Person id (speaker_id, else display name).")]
+
+
+@router.get("/memory", response_model=PersonMemory, summary="Read one person's derived memory")
+def get_memory(
+    group_id: GroupId,
+    person_id: PersonId,
+    store: StoreDep,
+    mode: Annotated[Literal["head", "full"], Query(description="head: current states; full: whole chains.")] = "head",
+    as_of: Annotated[str | None, Query(description="ISO-8601: the state that held at this time.")] = None,
+) -> PersonMemory:
+    """Records the person owns (one chain per entry, oldest first) and the current records they
+    are the source of about others. 404: unknown person; 422: unparsable ``as_of``."""
+    return person_memory(store, group_id, person_id, mode=mode, as_of=as_of)
+
+
+@router.delete("", response_model=ForgetSummary, summary="Erase one person's data from the group")
+def delete_person(group_id: GroupId, person_id: PersonId, store: StoreDep) -> ForgetSummary:
+    """Delete the messages the person sent, the derived records they own or are the source of
+    (every version), records left without supporting messages, and the Person node, with their
+    vectors and fulltext entries. Other people's messages stay. A second call is a no-op that
+    answers 200 with zero counts. 404 only for an unknown group."""
+    get_group(store, group_id)
+    return forget_person(store, group_id, person_id)

@@ -1,0 +1,112 @@
+"""Request and response models of the HTTP API (per resource: ...Create in, ...Public out)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+
+class HealthPublic(BaseModel):
+    """``GET /health``: ``status`` is "ok" when Neo4j answered."""
+
+    status: Literal["ok"]
+    neo4j: str
+    version: str
+
+
+class MessageCreate(BaseModel):
+    """One message to append.
+
+    Attributes:
+        id: message id, unique within the group; sending the same id again is a no-op.
+        speaker: display name; speaker_id: stable id when the source has one.
+        text: the message text, stored exactly as sent.
+        ts: ISO-8601 time (a timezone given is kept).
+        session: session id (default "main"); channel: channel inside the group ("" = none).
+        reply_to: id of the message this one answers, or "".
+    """
+
+    id: str = Field(min_length=1)
+    speaker: str = Field(min_length=1)
+    speaker_id: str = ""
+    text: str = Field(min_length=1)
+    ts: str
+    session: str = Field(default="main", min_length=1)
+    channel: str = ""
+    reply_to: str = ""
+
+
+class MessagesCreate(BaseModel):
+    """``POST /groups/{group_id}/messages``: messages in conversation order.
+
+    Attributes:
+        name: the group's display name when the group is created by this call.
+        messages: 1 to 10,000 messages.
+    """
+
+    name: str = ""
+    messages: list[MessageCreate] = Field(min_length=1, max_length=10_000)
+
+
+class IngestPublic(BaseModel):
+    """What an append wrote: ``messages_written`` new, ``messages_skipped`` already stored."""
+
+    group_id: str
+    messages_written: int
+    messages_skipped: int
+    persons_created: int
+    sessions_created: int
+    group_created: bool
+
+
+class DerivePublic(BaseModel):
+    """``POST /groups/{group_id}/derive``: the Writer run (synchronous; call again to continue).
+
+    Attributes:
+        segments_written / segments_planned: this call's work (planned is capped by
+            ``max_segments``).
+        records_added / records_updated: derived records created by ADD / UPDATE.
+        pending_messages: messages no segment covers yet; 0 means derivation is complete.
+        done: ``pending_messages == 0``.
+        calls / prompt_tokens / completion_tokens / model_s / wall_s: Writer cost of this call.
+    """
+
+    group_id: str
+    model: str
+    segments_before: int
+    segments_planned: int
+    segments_written: int
+    messages: int
+    records_added: int
+    records_updated: int
+    actions_attempted: int
+    actions_rejected: int
+    noops: int
+    calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    model_s: float
+    wall_s: float
+    pending_messages: int
+    done: bool
+
+
+class AskCreate(BaseModel):
+    """``POST /groups/{group_id}/ask``.
+
+    Attributes:
+        question: the question.
+        ask: run Sufficiency/ASK (default: GRAPHMEM_S1_ASK_ENABLED).
+        s1_k / s2_k / source_k: budgets (defaults from the settings: 10 / 2 / 1).
+        as_of: answer from the state at this ISO-8601 time.
+        tense: force "head" or "full" instead of Project's choice.
+    """
+
+    question: str = Field(min_length=1, max_length=4000)
+    ask: bool | None = None
+    s1_k: int | None = Field(default=None, ge=1, le=100)
+    s2_k: int | None = Field(default=None, ge=0, le=50)
+    source_k: int | None = Field(default=None, ge=0, le=50)
+    as_of: str | None = None
+    tense: Literal["head", "full"] | None = None
