@@ -60,6 +60,27 @@ def instant(ts: str) -> float:
     return dt.timestamp()
 
 
+def embedding_text(m: MessageRecord) -> str:
+    """Text whose embedding represents a message: ``"<speaker> (<date>): <text>"``.
+
+    Naming the speaker and the day lets a question such as "When did Caroline ..." meet the
+    right turns in vector space (LoCoMo recall@10 of dense retrieval: 0.25 on bare text, 0.58
+    with speaker and date; bench/bench_search.py).
+    """
+    return f"{m.speaker} ({m.ts[:10]}): {m.text}"
+
+
+def context_text(m: MessageRecord, previous: tuple[str, str] | None) -> str:
+    """Fulltext context of a message: the previous turn of its session and its speaker's name.
+
+    Indexed beside ``text`` (fulltext index ``message_text``) so that a turn that answers a
+    question asked one turn earlier is found by the question's words ("previous turn + turn"
+    documents: LoCoMo recall@10 0.56 -> 0.66 with BM25). ``previous`` is (speaker, text).
+    """
+    head = f"{previous[0]}: {previous[1]}\n" if previous else ""
+    return f"{head}{m.speaker}:"
+
+
 def validate(conv: Conversation) -> None:
     """Check every message of ``conv`` before anything is written.
 
@@ -186,6 +207,13 @@ def _ingest_one(
     summary.sessions += len(rows_s)
     summary.sessions_created += cs
 
+    previous: dict[str, tuple[str, str] | None] = {}
+    last_in_session: dict[tuple[str, str], tuple[str, str]] = {}
+    for m in messages:  # conversation order: the previous turn of the same session
+        key = (m.channel, m.session)
+        previous[m.id] = last_in_session.get(key)
+        last_in_session[key] = (m.speaker, m.text)
+
     ids = [m.id for m in messages]
     state = store.write("ingest/existing_message_ids", group_id=gid, ids=ids)[0]
     existing = set(state["existing"])
@@ -193,16 +221,26 @@ def _ingest_one(
     new = [m for m in messages if m.id not in existing]
     summary.messages_skipped += len(messages) - len(new)
     bar.update(len(conv.messages) - len(new))
+    # A session continued by a later append: its previous turn is already stored.
+    first_new = {}
+    for m in new:
+        if previous[m.id] is None:
+            first_new.setdefault(m.session, m.id)
+    if first_new and existing:
+        stored = store.read("ingest/last_session_turns", group_id=gid, sessions=list(first_new))
+        for row in stored:
+            previous[first_new[row["session"]]] = (row["speaker"], row["text"])
 
     for start in range(0, len(new), batch_size):
         chunk = new[start : start + batch_size]
-        vectors = embedder.encode([m.text for m in chunk])  # before the transaction
+        vectors = embedder.encode([embedding_text(m) for m in chunk])  # before the transaction
         rows = [
             {
                 "id": m.id, "channel": m.channel, "text": m.text, "speaker": m.speaker,
                 "person_id": person_key(m), "session": m.session, "turn": m.turn, "ts": m.ts,
                 "instant": instant(m.ts), "turn_created": next_order + start + j,
                 "reply_to": m.reply_to, "embedding": vectors[j].tolist(),
+                "context": context_text(m, previous[m.id]),
             }
             for j, m in enumerate(chunk)
         ]

@@ -6,10 +6,11 @@
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass
 
-from graphmem.db import Store, all_templates
+from graphmem.db import Store, all_templates, cypher
 from graphmem.errors import ConflictError, StoreUnavailableError
 
 VECTOR_INDEXES = ("message_embedding", "derived_embedding")
@@ -42,6 +43,7 @@ def apply_schema(store: Store, dimensions: int, timeout_s: float = 300.0) -> Sch
         StoreUnavailableError: an index FAILED or stayed POPULATING past ``timeout_s``.
     """
     _check_vector_dimensions(store, dimensions)
+    _migrate_fulltext(store)
     for name in schema_templates():
         store.write(name, dimensions=dimensions)
     indexes = wait_online(store, timeout_s)
@@ -60,6 +62,19 @@ def _check_vector_dimensions(store: Store, dimensions: int) -> None:
                     f"{dimensions}; drop the index (DROP INDEX {row['name']}) and re-embed, or "
                     "set GRAPHMEM_EMBED_MODEL back to the model it was built with"
                 )
+
+
+def _migrate_fulltext(store: Store) -> None:
+    """Drop a fulltext index whose properties differ from its template (it is recreated)."""
+    wanted: dict[str, list[str]] = {}
+    for name in schema_templates():
+        text = cypher(name)
+        m = re.search(r"CREATE FULLTEXT INDEX (\w+) .*?ON EACH \[([^\]]*)\]", text, re.S)
+        if m:
+            wanted[m.group(1)] = [p.strip().split(".", 1)[1] for p in m.group(2).split(",")]
+    for row in store.read("meta/list_indexes"):
+        if row["name"] in wanted and list(row["properties"]) != wanted[row["name"]]:
+            store.write("meta/drop_index", name=row["name"])
 
 
 def wait_online(store: Store, timeout_s: float = 300.0) -> dict[str, str]:

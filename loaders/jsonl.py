@@ -120,7 +120,8 @@ def load_conversations(path: PathLike, group: str | None = None) -> list[Convers
                 id=mid,
                 group_id=gid,
                 channel=channel,
-                session=line.session,
+                # Session ids must be unique in the group: qualify them by channel.
+                session=f"{channel}/{line.session}" if channel else line.session,
                 speaker=line.speaker,
                 speaker_id=line.speaker_id or "",
                 text=line.text,

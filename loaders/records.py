@@ -16,7 +16,7 @@ class MessageRecord(BaseModel):
         id: message id as given by the source (unique within its group), e.g. ``"D1:3"``.
         group_id: the memory space this message belongs to (conversation, network, domain...).
         channel: channel inside the group ("" when the source has a single channel).
-        session: session id, unique within (group, channel).
+        session: session id, unique within the group (loaders qualify it by channel when needed).
         session_index: 1-based order of the session within its channel.
         session_ts: ISO-8601 time of the session start, or "" when unknown.
         turn: 0-based position of the message inside its session, in conversation order.

@@ -181,3 +181,17 @@ def test_cypher_injection_shaped_values_are_plain_data(store, embedder, make_gro
         {"id": "m0000", "text": nasty[0]["text"], "pid": nasty[0]["speaker_id"], "name": nasty[0]["speaker"]},
         {"id": nasty[1]["id"], "text": nasty[1]["text"], "pid": "RETURN", "name": "RETURN"},
     ]
+
+
+def test_context_holds_previous_turn_even_across_appends(store, embedder, group_id):
+    ingest_conversations(store, [conversation(group_id, ROWS[:2])], embedder)
+    ingest_conversations(store, [conversation(group_id, ROWS)], embedder)
+    rows = store.read_text(
+        "MATCH (m:Message {group_id: $g}) RETURN m.id AS id, m.context AS c ORDER BY m.turn_created",
+        g=group_id,
+    )
+    ctx = {r["id"]: r["c"] for r in rows}
+    assert ctx["m0000"] == "Ana:"  # first turn of the session: only the speaker's name
+    assert ctx["m0001"] == "Ana: We meet at the harbour at nine.\nBo:"
+    assert ctx["m0002"] == "Bo: I'll bring the boat keys.\nCy:"  # previous turn came from the first ingest
+    assert ctx["m0003"] == "Ana:"  # new session
