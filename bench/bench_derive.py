@@ -2,7 +2,7 @@
 
 Usage:
     .venv/bin/python bench/bench_derive.py [--networks ../shared/data/socialmembench/networks]
-        [--mode session|window] [--window 25] [--growth-window 10] [--keep]
+        [--mode session|window] [--window 25] [--growth-window 10] [--repeat 1] [--keep]
 
 Each SocialMemBench network is ingested under a fresh group id (``bench-derive-<run>-<network>``)
 and derived through the real pipeline - roster/heads reads, prompt building, the real openai
@@ -124,6 +124,8 @@ def main() -> None:
     ap.add_argument("--window", type=int, default=25)
     ap.add_argument("--growth-window", type=int, default=10,
                     help="window size of the extra growth run on the longest network (0 = skip)")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="derive each network this many times (fresh groups) and keep the fastest wall time")
     ap.add_argument("--keep", action="store_true", help="keep the benchmark groups")
     args = ap.parse_args()
     logging.getLogger("neo4j.notifications").setLevel(logging.ERROR)
@@ -153,33 +155,39 @@ def main() -> None:
     try:
         with ScriptedLLM() as server:
             server.handler = scripted_writer
-            for conv in conversations:
-                name = conv.group_id
-                gid = f"bench-derive-{run_id}-{name}"
-                made.append(gid)
-                conv = conv.model_copy(update={
-                    "group_id": gid, "messages": [m.model_copy(update={"group_id": gid}) for m in conv.messages]})
-                ingest_conversations(store, [conv], embedder)
-                model = server.chat_model(ledger=TokenLedger(), timeout_s=60, max_retries=0)
-                n_before = len(server.chat_requests)
-                embed_s[0] = 0.0
-                embedder.encode = timed_encode
-                t = time.perf_counter()
-                summary = derive_group(store, gid, model=model, embedder=embedder, settings=settings)
-                wall = time.perf_counter() - t
-                embedder.encode = plain_encode
-                bodies = server.chat_requests[n_before:]
-                stats = [prompt_stats(b, tokenizer) for b in bodies]
-                growth[name] = stats
-                heads = len(memory.current_heads(store, gid))
-                rows.append({
-                    "network": name, "messages": len(conv.messages), "segments": summary.segments_written,
-                    "calls": summary.calls, "prompt": summary.prompt_tokens, "completion": summary.completion_tokens,
-                    "prompt_wp": sum(s["wp"] for s in stats), "wall": wall, "model_s": summary.model_s,
-                    "records": summary.records_added + summary.records_updated, "heads": heads,
-                    "rejected": summary.actions_rejected, "embed_s": embed_s[0],
-                })
-                model.close()
+            for original in conversations:
+                name = original.group_id
+                best: dict | None = None
+                for rep in range(max(1, args.repeat)):  # fresh group per repeat; keep the fastest
+                    gid = f"bench-derive-{run_id}-{name}-r{rep}"
+                    made.append(gid)
+                    conv = original.model_copy(update={
+                        "group_id": gid,
+                        "messages": [m.model_copy(update={"group_id": gid}) for m in original.messages]})
+                    ingest_conversations(store, [conv], embedder)
+                    model = server.chat_model(ledger=TokenLedger(), timeout_s=60, max_retries=0)
+                    n_before = len(server.chat_requests)
+                    embed_s[0] = 0.0
+                    embedder.encode = timed_encode
+                    t = time.perf_counter()
+                    summary = derive_group(store, gid, model=model, embedder=embedder, settings=settings)
+                    wall = time.perf_counter() - t
+                    embedder.encode = plain_encode
+                    model.close()
+                    stats = [prompt_stats(b, tokenizer) for b in server.chat_requests[n_before:]]
+                    row = {
+                        "network": name, "messages": len(conv.messages), "segments": summary.segments_written,
+                        "calls": summary.calls, "prompt": summary.prompt_tokens,
+                        "completion": summary.completion_tokens, "prompt_wp": sum(s["wp"] for s in stats),
+                        "wall": wall, "model_s": summary.model_s,
+                        "records": summary.records_added + summary.records_updated,
+                        "heads": len(memory.current_heads(store, gid)),
+                        "rejected": summary.actions_rejected, "embed_s": embed_s[0],
+                    }
+                    if best is None or row["wall"] < best["wall"]:
+                        best = row
+                    growth[name] = stats
+                rows.append(best)
             longest = max(conversations, key=lambda c: len(c.messages))
             extra = None
             if args.growth_window:

@@ -112,8 +112,6 @@ REASONS: tuple[str, ...] = (
     "duplicate",
 )
 
-ActionKind = Literal["ADD", "UPDATE", "NOOP", "?"]
-
 # --------------------------------------------------------------------------------------------
 # messages, roster, segments
 # --------------------------------------------------------------------------------------------
@@ -473,6 +471,8 @@ class ValidationReport(BaseModel):
         accepted / rejected / noops: counts (NOOPs are accepted and write nothing).
         parse_errors: one message per answer that held no usable JSON (each led to a new call).
         outcomes: one :class:`ActionOutcome` per action, in answer order.
+        usage: token accounting of every Writer call for this segment (stage, model,
+            prompt_tokens, completion_tokens, total_tokens, latency_s, estimated, attempts).
     """
 
     segment_id: str = ""
@@ -486,6 +486,7 @@ class ValidationReport(BaseModel):
     noops: int = 0
     parse_errors: list[str] = Field(default_factory=list)
     outcomes: list[ActionOutcome] = Field(default_factory=list)
+    usage: list[dict[str, Any]] = Field(default_factory=list)
 
     def rejection_counts(self) -> dict[str, int]:
         """``{reason: count}`` over the rejected actions (plus ``parse_error`` per failed answer)."""
@@ -1068,6 +1069,7 @@ def _derive_segment(
             va.outcome.target = supersedes
 
     usage = _usage_since(model, ledger_start)
+    report.usage = [u.to_dict() for u in usage]
     marker = memory.SegmentMarker(
         id=segment_id, index=index, session=seg.session, channel=seg.channel, mode=s.writer_segment,
         message_ids=seg.message_ids,

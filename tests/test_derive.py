@@ -249,6 +249,8 @@ def test_malformed_json_is_retried_then_accepted(store, embedder, family, script
     assert summary.calls == 2 and summary.rejections == {"parse_error": 1}
     seg = memory.list_segments(store, family)[0]
     assert len(seg.report["parse_errors"]) == 1 and seg.calls == 2 and seg.added == 1
+    assert [u["stage"] for u in seg.report["usage"]] == ["writer", "writer"]
+    assert sum(u["prompt_tokens"] for u in seg.report["usage"]) == seg.prompt_tokens
 
 
 def test_malformed_json_every_time_stops_with_a_clear_error_and_writes_nothing(store, embedder, family, scripted_llm):
