@@ -13,6 +13,9 @@ from __future__ import annotations
 
 import time
 from datetime import datetime
+from typing import Any
+
+import numpy as np
 
 from graphmem.config import Settings, get_settings
 from graphmem.db import Store
@@ -85,6 +88,34 @@ def parse_as_of(as_of: str | datetime | None) -> tuple[str, float | None]:
         return text, to_instant(text)
     except InvalidInputError as e:
         raise InvalidInputError(f"unparsable as-of time {text!r} (use ISO-8601)", field="as_of") from e
+
+
+class _BatchedEmbedder(Embedder):
+    """The caller's embedder with a per-ask cache: texts known up front are encoded in one batch.
+
+    ``ask`` prefetches the question and the issue together (one forward pass instead of two);
+    System 1 and System 2 then get their vectors from the cache. Unknown texts go to the
+    wrapped embedder.
+    """
+
+    def __init__(self, inner: Embedder) -> None:  # no super().__init__: nothing is loaded here
+        self.inner = inner
+        self._cache: dict[str, Any] = {}
+
+    @property
+    def dimension(self) -> int:  # type: ignore[override]
+        return self.inner.dimension
+
+    def prefetch(self, texts: list[str]) -> None:
+        todo = list(dict.fromkeys(t for t in texts if t not in self._cache))
+        if todo:
+            for text, vec in zip(todo, self.inner.encode(todo)):
+                self._cache[text] = vec
+
+    def encode(self, texts: list[str], show_progress: bool = False) -> np.ndarray:  # type: ignore[override]
+        if texts and all(t in self._cache for t in texts):
+            return np.stack([self._cache[t] for t in texts])
+        return self.inner.encode(texts, show_progress)
 
 
 def _usage_by_stage(usages: list[Usage]) -> dict[str, StageUsage]:
@@ -162,6 +193,11 @@ def ask(
     if tense is not None:
         projection.tense = tense
     timings["project"] = time.perf_counter() - t
+
+    t = time.perf_counter()
+    embedder = _BatchedEmbedder(embedder)
+    embedder.prefetch([question, projection.issue])
+    timings["embed"] = time.perf_counter() - t
     if model is not None and projection.method == "fallback":
         notes.append(f"Project fell back to its rules: {projection.fallback_reason}")
 

@@ -194,7 +194,8 @@ class AskResult(BaseModel):
         usage: model calls and tokens per stage (``project``, ``select``, ``sufficiency``,
             ``rerank``, ``answer``).
         timings_s: wall-clock seconds per stage (model time included; ``usage`` has it apart):
-            project, s1_recall, select, expand, sufficiency, ask, rerank, s2, compose, answer.
+            project, embed (question and issue in one batch), s1_recall, select, expand, sufficiency,
+            ask, rerank, s2, compose, answer.
         s2_timings_s: the parts of ``s2`` (rows, embed, chains, fulltext, rank, fallback).
         model: the answer model's name, or "".
     """
