@@ -11,7 +11,6 @@ import sys
 from typing import Annotated, Optional
 
 import typer
-from rich.table import Table
 
 from graphmem.cli import app, emit_json, err, open_store, out
 from graphmem.config import get_settings
@@ -131,13 +130,12 @@ def _print_reports(group: str, segment: int | None, as_json: bool) -> None:
         return
     for s in segments:
         out.print(ValidationReport(**s.report).render(), highlight=False, markup=False, soft_wrap=True)
-    table = Table(title=f"Writer usage for {group} (stage writer)")
-    for col in ("segments", "messages", "calls", "prompt tokens", "completion tokens", "model s", "added", "updated", "rejected"):
-        table.add_column(col, justify="right")
-    table.add_row(
-        str(len(segments)), str(sum(s.n_messages for s in segments)), str(sum(s.calls for s in segments)),
-        f"{sum(s.prompt_tokens for s in segments):,}", f"{sum(s.completion_tokens for s in segments):,}",
-        f"{sum(s.latency_s for s in segments):.1f}", str(sum(s.added for s in segments)),
-        str(sum(s.updated for s in segments)), str(sum(s.rejected for s in segments)),
+    out.print(
+        f"stored Writer usage for {group} (stage writer): {len(segments)} segment(s), "
+        f"{sum(s.n_messages for s in segments)} messages, {sum(s.calls for s in segments)} calls, "
+        f"{sum(s.prompt_tokens for s in segments):,} prompt + {sum(s.completion_tokens for s in segments):,} "
+        f"completion tokens, {sum(s.latency_s for s in segments):.1f} s in the model; records "
+        f"{sum(s.added for s in segments)} added, {sum(s.updated for s in segments)} updated; "
+        f"{sum(s.rejected for s in segments)} actions rejected",
+        highlight=False, soft_wrap=True,
     )
-    out.print(table)
