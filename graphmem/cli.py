@@ -205,3 +205,8 @@ def stats(
     out.print(table)
     if groups:
         out.print(f"{len(groups)} group(s): " + ", ".join(f"{g['id']} ({g['messages']} msgs)" for g in groups))
+
+
+# Commands of the other areas register themselves on `app` when imported.
+from graphmem import cli_derive  # noqa: E402,F401
+from graphmem import cli_query  # noqa: E402,F401
