@@ -22,10 +22,11 @@ neo4j: setup
 	$(BIN)/graphmem neo4j start
 	$(BIN)/graphmem schema apply
 
-# Everything a new user needs: Neo4j, schema, the sample conversation, a search.
+# Everything a new user needs: Neo4j, schema, the sample conversation, a search, an ask.
 demo: neo4j
 	$(BIN)/graphmem ingest examples/sample_chat.jsonl --format jsonl
 	$(BIN)/graphmem search --group trail-trip "which trail did the family choose" -k 5
+	$(BIN)/graphmem ask --group trail-trip "Which trail did the family choose, and does Ben agree?"
 	$(BIN)/graphmem stats --group trail-trip
 	@echo
 	@echo "Neo4j Browser: http://127.0.0.1:7474/browser/  (user neo4j, password from GRAPHMEM_NEO4J_PASSWORD, default graphmem-local)"
