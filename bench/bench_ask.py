@@ -18,6 +18,10 @@ What it does:
    whitespace-separated words; an estimate at 4 characters per token is printed beside it);
    then p50/p95 of the non-model part of ``ask``.
 
+On a shared 2-core machine run it with ``OMP_NUM_THREADS=1``: with torch's default of one
+thread per core, a one-sentence MiniLM encode competes with every other process and took
+~450 ms (p50) instead of ~18 ms when measured here under load.
+
 Requires the local Neo4j (make neo4j). Figures go to stdout; nothing here is a test.
 """
 
@@ -162,6 +166,7 @@ def main() -> None:
         records = 0
         for c in convs:
             if args.reuse and store.read("api/get_group", group_id=gids[c.group_id]):
+                records += int(store.read("query/count_derived", group_id=gids[c.group_id])[0]["group_count"])
                 continue
             delete_group(store, gids[c.group_id])
             renamed = rename(c, gids[c.group_id])
