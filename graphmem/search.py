@@ -26,7 +26,7 @@ class MessageHit:
     """One retrieved message.
 
     ``score`` is the fused RRF score in hybrid mode (in (0, 2/(rrf_k+1)]), the BM25 score in
-    fulltext mode, or the cosine similarity in vector mode; ``expanded_from`` names the anchor
+    fulltext mode, or Neo4j's cosine score (1 + cos) / 2 in [0, 1] in vector mode; ``expanded_from`` names the anchor
     for neighbouring turns added by expansion (their score is 0).
     """
 
@@ -79,7 +79,9 @@ def fulltext_ranking(store: Store, group_id: str, query: str, k: int) -> list[tu
 def vector_ranking(
     store: Store, embedder: Embedder, group_id: str, query: str, k: int
 ) -> list[tuple[str, float]]:
-    """Top-``k`` (message id, cosine similarity) of the group for ``query``, best first.
+    """Top-``k`` (message id, score) of the group for ``query``, best first.
+
+    Scores are Neo4j's normalised cosine, (1 + cos) / 2 in [0, 1].
 
     Exact for groups up to EXACT_SCAN_MAX messages, else the HNSW index with widening.
     """
@@ -192,8 +194,9 @@ def hydrate(store: Store, group_id: str, ids: list[str]) -> dict[str, MessageHit
 def expand_hits(store: Store, group_id: str, hits: list[MessageHit], window: int) -> list[MessageHit]:
     """Insert up to ``window`` NEXT-neighbours before/after each hit, without duplicates.
 
-    Each anchor is followed by its neighbours in conversation order (the anchor keeps its
-    place in the ranking); a message already present is not repeated.
+    Each anchor keeps its place in the ranking and is surrounded by its neighbours in
+    conversation order (earlier turns before it, later after); a message already present is
+    not repeated.
     """
     rows = store.read(
         "search/neighbour_messages", group_id=group_id, ids=[h.id for h in hits], window=window

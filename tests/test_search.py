@@ -56,7 +56,7 @@ def test_hybrid_ranks_the_relevant_messages_first(store, embedder, group_id):
     assert top.speaker in {"Ana", "Bo"} and top.session == "s1" and top.ts.startswith("2026-01-01T10:")
     vec = search_messages(store, embedder, group_id, "bad weather", k=2, mode="vector")
     assert {h.id for h in vec} == {"m0004", "m0005"}  # no shared words: only the vector finds them
-    assert all(-1.0 <= h.score <= 1.0 for h in vec)
+    assert all(0.0 <= h.score <= 1.0 for h in vec)
 
 
 def test_expand_adds_neighbouring_turns(store, embedder, group_id):
