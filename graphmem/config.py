@@ -8,7 +8,7 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-from pydantic import SecretStr
+from pydantic import SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -18,7 +18,7 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="GRAPHMEM_", env_file=".env", extra="ignore")
 
     # --- Neo4j ------------------------------------------------------------------------
-    neo4j_uri: str = "bolt://127.0.0.1:7687"
+    neo4j_uri: str = ""  # "" = the local server: bolt://127.0.0.1:<neo4j_bolt_port>
     neo4j_user: str = "neo4j"
     neo4j_password: SecretStr = SecretStr("graphmem-local")
     neo4j_database: str = "neo4j"
@@ -98,6 +98,12 @@ class Settings(BaseSettings):
     eval_bootstrap_resamples: int = 10_000  # MeanN CI: network bootstrap resamples (App. C)
     eval_bootstrap_seed: int = 0  # MeanN CI: generator seed (same records -> same interval)
     eval_recall_ks: str = "1,5,10"  # cut-offs of evidence recall@k / hit@k, comma-separated
+
+    @model_validator(mode="after")
+    def _default_uri(self) -> "Settings":
+        if not self.neo4j_uri:
+            self.neo4j_uri = f"bolt://127.0.0.1:{self.neo4j_bolt_port}"
+        return self
 
     @property
     def neo4j_home(self) -> Path:

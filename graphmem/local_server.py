@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import time
 from dataclasses import dataclass
@@ -61,6 +62,12 @@ POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
   </dependencies>
 </project>
 """
+
+
+def _port_in_use(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.settimeout(0.5)
+        return sock.connect_ex(("127.0.0.1", port)) == 0
 
 
 @dataclass(frozen=True)
@@ -203,6 +210,13 @@ class LocalServer:
                 server did not answer ``RETURN 1`` within ``neo4j_start_timeout_s``.
         """
         if self.pid() is None:
+            for port in (self.settings.neo4j_bolt_port, self.settings.neo4j_http_port):
+                if _port_in_use(port):
+                    raise LocalServerError(
+                        f"port {port} on 127.0.0.1 is already in use by another process (another "
+                        "Neo4j?). Use that server through GRAPHMEM_NEO4J_URI, or pick free ports "
+                        "with GRAPHMEM_NEO4J_BOLT_PORT / GRAPHMEM_NEO4J_HTTP_PORT."
+                    )
             self.assemble()
             self.write_config()
             self._set_initial_password()

@@ -48,3 +48,22 @@ def test_second_server_start_twice_status_and_stop_own_process(tmp_path, driver)
     assert server.stop() is False  # nothing left to stop
     driver.verify_connectivity()  # the main test server was not touched
     assert os.path.exists(server.lib / ".assembled")
+
+
+def test_start_refuses_a_port_taken_by_another_process(tmp_path):
+    from graphmem.errors import LocalServerError
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen(1)
+        port = busy.getsockname()[1]
+        server = LocalServer(Settings(home=tmp_path / "gm", neo4j_bolt_port=port, neo4j_http_port=free_port()))
+        with pytest.raises(LocalServerError, match=f"port {port} on 127.0.0.1 is already in use"):
+            server.start()
+    assert not (tmp_path / "gm" / "neo4j" / "lib").exists()  # failed before assembling anything
+
+
+def test_uri_defaults_to_the_local_bolt_port(monkeypatch):
+    monkeypatch.delenv("GRAPHMEM_NEO4J_URI", raising=False)
+    assert Settings(neo4j_bolt_port=7999).neo4j_uri == "bolt://127.0.0.1:7999"
+    assert Settings(neo4j_uri="neo4j+s://x.databases.neo4j.io").neo4j_uri == "neo4j+s://x.databases.neo4j.io"
