@@ -44,6 +44,7 @@ def apply_schema(store: Store, dimensions: int, timeout_s: float = 300.0) -> Sch
     """
     _check_vector_dimensions(store, dimensions)
     _migrate_fulltext(store)
+    store.write("meta/backfill_search_text")
     for name in schema_templates():
         store.write(name, dimensions=dimensions)
     indexes = wait_online(store, timeout_s)

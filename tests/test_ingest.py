@@ -183,15 +183,16 @@ def test_cypher_injection_shaped_values_are_plain_data(store, embedder, make_gro
     ]
 
 
-def test_context_holds_previous_turn_even_across_appends(store, embedder, group_id):
+def test_search_text_holds_previous_turn_even_across_appends(store, embedder, group_id):
     ingest_conversations(store, [conversation(group_id, ROWS[:2])], embedder)
     ingest_conversations(store, [conversation(group_id, ROWS)], embedder)
     rows = store.read_text(
-        "MATCH (m:Message {group_id: $g}) RETURN m.id AS id, m.context AS c ORDER BY m.turn_created",
+        "MATCH (m:Message {group_id: $g}) RETURN m.id AS id, m.search_text AS d ORDER BY m.turn_created",
         g=group_id,
     )
-    ctx = {r["id"]: r["c"] for r in rows}
-    assert ctx["m0000"] == "Ana:"  # first turn of the session: only the speaker's name
-    assert ctx["m0001"] == "Ana: We meet at the harbour at nine.\nBo:"
-    assert ctx["m0002"] == "Bo: I'll bring the boat keys.\nCy:"  # previous turn came from the first ingest
-    assert ctx["m0003"] == "Ana:"  # new session
+    doc = {r["id"]: r["d"] for r in rows}
+    assert doc["m0000"] == "Ana: We meet at the harbour at nine."  # a session's first turn
+    assert doc["m0001"] == "Ana: We meet at the harbour at nine.\nBo: I'll bring the boat keys."
+    # the previous turn of m0002 was stored by the first ingest
+    assert doc["m0002"] == "Bo: I'll bring the boat keys.\nCy: Count me out, I'm sick."
+    assert doc["m0003"] == "Ana: Next week then: same place."  # new session

@@ -3,14 +3,14 @@
 // Parameters: $group_id (str); $rows (list of maps): id, channel, text, speaker (display name),
 //   person_id (str), session (str), turn (int), ts (str ISO-8601), instant (float, epoch seconds),
 //   turn_created (int, write order in the group), reply_to (str), embedding (list[float], L2-normed),
-//   context (str, previous turn + speaker name, indexed for fulltext beside text).
+//   search_text (str, previous turn + "speaker: text", the fulltext document).
 // Returns: written (int, messages created by this call).
 UNWIND $rows AS row
 MERGE (m:Message {group_id: $group_id, id: row.id})
   ON CREATE SET m.channel = row.channel, m.text = row.text, m.speaker = row.speaker,
                 m.session = row.session, m.turn = row.turn, m.ts = row.ts,
                 m.instant = row.instant, m.turn_created = row.turn_created,
-                m.reply_to = row.reply_to, m.context = row.context, m.created_new = true
+                m.reply_to = row.reply_to, m.search_text = row.search_text, m.created_new = true
 WITH m, row, coalesce(m.created_new, false) AS created
 WHERE created
 REMOVE m.created_new

@@ -1,5 +1,5 @@
-// Fulltext (Lucene, english analyzer: stemming + stop words) over the verbatim text and its
-// retrieval context (previous turn of the session + the speaker's name; see graphmem.ingest).
+// Fulltext (Lucene, english analyzer: stemming + stop words) over each message's retrieval
+// document: its previous turn and "speaker: text" (see graphmem.ingest.search_text).
 // Parameters: none. Returns nothing.
-CREATE FULLTEXT INDEX message_text IF NOT EXISTS FOR (m:Message) ON EACH [m.text, m.context]
+CREATE FULLTEXT INDEX message_text IF NOT EXISTS FOR (m:Message) ON EACH [m.search_text]
 OPTIONS {indexConfig: {`fulltext.analyzer`: 'english', `fulltext.eventually_consistent`: false}}
