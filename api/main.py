@@ -18,7 +18,7 @@ from fastapi import Depends, FastAPI
 
 from api import errors
 from api.deps import require_api_key
-from api.routes import ask, groups, health, persons, records
+from api.routes import ask, graph, groups, health, persons, records
 from graphmem import __version__
 from graphmem.config import Settings, get_settings
 from graphmem.db import open_driver
@@ -67,7 +67,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     errors.install(app)
     app.include_router(health.router)
+    app.include_router(graph.page_router)  # the graph page and its static files: no data, no key
     secured = [Depends(require_api_key)]
-    for r in (groups.router, ask.router, persons.router, records.router):
+    for r in (groups.router, ask.router, persons.router, records.router, graph.router):
         app.include_router(r, dependencies=secured)
     return app

@@ -1,0 +1,100 @@
+"""The conversation graph of a group: JSON, interaction summary, timeline plot, and the page.
+
+``router`` (registered behind the API key like the other resources):
+``GET /groups/{group_id}/graph``, ``/summary`` and ``/timeline.png``.
+
+``page_router`` (no API key: it serves no data, only the page and its static files; the page
+asks for the key when the data routes answer 401): ``GET /groups/{group_id}/view`` and
+``GET /static/graphmem/{path}`` (the page's script, style and the vendored Cytoscape.js build).
+The page and the PNG are left out of the OpenAPI schema, which documents the JSON API.
+
+The logic lives in :mod:`graphmem.graphview`; these routes only translate HTTP.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, HTTPException, Path as PathParam, Query
+from fastapi.responses import FileResponse, HTMLResponse, Response
+
+from api.deps import StoreDep
+from graphmem.graphview import (
+    ConversationGraph,
+    GroupSummary,
+    build_graph,
+    build_timeline,
+    render_timeline_png,
+    summarize,
+)
+
+router = APIRouter(prefix="/groups/{group_id}", tags=["graph"])
+page_router = APIRouter(include_in_schema=False)
+
+GroupId = Annotated[str, PathParam(min_length=1, description="Group (memory space) id.")]
+STATIC = Path(str(resources.files("api").joinpath("static")))
+_MEDIA = {".js": "text/javascript", ".css": "text/css", ".html": "text/html", ".md": "text/plain",
+          ".LICENSE": "text/plain"}
+
+
+@router.get("/graph", response_model=ConversationGraph, summary="People, records and who talks to whom")
+def get_graph(
+    group_id: GroupId,
+    store: StoreDep,
+    person: Annotated[str | None, Query(description="Only records from or about this Person.id (or GROUP).")] = None,
+    layer: Annotated[
+        list[str] | None,
+        Query(description="Layers to show: code names or labels (Core, Profile, Interaction, Insight); "
+                          "repeat or comma-separate. Default: all."),
+    ] = None,
+    session: Annotated[str | None, Query(description="Only this session.")] = None,
+    ts_from: Annotated[str | None, Query(alias="from", description="ISO-8601 start (inclusive; naive = UTC).")] = None,
+    ts_to: Annotated[str | None, Query(alias="to", description="ISO-8601 end (inclusive; naive = UTC).")] = None,
+    mode: Annotated[Literal["head", "full"], Query(description="head: current states; full: every state.")] = "head",
+) -> ConversationGraph:
+    """Nodes: every person and the GROUP node (with a layout position). Records: derived records
+    as edges from source to owner with layer, utype, content, state, time and session. Talk:
+    person-to-person reply/next counts. 404: unknown group, person or session; 422: unknown
+    layer, unparsable time."""
+    return build_graph(
+        store, group_id, person=person or None, layers=layer, session=session or None,
+        ts_from=ts_from or None, ts_to=ts_to or None, mode=mode,
+    )
+
+
+@router.get("/summary", response_model=GroupSummary, summary="Interaction summary per person and decisions")
+def get_summary(group_id: GroupId, store: StoreDep) -> GroupSummary:
+    """Per person: messages sent, replies sent and received, records owned and sourced, what
+    they said about others, stance changes. Per group: sessions and decisions over time.
+    404: unknown group."""
+    return summarize(store, group_id)
+
+
+@router.get("/timeline.png", response_class=Response, include_in_schema=False)
+def get_timeline_png(
+    group_id: GroupId,
+    store: StoreDep,
+    width: Annotated[float, Query(ge=4, le=40, description="Width in inches (100 dpi).")] = 10.0,
+) -> Response:
+    """A PNG: one row per person and a GROUP row; messages, stance changes and decisions in
+    conversation order. 404: unknown group."""
+    png = render_timeline_png(build_timeline(store, group_id), width_in=width)
+    return Response(content=png, media_type="image/png", headers={"Cache-Control": "no-store"})
+
+
+@page_router.get("/groups/{group_id}/view", response_class=HTMLResponse)
+def get_view(group_id: GroupId) -> HTMLResponse:
+    """The graph page of one group (it loads its data from ``graph`` and the provenance route)."""
+    return HTMLResponse((STATIC / "view.html").read_text(encoding="utf-8"))
+
+
+@page_router.get("/static/graphmem/{path:path}")
+def get_static(path: str) -> FileResponse:
+    """A file of the page (script, style, vendored library); 404 for anything else."""
+    target = (STATIC / path).resolve()
+    if STATIC.resolve() not in target.parents or not target.is_file():
+        raise HTTPException(status_code=404, detail=f"no static file {path!r}")
+    media = _MEDIA.get(target.suffix, "application/octet-stream")
+    return FileResponse(target, media_type=media, headers={"Cache-Control": "public, max-age=3600"})

@@ -1,0 +1,80 @@
+"""``graphmem summary``: who talks, who is talked about, stance changes and decisions of a group.
+
+Registers its command on the typer ``app`` of :mod:`graphmem.cli`; ``graphmem.cli`` imports
+this module at its end so the command is part of the CLI. The graph itself is drawn by the API
+page ``/groups/{id}/view`` (see docs/view.md).
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.table import Table
+
+from graphmem.cli import app, emit_json, open_store, out
+
+
+@app.command("summary")
+def summary_cmd(
+    group: Annotated[str, typer.Option("--group", "-g", help="Group id.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+    plot: Annotated[
+        Optional[Path], typer.Option("--plot", help="Also write the timeline plot to this PNG file.")
+    ] = None,
+) -> None:
+    """Per person: messages, replies, records owned/sourced, stance changes; the group's
+    decisions over time. ``--plot PATH`` writes the timeline as a PNG."""
+    from graphmem.graphview import build_timeline, render_timeline_png, summarize
+
+    logging.getLogger("neo4j.notifications").setLevel(logging.ERROR)
+    with open_store() as store:
+        summary = summarize(store, group)
+        png = render_timeline_png(build_timeline(store, group)) if plot is not None else None
+    if png is not None and plot is not None:
+        plot.parent.mkdir(parents=True, exist_ok=True)
+        plot.write_bytes(png)
+    if as_json:
+        data = summary.model_dump()
+        if plot is not None:
+            data["plot"] = str(plot)
+        emit_json(data)
+        return
+    out.print(
+        f"[bold]{summary.name}[/bold] ({summary.group_id}): {summary.persons} people, "
+        f"{summary.messages} messages in {len(summary.sessions)} sessions, {summary.heads} current "
+        f"records ({summary.records} with earlier states)"
+    )
+    people = Table(title="People", title_justify="left")
+    people.add_column("person", no_wrap=True)
+    for col in ("msgs", "replies\nsent", "replies\nreceived", "records\nabout them",
+                "records\nfrom them", "about\nothers", "stance\nchanges"):
+        people.add_column(col, justify="right")
+    for p in summary.people:
+        name = p.name if p.id.casefold() == p.name.casefold() else f"{p.name} ({p.id})"
+        people.add_row(
+            name, str(p.messages), str(p.replies_sent), str(p.replies_received), str(p.records_owned),
+            str(p.records_sourced), str(p.said_about_others), str(p.stance_changes),
+        )
+    out.print(people)
+    decisions = Table(title="Decisions over time", title_justify="left")
+    decisions.add_column("time", no_wrap=True)
+    decisions.add_column("session", no_wrap=True)
+    decisions.add_column("by", no_wrap=True)
+    decisions.add_column("decision", ratio=1)
+    decisions.add_column("record", no_wrap=True)
+    for d in summary.decisions:
+        current = d.state == "head"
+        decisions.add_row(
+            d.ts[:16].replace("T", " "), d.session or "-", d.source_name or d.source,
+            d.content if current else f"[dim]{d.content} (replaced)[/dim]",
+            d.id + (f" ← {d.supersedes}" if d.supersedes else ""),
+        )
+    if summary.decisions:
+        out.print(decisions)
+    else:
+        out.print("No decisions recorded yet (run `graphmem derive --group " + summary.group_id + "`).")
+    if plot is not None:
+        out.print(f"timeline written to {plot}")
