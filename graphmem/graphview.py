@@ -17,6 +17,7 @@ or spoke right after to the person they answered or followed.
 from __future__ import annotations
 
 import io
+import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal
@@ -47,6 +48,7 @@ __all__ = [
     "build_timeline",
     "parse_layers",
     "render_timeline_png",
+    "TIMELINE_LIST_MAX",
     "summarize",
 ]
 
@@ -401,9 +403,17 @@ class _GroupData:
         return max(known) if known else 0
 
 
-def _message_instant(row: dict[str, Any]) -> float:
+def _when(ts: str | None) -> float | None:
+    """Epoch seconds of a stored time, or None when it is missing or unreadable."""
+    try:
+        return memory.to_instant(ts) if ts else None
+    except InvalidInputError:
+        return None
+
+
+def _message_instant(row: dict[str, Any]) -> float | None:
     value = row.get("instant")
-    return float(value) if value is not None else memory.to_instant(row["ts"])
+    return float(value) if value is not None else _when(row.get("ts"))
 
 
 def build_graph(
@@ -452,7 +462,9 @@ def build_graph(
     if session is not None and session not in {s.id for s in sessions}:
         raise NotFoundError(f"no session {session!r} in group {group_id!r}")
 
-    def in_time(instant: float) -> bool:
+    def in_time(instant: float | None) -> bool:  # a stored time that cannot be read passes no bound
+        if instant is None:
+            return lo is None and hi is None
         return (lo is None or instant >= lo) and (hi is None or instant <= hi)
 
     # records
@@ -463,7 +475,7 @@ def build_graph(
             continue
         if session is not None and session != r.session and session not in record_sessions:
             continue
-        if not in_time(memory.to_instant(r.ts)):
+        if not in_time(_when(r.ts)):
             continue
         edges.append(RecordEdge(
             id=r.id, source=r.source, owner=r.owner,
@@ -537,7 +549,7 @@ def _layout(person_ids: Sequence[str]) -> dict[str, tuple[float, float]]:
 
 def _decisions(data: _GroupData) -> list[DecisionEvent]:
     found = [r for r in data.records if r.utype == "decision"]
-    found.sort(key=lambda r: (memory.to_instant(r.ts), r.turn_created, r.id))
+    found.sort(key=lambda r: (_when(r.ts) or 0.0, r.turn_created, r.id))
     return [
         DecisionEvent(
             id=r.id, layer=r.layer, label=memory.LAYER_LABELS[r.layer], utype=r.utype, content=r.content,
@@ -622,16 +634,22 @@ def _plain(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
+#: Decisions listed under the timeline plot; more are counted, not listed.
+TIMELINE_LIST_MAX = 10
+
+
 def render_timeline_png(timeline: Timeline, *, width_in: float = 10.0, dpi: int = 100) -> bytes:
     """Draw the timeline as a PNG: one row per person plus a GROUP row, x = conversation order.
 
     Grey dots are messages, blue stars stance changes (UPDATEs of stance records, on the
-    owner's row), orange diamonds decisions (filled: current; hollow: superseded) with their
-    text; dotted lines separate sessions, labelled with the session id and date.
+    owner's row), orange diamonds decisions (filled: current; hollow: replaced later, with a
+    dashed arrow to the decision that replaced it), numbered and listed with their time, author
+    and text under the plot (at most :data:`TIMELINE_LIST_MAX`). Dotted lines separate
+    sessions, labelled with the session id and date where there is room.
 
     Args:
         timeline: from :func:`build_timeline`.
-        width_in: figure width in inches; the height follows the number of rows.
+        width_in: figure width in inches; the height follows the rows and the decision list.
         dpi: dots per inch.
 
     Returns:
@@ -643,8 +661,16 @@ def render_timeline_png(timeline: Timeline, *, width_in: float = 10.0, dpi: int 
     labels = [timeline.name or "GROUP"] + [name for _, name in timeline.people]
     y = {pid: len(rows) - 1 - i for i, pid in enumerate(rows)}  # GROUP on top
     n = max(1, len(timeline.messages))
-    fig = Figure(figsize=(width_in, 1.6 + 0.5 * len(rows)), dpi=dpi)
-    ax = fig.add_subplot()
+    listed = timeline.decisions[:TIMELINE_LIST_MAX]
+    list_lines = len(listed) + (1 if len(timeline.decisions) > len(listed) else 0)
+    plot_h, list_h = 1.4 + 0.5 * len(rows), 0.45 + 0.2 * list_lines
+    gap_in = 0.55  # room for the x label between the plot and the list
+    fig = Figure(figsize=(width_in, plot_h + list_h + gap_in), dpi=dpi)
+    grid = fig.add_gridspec(2, 1, height_ratios=[plot_h, list_h], hspace=gap_in / ((plot_h + list_h) / 2))
+    ax = fig.add_subplot(grid[0])
+    below = fig.add_subplot(grid[1])
+    below.axis("off")
+
     known = [m for m in timeline.messages if m.person in y]
     ax.scatter([m.position for m in known], [y[m.person] for m in known], s=22, color="#9C9C9C",
                label="message", zorder=2)
@@ -654,38 +680,55 @@ def render_timeline_png(timeline: Timeline, *, width_in: float = 10.0, dpi: int 
                    color=LAYER_COLOURS["per_speaker_core"], label="stance change", zorder=3)
     colour = LAYER_COLOURS["group_interaction"]
     where = {d.id: d.position for d in timeline.decisions}
-    for i, d in enumerate(timeline.decisions):
+    for number, d in enumerate(timeline.decisions, start=1):
         head = d.state == memory.HEAD
         ax.scatter([d.position], [y[memory.GROUP]], s=80, marker="D", zorder=4,
                    facecolors=colour if head else "white", edgecolors=colour, linewidths=1.5,
-                   label=("decision" if head else "decision (superseded)"))
+                   label=("decision" if head else "decision, replaced later"))
         if d.superseded_by in where:  # the chain: old state -> the state that replaced it
             ax.annotate("", (where[d.superseded_by], y[memory.GROUP]), xytext=(d.position, y[memory.GROUP]),
                         arrowprops={"arrowstyle": "->", "color": colour, "linestyle": "--", "shrinkA": 6,
                                     "shrinkB": 6}, zorder=3)
-        right = d.position > 0.6 * n
-        ax.annotate(_plain(d.content, 48), (d.position, y[memory.GROUP]),
-                    xytext=(-6 if right else 6, 10 if i % 2 == 0 else -14), textcoords="offset points",
-                    fontsize=8, ha="right" if right else "left", color="#333333" if head else "#888888")
+        ax.annotate(str(number), (d.position, y[memory.GROUP]), xytext=(0, 9), textcoords="offset points",
+                    ha="center", fontsize=8, fontweight="bold", color="#333333")
+    # session separators; a label only where it does not run into the previous one
+    data_per_inch = (n + 1) / (width_in * 0.8)
+    free_from = -math.inf
     for s in timeline.sessions:
         ax.axvline(s.first_position - 0.5, color="#BBBBBB", linestyle=":", zorder=1)
-        ax.annotate(f"{_plain(s.id, 16)}  {s.ts_first[:10]}", (s.first_position - 0.4, len(rows) - 0.45),
-                    fontsize=8, color="#666666", va="bottom")
+        text = f"{_plain(s.id, 14)} {s.ts_first[:10]}".strip()
+        start = s.first_position - 0.4
+        if start >= free_from:
+            ax.annotate(text, (start, len(rows) - 0.45), fontsize=7, color="#666666", va="bottom")
+            free_from = start + (len(text) * 0.075 + 0.15) * data_per_inch
     ax.set_yticks(range(len(rows)), [_plain(label, 24) for label in reversed(labels)])
     ax.set_ylim(-0.6, len(rows) - 0.1)
     ax.set_xlim(-1, n)
     ax.xaxis.get_major_locator().set_params(integer=True)
     ax.set_xlabel("messages in conversation order")
-    ax.set_title(f"{_plain(timeline.name, 40)}: messages, stance changes and decisions", fontsize=11)
+    ax.set_title(f"{_plain(timeline.name, 48)}: messages, stance changes and decisions", fontsize=11)
     ax.grid(axis="y", color="#EEEEEE")
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
+
     handles, names = ax.get_legend_handles_labels()
     unique = dict(zip(names, handles))
-    fig.tight_layout(rect=(0, 0.08 if unique else 0, 1, 1))
     if unique:
-        fig.legend(unique.values(), unique.keys(), loc="lower center", ncol=len(unique), fontsize=8,
-                   frameon=False)
+        below.legend(unique.values(), unique.keys(), loc="upper center", ncol=len(unique), fontsize=8,
+                     frameon=False, bbox_to_anchor=(0.5, 1.0))
+    step = 0.2 / list_h if list_h else 0
+    for i, d in enumerate(listed):
+        by = d.source_name or d.source
+        line = f"{i + 1}.  {d.ts[:16].replace('T', ' ')}  {_plain(by, 20)}: {_plain(d.content, 110)}"
+        if d.state != memory.HEAD:
+            line += "  (replaced)"
+        below.text(0.0, 1 - (0.4 / list_h) - i * step, line, transform=below.transAxes, fontsize=8, va="top",
+                   color="#333333" if d.state == memory.HEAD else "#888888")
+    if len(timeline.decisions) > len(listed):
+        below.text(0.0, 1 - (0.4 / list_h) - len(listed) * step,
+                   f"... and {len(timeline.decisions) - len(listed)} more decisions (see the summary)",
+                   transform=below.transAxes, fontsize=8, va="top", color="#888888")
+    fig.subplots_adjust(left=0.16, right=0.98, top=0.93, bottom=0.02)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", bbox_inches="tight")
     return buf.getvalue()

@@ -5,7 +5,6 @@ the ``graphmem summary`` command, on the sample chat with its derived memory."""
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import math
 import re
