@@ -210,3 +210,4 @@ def stats(
 # Commands of the other areas register themselves on `app` when imported.
 from graphmem import cli_derive  # noqa: E402,F401
 from graphmem import cli_query  # noqa: E402,F401
+from graphmem import cli_view  # noqa: E402,F401
