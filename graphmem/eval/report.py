@@ -264,9 +264,13 @@ def summarize(run_dir: Path, *, n_resamples: int = 10_000, seed: int | None = 0)
         for note in inv.get("notes", []):
             if note not in s.notes:
                 s.notes.append(note)
+    by_note: dict[str, list[str]] = defaultdict(list)
     for u in s.units.values():
-        if u.get("note") and f"{u['unit']}: {u['note']}" not in s.notes:
-            s.notes.append(f"{u['unit']}: {u['note']}")
+        if u.get("note"):
+            by_note[u["note"]].append(u["unit"])
+    for note, names in by_note.items():
+        shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+        s.notes.append(f"{note} ({len(names)} unit(s): {shown})")
     if s.not_applicable:
         s.notes.append(f"{s.not_applicable} question(s) not applicable (e.g. full context over the window)")
     unparsed = sum(1 for r in judged if r.verdict is None)
@@ -714,6 +718,9 @@ def write_report(
     """
     runs = find_runs(path)
     summaries = [summarize(r, n_resamples=n_resamples, seed=seed) for r in runs]
+    if len({s.config["bench"] for s in summaries}) > 1:  # name the benchmark in every label
+        for s in summaries:
+            s.label = f"{s.config['bench']}: {s.label}"
     out = Path(out or path)
     out.mkdir(parents=True, exist_ok=True)
     grids = _grid_groups(summaries)

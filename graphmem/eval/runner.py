@@ -128,6 +128,8 @@ class RunConfig(BaseModel):
                 name += " (no ASK)"
             if self.s1_k is not None or self.s2_k is not None:
                 name += f" [S1 k={self.budgets.get('top_k', self.s1_k)}, S2 k={self.budgets.get('s2_k', self.s2_k)}]"
+        elif self.system in ("bm25", "embed") and self.top_k != 10:
+            name += f" [top-{self.top_k}]"
         return name
 
 
@@ -379,8 +381,6 @@ def prepare_units(
             info.records = int(counts.get("Derived", 0))
             if writer is None and not segments:
                 info.note = "System 2 is empty: no Writer is configured (GRAPHMEM_WRITER_* / GRAPHMEM_LLM_*)"
-            elif writer is None:
-                info.note = "no Writer configured: System 2 as stored by an earlier derive"
         out[unit.unit_id] = info
     return out
 
@@ -629,6 +629,8 @@ def run_eval(
                 f"System 2 is empty for {len(empty)} of {len(units)} unit(s) (no Writer configured and "
                 "nothing derived before): graphmem answers from System 1 only"
             )
+        elif writer is None and opts.ablate != "s2":
+            outcome.notes.append("no Writer configured: System 2 as stored by an earlier derive")
     else:
         outcome.units = {u.unit_id: UnitInfo(unit=u.unit_id, group_id=u.group_id,
                                              messages=len(u.conversation.messages)) for u in units}
