@@ -3,7 +3,7 @@
 Usage:
     .venv/bin/python bench/eval_scripted.py [--bench socialmem] [--data ../shared/data/socialmembench/networks]
         [--out runs/socialmem-scripted] [--systems speakermem,bm25,embed,full-context] [--concurrency 2]
-        [--prefix eval-scripted-] [--cleanup]
+        [--prefix eval-scripted-] [--ablations] [--grid] [--cleanup]
 
 Starts tests/scripted_llm.ScriptedLLM (a local OpenAI-compatible server) and points the
 Writer, the answer model and the judge at it (GRAPHMEM_LLM_* / GRAPHMEM_WRITER_* /
@@ -142,6 +142,8 @@ def main() -> None:
     ap.add_argument("--systems", default="speakermem,bm25,embed,full-context")
     ap.add_argument("--prefix", default="eval-scripted-")
     ap.add_argument("--concurrency", type=int, default=2)
+    ap.add_argument("--ablations", action="store_true", help="also graphmem w/o S1, S2, S2-group, S2-person")
+    ap.add_argument("--grid", action="store_true", help="also the App. H grid: S1 k 5,10,20 x S2 k 2,4,6, no ASK")
     ap.add_argument("--cleanup", action="store_true", help="delete the prefixed groups at the end")
     args = ap.parse_args()
 
@@ -156,17 +158,23 @@ def main() -> None:
 
     settings = get_settings()
     try:
-        for system in args.systems.split(","):
+        jobs = [(system, None, False, None, None, args.out / system) for system in args.systems.split(",")]
+        if args.ablations:
+            jobs += [("speakermem", a, False, None, None, args.out / "ablations" / a) for a in ("s1", "s2", "s2-group", "s2-person")]
+        if args.grid:
+            jobs += [("speakermem", None, True, a, b, args.out / "grid" / f"s1-{a}_s2-{b}")
+                     for b in (2, 4, 6) for a in (5, 10, 20)]
+        for system, ablate, no_ask, s1_k, s2_k, out_dir in jobs:
             t = time.perf_counter()
             outcome = _execute(
-                bench=args.bench, data=args.data, system=system, questions=None, ablate=None, no_ask=False,
-                s1_k=None, s2_k=None, recall_n=None, limit=None, units=None, concurrency=args.concurrency,
-                group_prefix=args.prefix if system == "speakermem" else "", out_dir=args.out / system,
+                bench=args.bench, data=args.data, system=system, questions=None, ablate=ablate, no_ask=no_ask,
+                s1_k=s1_k, s2_k=s2_k, recall_n=s1_k, limit=None, units=None, concurrency=args.concurrency,
+                group_prefix=args.prefix if system == "speakermem" else "", out_dir=out_dir,
                 settings=settings, quiet=True,
             )
-            print(f"{system:13s} {outcome.total} questions: {outcome.done} recorded now, {outcome.skipped} "
-                  f"already done, {outcome.failed} failed, {outcome.not_applicable} not applicable, "
-                  f"{time.perf_counter() - t:.1f} s")
+            print(f"{str(out_dir.relative_to(args.out)):22s} {outcome.total} questions: {outcome.done} recorded now, "
+                  f"{outcome.skipped} already done, {outcome.failed} failed, {outcome.not_applicable} not applicable, "
+                  f"{time.perf_counter() - t:.1f} s", flush=True)
         report, summaries = write_report(args.out, n_resamples=settings.eval_bootstrap_resamples,
                                          seed=settings.eval_bootstrap_seed)
     finally:
