@@ -211,3 +211,4 @@ def stats(
 from graphmem import cli_derive  # noqa: E402,F401
 from graphmem import cli_query  # noqa: E402,F401
 from graphmem import cli_view  # noqa: E402,F401
+from graphmem import cli_eval  # noqa: E402,F401
