@@ -14,7 +14,7 @@ import pytest
 
 from graphmem.config import Settings
 from graphmem.eval import prompts as eval_prompts
-from graphmem.eval.benchmarks import Unit, load_bench
+from graphmem.eval.benchmarks import Unit
 from graphmem.eval.report import summarize
 from graphmem.eval.runner import RunOptions, read_records, read_run_state, run_eval
 from graphmem.eval.systems import SpeakerMem

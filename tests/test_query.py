@@ -276,3 +276,27 @@ def test_cli_ask_without_a_model_prints_the_evidence(store, embedder, family, mo
         assert mom["cells"][0]["current"]["id"] == "a2" and data["budgets"]["s2_k"] == 1
     finally:
         get_settings.cache_clear()
+
+
+def test_ablations_remove_exactly_one_path(store, embedder, family):
+    q = "What was decided about the trail, and what does Ben think?"
+    full = ask(store, embedder, family, q, tense="head")
+    assert full.excerpts and any(r.kind == "group" for r in full.rows)
+    assert any(r.kind == "person" and r.status == "records" for r in full.rows)
+
+    no_s1 = ask(store, embedder, family, q, tense="head", ablate="s1")
+    assert no_s1.excerpts == [] and [r.id for r in no_s1.rows] == [r.id for r in full.rows]
+
+    no_s2 = ask(store, embedder, family, q, tense="head", ablate="s2")
+    assert no_s2.rows == [] and no_s2.record_ids == []
+    assert [e.id for e in no_s2.excerpts] == [e.id for e in full.excerpts]
+
+    no_group = ask(store, embedder, family, q, tense="head", ablate="s2-group")
+    assert all(r.kind == "person" for r in no_group.rows)
+    assert all(c.owner_kind == "person" for r in no_group.rows for c in r.cells)
+
+    no_person = ask(store, embedder, family, q, tense="head", ablate="s2-person")
+    assert [r.kind for r in no_person.rows] == ["group"]
+
+    with pytest.raises(InvalidInputError, match="field 'ablate'"):
+        ask(store, embedder, family, q, ablate="s3")  # type: ignore[arg-type]

@@ -401,7 +401,7 @@ def _markdown(summaries: list[RunSummary], plots: dict[str, str], grids: list[li
         judged = any(s.judged for s in group)
         lines += ["", f"## Categories — {bench}", ""]
         if judged:
-            lines += [f"Accuracy (%) by category (n answered in parentheses):", ""]
+            lines += ["Accuracy (%) by category (n answered in parentheses):", ""]
             rows = []
             for s in group:
                 by = {c.category: c for c in s.categories}

@@ -35,7 +35,7 @@ import numpy as np
 from graphmem.config import Settings
 from graphmem.db import Store
 from graphmem.embed import Embedder
-from graphmem.errors import InvalidInputError, NotFoundError
+from graphmem.errors import InvalidInputError
 from graphmem.eval.baselines import (
     BM25Retriever,
     EmbedRetriever,
@@ -45,14 +45,7 @@ from graphmem.eval.baselines import (
 from graphmem.eval.benchmarks import Unit
 from graphmem.llm import ChatModel, Usage
 from graphmem.query import ask
-from graphmem.query.compose import answer as run_answer
-from graphmem.query.compose import compose
-from graphmem.query.people import read_roster
 from graphmem.query.pipeline import budgets_from
-from graphmem.query.project import project
-from graphmem.query.system1 import run_system1
-from graphmem.query.system2 import run_system2
-from graphmem.query.types import AskResult, Row, StageUsage
 
 SYSTEMS: tuple[str, ...] = ("speakermem", "bm25", "embed", "full-context")
 """Systems ``graphmem eval run`` evaluates (the ``--system`` choices)."""
@@ -230,22 +223,6 @@ class FullContext:
 # --------------------------------------------------------------------------------------------
 
 
-def _ablate_rows(rows: list[Row], ablate: str) -> list[Row]:
-    if ablate == "s2":
-        return []
-    keep_kind = "person" if ablate == "s2-group" else "group"
-    out: list[Row] = []
-    for row in rows:
-        if row.kind != keep_kind:
-            continue
-        cells = [c for c in row.cells if c.owner_kind == keep_kind]
-        status = row.status
-        if row.status == "records" and not any(c.via == "owner" for c in cells):
-            status = "raw" if row.raw else "none"
-        out.append(row.model_copy(update={"cells": cells, "status": status}))
-    return out
-
-
 class SpeakerMem:
     """graphmem's full pipeline, or one of its ablations.
 
@@ -286,13 +263,10 @@ class SpeakerMem:
 
     def answer(self, unit: Unit, question: str) -> SystemOutput:
         t = time.perf_counter()
-        if self.ablate is None:
-            result = ask(
-                self.store, self.embedder, unit.group_id, question, model=self.model, settings=self.settings,
-                ask_enabled=self.ask_enabled, s1_k=self.s1_k, s2_k=self.s2_k,
-            )
-        else:
-            result = self._ablated(unit.group_id, question)
+        result = ask(
+            self.store, self.embedder, unit.group_id, question, model=self.model, settings=self.settings,
+            ask_enabled=self.ask_enabled, s1_k=self.s1_k, s2_k=self.s2_k, ablate=self.ablate,
+        )
         wall = time.perf_counter() - t
         s1_ids = [e.id for e in result.excerpts]
         evidence = list(dict.fromkeys([*s1_ids, *result.message_ids]))
@@ -308,59 +282,3 @@ class SpeakerMem:
             usage=usage, timings_s=timings, note=result.note,
         )
 
-    def _ablated(self, group_id: str, question: str) -> AskResult:
-        """``ask`` with one path removed (see the module docstring)."""
-        s, b = self.settings, self.budgets
-        timings: dict[str, float] = {}
-        usages: list[Usage] = []
-        notes: list[str] = []
-        t = time.perf_counter()
-        roster = read_roster(self.store, group_id)
-        if not roster:
-            raise NotFoundError(f"group {group_id!r} has no roster (nothing ingested)")
-        projection, used = project(question, roster, self.model)
-        usages += used
-        timings["project"] = time.perf_counter() - t
-        excerpts = []
-        if self.ablate != "s1":
-            s1 = run_system1(self.store, self.embedder, group_id, question, b, self.model, rrf_k=s.rrf_k)
-            excerpts = s1.excerpts
-            usages += s1.usages
-            notes += s1.notes
-            timings.update(s1.timings_s)
-        rows: list[Row] = []
-        if self.ablate != "s2":
-            t = time.perf_counter()
-            s2 = run_system2(self.store, self.embedder, group_id, projection, b, rrf_k=s.rrf_k,
-                             max_candidates=s.s2_max_candidates)
-            rows = _ablate_rows(s2.rows, self.ablate) if self.ablate != "s1" else s2.rows
-            timings["s2"] = time.perf_counter() - t
-        evidence = compose(question, projection, excerpts, rows)
-        message_ids: dict[str, None] = {e.id: None for e in excerpts}
-        record_ids: dict[str, None] = {}
-        for row in rows:
-            for e in row.raw:
-                message_ids[e.id] = None
-            for c in row.cells:
-                for v in [*c.history, c.current]:
-                    record_ids[v.id] = None
-                    for mid in v.from_ids:
-                        message_ids[mid] = None
-        text = None
-        if self.model is not None:
-            t = time.perf_counter()
-            text, usage = run_answer(self.model, evidence, max_tokens=s.answer_max_tokens)
-            usages.append(usage)
-            timings["answer"] = time.perf_counter() - t
-        else:
-            notes.insert(0, NO_ANSWERER)
-        stages = {
-            stage: StageUsage(calls=v["calls"], prompt_tokens=v["prompt_tokens"], completion_tokens=v["completion_tokens"])
-            for stage, v in _usage_dict(usages).items()
-        }
-        return AskResult(
-            group_id=group_id, question=question, answer=text, note="; ".join(notes), projection=projection,
-            excerpts=excerpts, rows=rows, evidence=evidence, message_ids=list(message_ids),
-            record_ids=list(record_ids), budgets=b, usage=stages, timings_s=timings,
-            model=self.model.model if self.model is not None else "",
-        )

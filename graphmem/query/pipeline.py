@@ -26,9 +26,9 @@ from graphmem.query.compose import answer as run_answer
 from graphmem.query.compose import compose
 from graphmem.query.people import read_roster
 from graphmem.query.project import project
-from graphmem.query.system1 import run_system1
-from graphmem.query.system2 import run_system2
-from graphmem.query.types import AskResult, Budgets, StageUsage, Tense
+from graphmem.query.system1 import System1Result, run_system1
+from graphmem.query.system2 import System2Result, ablate_rows, run_system2
+from graphmem.query.types import Ablation, AskResult, Budgets, StageUsage, Tense
 from graphmem.memory import to_instant
 
 NO_MODEL_NOTE = (
@@ -143,6 +143,7 @@ def ask(
     source_k: int | None = None,
     as_of: str | datetime | None = None,
     tense: Tense | None = None,
+    ablate: Ablation | None = None,
 ) -> AskResult:
     """Answer ``question`` about group ``group_id`` from both memory tracks.
 
@@ -160,6 +161,9 @@ def ask(
         as_of: answer from the state that held at this time (ISO-8601; naive = UTC): derived
             chains show the version current then, and messages written later are left out.
         tense: force ``"head"`` or ``"full"`` instead of Project's choice.
+        ablate: remove one path (SpeakerMem-R1 §5.3, Fig. 4): ``"s1"`` no verbatim track,
+            ``"s2"`` no derived track, ``"s2-group"`` no Interaction/Insight records,
+            ``"s2-person"`` no Core/Profile records (rows are filtered after retrieval).
 
     Returns:
         An :class:`AskResult` with the answer (or None), the projection, the excerpts, the
@@ -178,6 +182,8 @@ def ask(
         raise InvalidInputError("question is empty", field="question")
     if tense is not None and tense not in ("head", "full"):
         raise InvalidInputError("tense must be 'head' or 'full'", field="tense")
+    if ablate is not None and ablate not in ("s1", "s2", "s2-group", "s2-person"):
+        raise InvalidInputError("ablate must be one of s1, s2, s2-group, s2-person", field="ablate")
     budgets = budgets_from(s, ask_enabled=ask_enabled, s1_k=s1_k, s2_k=s2_k, source_k=source_k)
     as_of_text, max_instant = parse_as_of(as_of)
     timings: dict[str, float] = {}
@@ -201,18 +207,24 @@ def ask(
     if model is not None and projection.method == "fallback":
         notes.append(f"Project fell back to its rules: {projection.fallback_reason}")
 
-    s1 = run_system1(
-        store, embedder, group_id, question, budgets, model, rrf_k=s.rrf_k, max_instant=max_instant
-    )
+    s1 = System1Result()
+    if ablate != "s1":
+        s1 = run_system1(
+            store, embedder, group_id, question, budgets, model, rrf_k=s.rrf_k, max_instant=max_instant
+        )
     timings.update(s1.timings_s)
     usages += s1.usages
     notes += s1.notes
 
     t = time.perf_counter()
-    s2 = run_system2(
-        store, embedder, group_id, projection, budgets, max_instant=max_instant, rrf_k=s.rrf_k,
-        max_candidates=s.s2_max_candidates,
-    )
+    s2 = System2Result()
+    if ablate != "s2":
+        s2 = run_system2(
+            store, embedder, group_id, projection, budgets, max_instant=max_instant, rrf_k=s.rrf_k,
+            max_candidates=s.s2_max_candidates,
+        )
+    if ablate in ("s2-group", "s2-person"):
+        s2.rows = ablate_rows(s2.rows, ablate)
     timings["s2"] = time.perf_counter() - t
 
     t = time.perf_counter()

@@ -44,6 +44,27 @@ class System2Result:
     timings_s: dict[str, float] = field(default_factory=dict)
 
 
+def ablate_rows(rows: list[Row], ablate: str) -> list[Row]:
+    """Rows with one view removed (SpeakerMem-R1 §5.3 ablations).
+
+    ``"s2-group"`` keeps only person rows and person-owned cells (no Interaction/Insight);
+    ``"s2-person"`` keeps only the GROUP row and group-owned cells (no Core/Profile). A row
+    left without an owner cell falls back to its raw excerpts, else becomes an explicit
+    empty row.
+    """
+    keep_kind = "person" if ablate == "s2-group" else "group"
+    out: list[Row] = []
+    for row in rows:
+        if row.kind != keep_kind:
+            continue
+        cells = [c for c in row.cells if c.owner_kind == keep_kind]
+        status = row.status
+        if row.status == "records" and not any(c.via == "owner" for c in cells):
+            status = "raw" if row.raw else "none"
+        out.append(row.model_copy(update={"cells": cells, "status": status}))
+    return out
+
+
 @dataclass
 class _Chain:
     head_id: str
