@@ -22,15 +22,22 @@ neo4j: setup
 	$(BIN)/graphmem neo4j start
 	$(BIN)/graphmem schema apply
 
-# Everything a new user needs: Neo4j, schema, the sample conversation, a search, an ask.
+# Everything a new user needs: Neo4j, schema, the sample chat, its derived memory, search, ask.
+# The derived memory is replayed from hand-written Writer actions (examples/
+# sample_writer_actions.jsonl) through the real validation path, so no model is needed here;
+# with a Writer endpoint set, `graphmem derive --group G` runs the model instead.
 demo: neo4j
 	$(BIN)/graphmem ingest examples/sample_chat.jsonl --format jsonl
+	$(BIN)/graphmem derive --group trail-trip --replay examples/sample_writer_actions.jsonl
 	$(BIN)/graphmem search --group trail-trip "which trail did the family choose" -k 5
 	$(BIN)/graphmem ask --group trail-trip "Which trail did the family choose, and does Ben agree?"
 	$(BIN)/graphmem stats --group trail-trip
 	@echo
-	@echo "Neo4j Browser: http://127.0.0.1:7474/browser/  (user neo4j, password from GRAPHMEM_NEO4J_PASSWORD, default graphmem-local)"
-	@echo "Try:  MATCH (m:Message {group_id:'trail-trip'})-[:SOURCE]->(p:Person) RETURN m, p LIMIT 50"
+	@echo "Where to look:"
+	@echo "  Neo4j Browser  http://127.0.0.1:$${GRAPHMEM_NEO4J_HTTP_PORT:-7474}/browser/  (user neo4j, password $${GRAPHMEM_NEO4J_PASSWORD:-graphmem-local})"
+	@echo "    MATCH (d:Derived {group_id:'trail-trip'})-[r:OWNER|SOURCE|FROM]->(x) RETURN d, r, x"
+	@echo "    ready queries: docs/browser.md"
+	@echo "  Graph page     $(BIN)/graphmem serve   then open http://127.0.0.1:8000/groups/trail-trip/view"
 
 test: neo4j
 	$(BIN)/pytest -q tests

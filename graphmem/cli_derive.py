@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
@@ -53,6 +54,11 @@ def derive(
     max_segments: Annotated[Optional[int], typer.Option("--max-segments", help="Stop after this many segments.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary / the reports as JSON.")] = False,
     progress: Annotated[bool, typer.Option("--progress/--no-progress")] = True,
+    replay: Annotated[
+        Optional[Path],
+        typer.Option("--replay", help="Replay recorded Writer actions (JSONL, one line per session) "
+                     "through the same validation instead of calling a model."),
+    ] = None,
 ) -> None:
     """The Writer builds System 2 (four derived layers) for a group; resumable, idempotent."""
     _quiet_neo4j_notifications()
@@ -62,7 +68,7 @@ def derive(
 
     from graphmem.embed import get_embedder
     from graphmem.llm import TokenLedger, writer_model
-    from graphmem.writer import derive_group
+    from graphmem.writer import ReplayWriter, derive_group
 
     update: dict[str, object] = {}
     if mode is not None:
@@ -73,7 +79,7 @@ def derive(
         update["writer_window"] = window
     settings = get_settings().model_copy(update=update)
     ledger = TokenLedger()
-    model = writer_model(settings, ledger=ledger)
+    model = ReplayWriter(replay) if replay is not None else writer_model(settings, ledger=ledger)
     written: list[int] = []
 
     def on_segment(_seg, _report, summary) -> None:  # noqa: ANN001

@@ -48,12 +48,14 @@ prompt below is our own wording of that contract).
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -64,7 +66,7 @@ from graphmem.config import Settings, get_settings
 from graphmem.db import Store
 from graphmem.embed import Embedder
 from graphmem.errors import InvalidInputError, LLMError, NotFoundError
-from graphmem.llm import ChatModel, LLMOutputError, Usage
+from graphmem.llm import ChatModel, LLMOutputError, TokenLedger, Usage
 from graphmem.memory import GROUP, GROUP_LAYERS, LAYERS, PERSON_LAYERS, UTYPES, DerivedRecord, NewRecord
 
 logger = logging.getLogger(__name__)
@@ -914,7 +916,55 @@ class DeriveSummary:
 SegmentCallback = Callable[[WriterSegment, ValidationReport, DeriveSummary], None]
 
 
-def _usage_since(model: ChatModel, start: int) -> list[Usage]:
+class ReplayWriter:
+    """A Writer that replays recorded action lists instead of calling a model.
+
+    The file is JSONL, one line per session: ``{"session": "<session id>", "actions": [...]}``
+    with actions in the Writer's output format (App. I.2 contract). The replayed actions go
+    through exactly the same validation, coordinate filling and graph writes as a model's
+    answer, so a recorded or hand-written Writer transcript (e.g. the shipped
+    ``examples/sample_writer_actions.jsonl``, or a teacher model's run) can be re-applied
+    without an endpoint. UPDATE actions name entry ids the way a live run would assign them
+    (``e<segment>.<k>``). Replay requires session segments (``writer_segment = "session"``).
+
+    Raises:
+        InvalidInputError: unreadable file, a malformed line, or a session listed twice.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.model = f"replay:{self.path.name}"
+        self.ledger = TokenLedger()
+        self.by_session: dict[str, list[Any]] = {}
+        try:
+            lines = self.path.read_text(encoding="utf-8").splitlines()
+        except OSError as e:
+            raise InvalidInputError(f"cannot read replay file: {e}", source=str(self.path)) from e
+        for n, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                item = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise InvalidInputError(f"malformed JSON: {e.msg}", source=str(self.path), record=f"line {n}") from e
+            session = item.get("session") if isinstance(item, dict) else None
+            if not isinstance(session, str) or not session:
+                raise InvalidInputError("missing session", source=str(self.path), record=f"line {n}", field="session")
+            if not isinstance(item.get("actions"), list):
+                raise InvalidInputError("actions must be a list", source=str(self.path), record=f"line {n}", field="actions")
+            if session in self.by_session:
+                raise InvalidInputError(f"session {session!r} listed twice", source=str(self.path), record=f"line {n}", field="session")
+            self.by_session[session] = item["actions"]
+
+    def actions_for(self, segment: WriterSegment) -> list[Any]:
+        """The recorded actions of ``segment``'s session ([] = nothing recorded, a NOOP)."""
+        return list(self.by_session.get(segment.session, []))
+
+    def close(self) -> None:
+        """Nothing to release (same interface as :class:`graphmem.llm.ChatModel`)."""
+
+
+def _usage_since(model: ChatModel | ReplayWriter, start: int) -> list[Usage]:
     return [u for u in model.ledger.calls[start:] if u.stage == STAGE]
 
 
@@ -951,7 +1001,7 @@ def derive_group(
     store: Store,
     group_id: str,
     *,
-    model: ChatModel | None,
+    model: ChatModel | ReplayWriter | None,
     embedder: Embedder,
     settings: Settings | None = None,
     progress: bool = False,
@@ -968,8 +1018,8 @@ def derive_group(
     Args:
         store: open store (schema applied, messages ingested).
         group_id: the group.
-        model: the Writer (:func:`graphmem.llm.writer_model`); may be None when nothing is
-            pending.
+        model: the Writer (:func:`graphmem.llm.writer_model`), or a :class:`ReplayWriter`;
+            may be None when nothing is pending.
         embedder: embeds new record contents (before each write transaction).
         settings: segment mode, window, budgets, retries (default: process settings).
         progress: show a progress bar (messages) on stderr.
@@ -999,6 +1049,9 @@ def derive_group(
     if not segments:
         summary.wall_s = time.perf_counter() - started
         return summary
+    if isinstance(model, ReplayWriter) and s.writer_segment != "session":
+        raise InvalidInputError("replay needs session segments (GRAPHMEM_WRITER_SEGMENT=session)",
+                                field="writer_segment")
     if model is None:
         raise LLMError(
             f"group {group_id!r} has {len(pending)} messages to derive but no Writer endpoint is "
@@ -1023,8 +1076,8 @@ def derive_group(
 
 
 def _derive_segment(
-    store: Store, group_id: str, seg: WriterSegment, index: int, roster: Roster, model: ChatModel,
-    embedder: Embedder, s: Settings, summary: DeriveSummary, where: str,
+    store: Store, group_id: str, seg: WriterSegment, index: int, roster: Roster,
+    model: ChatModel | ReplayWriter, embedder: Embedder, s: Settings, summary: DeriveSummary, where: str,
 ) -> ValidationReport:
     segment_id = f"seg-{index:04d}"
     budget = max_actions_for(len(seg.messages), s)
@@ -1034,7 +1087,10 @@ def _derive_segment(
     prompt = build_writer_messages(roster, seg, heads, budget)
     ledger_start = len(model.ledger)
     try:
-        actions = _call_writer(model, prompt, report, s, where)
+        if isinstance(model, ReplayWriter):
+            actions: list[Any] | None = model.actions_for(seg)
+        else:
+            actions = _call_writer(model, prompt, report, s, where)
     finally:
         usage = _usage_since(model, ledger_start)
         summary.calls += len(usage)

@@ -1,0 +1,62 @@
+"""Replaying recorded Writer actions through the real validation and write path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from graphmem import memory
+from graphmem.config import get_settings
+from graphmem.errors import InvalidInputError
+from graphmem.ingest import ingest_conversations
+from graphmem.writer import ReplayWriter, derive_group
+from loaders import load_conversations
+
+pytestmark = pytest.mark.neo4j
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_sample_actions_replay_into_chains_and_rerun_is_a_no_op(store, embedder, group_id):
+    convs = load_conversations(ROOT / "examples" / "sample_chat.jsonl", "jsonl", group=group_id)
+    ingest_conversations(store, convs, embedder)
+    replay = ReplayWriter(ROOT / "examples" / "sample_writer_actions.jsonl")
+    first = derive_group(store, group_id, model=replay, embedder=embedder)
+    assert (first.segments_written, first.records_added, first.records_updated) == (3, 14, 3)
+    assert first.actions_rejected == 0 and first.calls == 0
+
+    heads = {r.id: r for r in memory.current_heads(store, group_id)}
+    assert "e1.3" not in heads and "e2.2" not in heads and "e3.2" in heads  # Ben's stance chain
+    chain = memory.record_chain(store, group_id, "e3.2")
+    assert [r.id for r in chain] == ["e1.3", "e2.2", "e3.2"]
+    decision = heads["e3.1"]
+    assert (decision.owner, decision.source, decision.layer) == ("GROUP", "dad", "group_interaction")
+    claim = heads["e2.4"]  # Cara's claim about Ben: owner Ben, source Cara
+    assert (claim.owner, claim.source) == ("ben", "cara")
+    behind = memory.record_provenance(store, group_id, "e3.1")
+    assert {m.id for m in behind} == {"s3-01", "s3-05"}  # Dad's two messages behind the decision
+
+    again = derive_group(store, group_id, model=replay, embedder=embedder)
+    assert again.segments_written == 0 and again.segments_planned == 0
+
+
+def test_replay_file_errors_name_the_line_and_field(tmp_path):
+    bad = tmp_path / "w.jsonl"
+    bad.write_text('{"session": "s1", "actions": []}\n{"session": "s1", "actions": []}\n')
+    with pytest.raises(InvalidInputError, match=r"record line 2.*field 'session'"):
+        ReplayWriter(bad)
+    bad.write_text('{"session": "s1", "actions": {}}\n')
+    with pytest.raises(InvalidInputError, match="field 'actions'"):
+        ReplayWriter(bad)
+    bad.write_text("{not json\n")
+    with pytest.raises(InvalidInputError, match="record line 1"):
+        ReplayWriter(bad)
+
+
+def test_replay_needs_session_segments(store, embedder, group_id):
+    convs = load_conversations(ROOT / "examples" / "sample_chat.jsonl", "jsonl", group=group_id)
+    ingest_conversations(store, convs, embedder)
+    settings = get_settings().model_copy(update={"writer_segment": "window"})
+    with pytest.raises(InvalidInputError, match="session segments"):
+        derive_group(store, group_id, model=ReplayWriter(ROOT / "examples" / "sample_writer_actions.jsonl"),
+                     embedder=embedder, settings=settings)
