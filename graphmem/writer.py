@@ -1111,7 +1111,10 @@ def _derive_segment(
             seg.messages, owner=va.owner, source=va.source, content=va.content, roster=roster,
             limit=s.writer_from_max,
         )
-        newest = max(support, key=lambda m: m.turn_created)
+        # the record's time: the source's own latest supporting message when the source spoke
+        # in the support, else the latest supporting message
+        spoken = [m for m in support if m.person_id == va.source] or support
+        newest = max(spoken, key=lambda m: m.turn_created)
         supersedes = new_ids[va.after] if va.after is not None else va.target
         records.append(NewRecord(
             id=entry_id, layer=va.layer, utype=va.utype, content=va.content, owner=va.owner,

@@ -42,6 +42,11 @@ def test_second_server_start_twice_status_and_stop_own_process(tmp_path, driver)
 
         with GraphDatabase.driver(first.bolt_uri, auth=("neo4j", "second-server-pw")) as d:
             assert d.execute_query("RETURN 1 AS x").records[0]["x"] == 1
+        # Browser's discovery document must point at this server's Bolt port, not the default
+        import httpx
+
+        discovery = httpx.get(f"http://127.0.0.1:{settings.neo4j_http_port}/").json()
+        assert discovery["bolt_direct"] == f"bolt://127.0.0.1:{settings.neo4j_bolt_port}"
     finally:
         assert server.stop() is True
     assert server.status().running is False

@@ -29,6 +29,9 @@ def test_sample_actions_replay_into_chains_and_rerun_is_a_no_op(store, embedder,
     assert "e1.3" not in heads and "e2.2" not in heads and "e3.2" in heads  # Ben's stance chain
     chain = memory.record_chain(store, group_id, "e3.2")
     assert [r.id for r in chain] == ["e1.3", "e2.2", "e3.2"]
+    # a record's time is its source's own latest supporting message (Ben spoke at 20:31 and 20:40
+    # in session s2; Cara's 20:36 message about Ben is not his)
+    assert chain[1].ts in {"2026-03-18T20:31:00+01:00", "2026-03-18T20:40:00+01:00"}
     decision = heads["e3.1"]
     assert (decision.owner, decision.source, decision.layer) == ("GROUP", "dad", "group_interaction")
     claim = heads["e2.4"]  # Cara's claim about Ben: owner Ben, source Cara

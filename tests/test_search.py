@@ -76,3 +76,14 @@ def test_search_errors(store, embedder, group_id):
         search_messages(store, embedder, group_id, "   ")
     with pytest.raises(InvalidInputError, match="field 'expand'"):
         search_messages(store, embedder, group_id, "x", expand=9)
+
+
+def test_expand_stays_inside_the_session(store, embedder, group_id):
+    rows = [
+        {"speaker": "Ana", "text": "Session one ends with this goodbye.", "session": "s1"},
+        {"speaker": "Bo", "text": "The lighthouse tour starts at noon.", "session": "s2"},
+        {"speaker": "Cy", "text": "I'll bring sandwiches.", "session": "s2"},
+    ]
+    ingest_conversations(store, [conversation(group_id, rows)], embedder)
+    hits = search_messages(store, embedder, group_id, "lighthouse tour at noon", k=1, mode="vector", expand=1)
+    assert [h.id for h in hits] == ["m0001", "m0002"]  # m0000 is the previous turn, but of session s1
