@@ -37,7 +37,7 @@ demo: neo4j
 	@echo "  Neo4j Browser  http://127.0.0.1:$${GRAPHMEM_NEO4J_HTTP_PORT:-7474}/browser/  (user neo4j, password $${GRAPHMEM_NEO4J_PASSWORD:-graphmem-local})"
 	@echo "    MATCH (d:Derived {group_id:'trail-trip'})-[r:OWNER|SOURCE|FROM]->(x) RETURN d, r, x"
 	@echo "    ready queries: docs/browser.md"
-	@echo "  Graph page     $(BIN)/graphmem serve   then open http://127.0.0.1:8000/groups/trail-trip/view"
+	@echo "  Graph page     $(BIN)/graphmem serve   then open http://127.0.0.1:$${GRAPHMEM_API_PORT:-8000}/groups/trail-trip/view"
 
 test: neo4j
 	$(BIN)/pytest -q tests
