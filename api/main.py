@@ -15,6 +15,9 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import Depends, FastAPI
+from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi.responses import HTMLResponse
+from fastapi.staticfiles import StaticFiles
 
 from api import errors
 from api.deps import require_api_key
@@ -27,6 +30,24 @@ from graphmem.errors import StoreUnavailableError
 from graphmem.llm import answer_model, writer_model
 
 logger = logging.getLogger(__name__)
+SWAGGER_STATIC = "/static/swagger"
+
+
+def _install_offline_docs(app: FastAPI) -> None:
+    """Serve Swagger UI at ``/docs`` from the swagger-ui-bundle package (works offline)."""
+    from swagger_ui_bundle import swagger_ui_path
+
+    app.mount(SWAGGER_STATIC, StaticFiles(directory=str(swagger_ui_path)), name="swagger")
+
+    @app.get("/docs", include_in_schema=False)
+    def docs() -> HTMLResponse:
+        return get_swagger_ui_html(
+            openapi_url=app.openapi_url or "/openapi.json",
+            title=f"{app.title} - API docs",
+            swagger_js_url=f"{SWAGGER_STATIC}/swagger-ui-bundle.js",
+            swagger_css_url=f"{SWAGGER_STATIC}/swagger-ui.css",
+            swagger_favicon_url=f"{SWAGGER_STATIC}/favicon-32x32.png",
+        )
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -64,8 +85,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         version=__version__,
         summary="Speaker-centred dual-track memory for multi-party dialogue on Neo4j (SpeakerMem-R1).",
         lifespan=lifespan,
+        docs_url=None,  # served below from the local swagger-ui-bundle, not a CDN
     )
     errors.install(app)
+    _install_offline_docs(app)
     app.include_router(health.router)
     app.include_router(graph.page_router)  # the graph page and its static files: no data, no key
     secured = [Depends(require_api_key)]

@@ -67,7 +67,10 @@ def test_health_and_openapi(client):
     for path, ops in spec["paths"].items():  # response_model on every route
         for op in ops.values():
             assert "application/json" in op["responses"]["200"]["content"], (path, op)
-    assert client.get("/docs").status_code == 200
+    docs = client.get("/docs")
+    assert docs.status_code == 200
+    assert "cdn." not in docs.text and "/static/swagger/swagger-ui-bundle.js" in docs.text  # offline
+    assert client.get("/static/swagger/swagger-ui-bundle.js").status_code == 200
 
 
 def test_round_trip_append_derive_read_ask(store, schema, group_id):
