@@ -123,7 +123,12 @@ def schema_apply(as_json: Annotated[bool, typer.Option("--json")] = False) -> No
 @app.command("ingest")
 def ingest(
     path: Annotated[Path, typer.Argument(help="File or folder to load.")],
-    fmt: Annotated[str, typer.Option("--format", "-f", help="jsonl|locomo|socialmem|groupmem|evermem")] = "jsonl",
+    fmt: Annotated[str, typer.Option(
+        "--format", "-f",
+        help="jsonl (generic chat: one JSON object per line), locomo (locomo10.json), socialmem "
+             "(network file or folder), groupmem (channel file or folder), evermem (folder with "
+             "dialogues.jsonl)",
+    )] = "jsonl",
     group: Annotated[Optional[str], typer.Option("--group", help="Group id (override/select).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary.")] = False,
     progress: Annotated[bool, typer.Option("--progress/--no-progress")] = True,
@@ -157,7 +162,7 @@ def search(
     pool_n: Annotated[int, typer.Option("--pool", help="Recall pool depth per index.")] = 40,
     mode: Annotated[str, typer.Option("--mode", help="hybrid|fulltext|vector")] = "hybrid",
     expand: Annotated[int, typer.Option("--expand", help="Neighbouring turns to add (0-5).")] = 0,
-    as_json: Annotated[bool, typer.Option("--json")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the hits as JSON.")] = False,
 ) -> None:
     """System 1 hybrid retrieval (fulltext + vector, reciprocal-rank fusion), group-scoped."""
     from graphmem.embed import get_embedder
@@ -183,8 +188,8 @@ def search(
 # ----------------------------------------------------------------------------- stats
 @app.command("stats")
 def stats(
-    group: Annotated[Optional[str], typer.Option("--group", "-g")] = None,
-    as_json: Annotated[bool, typer.Option("--json")] = False,
+    group: Annotated[Optional[str], typer.Option("--group", "-g", help="Only this group.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the counts as JSON.")] = False,
 ) -> None:
     """Node and relationship counts (whole store or one group)."""
     with open_store() as store:

@@ -26,7 +26,7 @@ def summary_cmd(
     ] = None,
 ) -> None:
     """Per person: messages, replies, records owned/sourced, stance changes; the group's
-    decisions over time. ``--plot PATH`` writes the timeline as a PNG."""
+    decisions over time. --plot PATH writes the timeline as a PNG."""
     from graphmem.graphview import build_timeline, render_timeline_png, summarize
 
     logging.getLogger("neo4j.notifications").setLevel(logging.ERROR)
