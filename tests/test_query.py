@@ -6,12 +6,20 @@ import json
 
 import pytest
 
+from graphmem import memory
 from graphmem.config import Settings
 from graphmem.errors import InvalidInputError, NotFoundError
 from graphmem.query import ABSTAIN, ask
 from graphmem.query.prompts import MARKERS
 from tests.scripted_llm import Reply
-from tests.test_query_fixtures import MEMBERS, build_family, script, stage_requests
+from tests.test_query_fixtures import (
+    MEMBERS,
+    MemoryWriter,
+    build_family,
+    rec,
+    script,
+    stage_requests,
+)
 
 pytestmark = pytest.mark.neo4j
 
@@ -300,3 +308,52 @@ def test_ablations_remove_exactly_one_path(store, embedder, family):
 
     with pytest.raises(InvalidInputError, match="field 'ablate'"):
         ask(store, embedder, family, q, ablate="s3")  # type: ignore[arg-type]
+
+
+def test_an_issue_without_a_topic_word_puts_no_constraint_on_the_rows(store, embedder, group_id):
+    """"What decisions were made?" / "How did Ben's opinion change?": nothing in the issue names a
+    topic, so every record of the row is in play, the asked-about type first, then the newest."""
+    build_family(store, embedder, group_id, derived=False)
+    w, G = MemoryWriter(store, embedder, group_id), memory.GROUP
+    w.segment(
+        ["m00", "m01", "m02", "m03", "m04", "m05"],
+        rec("b1", "Ben", "Ben would rather hike the ridge for its views", ["m01"], utype="stance"),
+    )
+    w.segment(
+        ["m06", "m07", "m08", "m09", "m10", "m11"],
+        rec("b2", "Ben", "Ben still likes the ridge best", ["m06"], utype="stance", supersedes="b1"),
+        rec("b-late", "Ben", "Ben is always late", ["m11"], source="Cara",
+            layer="per_speaker_profile", utype="observation"),  # newer than b2
+        rec("g-walk", G, "The family takes the lake loop on Saturday, leaving home at 9:00", ["m07"],
+            source="Dad", utype="decision"),
+        rec("g-lunch", G, "Cara brings sandwiches for the family lunch", ["m10"], source="Cara"),  # newer
+    )
+    w.segment(
+        ["m12", "m13", "m14", "m15"],
+        rec("b-grill", "Ben", "Ben wants burgers after the walk", ["m15"], utype="stance"),  # newest
+    )
+    for q in ("What was decided?", "What decisions were made?"):
+        r = ask(store, embedder, group_id, q)
+        assert r.projection.rows == ["GROUP"]
+        (row,) = r.rows
+        assert row.status == "records" and _owner_ids(row) == ["g-walk", "g-lunch"], q  # decision first
+
+    r = ask(store, embedder, group_id, "How did Ben's opinion change?")
+    assert (r.projection.issue, r.projection.rows, r.projection.tense) == ("opinion change", ["Ben"], "full")
+    (row,) = r.rows
+    # Stance records first (the newer observation after them); a change question: the chain
+    # that changed before the newer single-version stance.
+    assert _owner_ids(row) == ["b2", "b-grill"]
+    head = ask(store, embedder, group_id, "What is Ben's opinion?")
+    assert _owner_ids(head.rows[0]) == ["b-grill", "b2"]  # head mode: newest stance first
+    cell = row.cells[0]
+    assert [v.id for v in cell.history] + [cell.current.id] == ["b1", "b2"]
+    memory_slice = r.evidence.split("[MEMORY SLICE]")[1]
+    assert "full history (current state first, then earlier states oldest first)" in memory_slice
+    assert memory_slice.index("* current: Ben still likes the ridge best") < memory_slice.index(
+        "- history: Ben would rather hike the ridge"
+    )
+
+    # An issue WITH a topic word that no record matches still leaves the row empty.
+    r = ask(store, embedder, group_id, "Who never mentioned the volcano eruption?")
+    assert all(not _owner_ids(row) for row in r.rows)

@@ -5,14 +5,16 @@ from __future__ import annotations
 import pytest
 
 from graphmem.query import prompts
+from graphmem.query.compose import slice_text
 from graphmem.query.project import (
     detect_views,
     fallback_issue,
     fallback_projection,
+    issue_focus,
     parse_projection,
     project,
 )
-from graphmem.query.types import RosterMember
+from graphmem.query.types import Cell, Projection, RecordVersion, RosterMember, Row
 from tests.scripted_llm import Reply
 
 ROSTER = [
@@ -66,6 +68,35 @@ def test_fallback_view_reads_the_owners_row():
 def test_fallback_issue_drops_names_question_words_and_dates():
     assert fallback_issue("What did Cee say on March 18 about the dinner budget?", ROSTER) == "dinner budget"
     assert fallback_issue("How does Ben feel about the ridge trail?", ROSTER) == "ridge trail"
+
+
+def test_fallback_issue_without_a_topic_keeps_what_kind_of_record_is_asked_about():
+    # "opinion" is a stop word, but with only "change" left the issue would lose its sense.
+    assert fallback_issue("How did Ben's opinion change?", ROSTER) == "opinion change"
+    assert fallback_issue("How did Ben's view on the ridge change?", ROSTER) == "ridge change"
+    assert fallback_issue("What decisions were made?", ROSTER) == "decisions made"
+    assert issue_focus("opinion change") == (False, ["stance"])
+    assert issue_focus("decisions made") == (False, ["decision"])
+    assert issue_focus("decided") == (False, ["decision"])
+    assert issue_focus("What does think of") == (False, ["stance"])
+    assert issue_focus("happened") == (False, [])
+    # A topic word keeps the issue a constraint (what "who never ..." questions rely on).
+    assert issue_focus("family decide") == (True, ["decision"])
+    assert issue_focus("offered bring food") == (True, [])
+    assert issue_focus("ridge change") == (True, [])
+
+
+def test_full_slice_header_says_current_first_then_history():
+    v1 = RecordVersion(id="e1", content="Ben prefers the ridge", ts="2026-03-05T10:00:00")
+    v2 = RecordVersion(id="e2", content="Ben accepts the lake loop", ts="2026-05-02T09:00:00")
+    cell = Cell(head_id="e2", owner_kind="person", owner_id="Ben", owner_name="Ben", current=v2,
+                history=[v1], via="owner", score=1.0)
+    row = Row(kind="person", id="Ben", name="Ben", status="records", cells=[cell])
+    text = slice_text(Projection(issue="opinion change", rows=["Ben"], tense="full"), [row])
+    header, _ben, current, history = text.splitlines()
+    assert header == "issue: opinion change | full history (current state first, then earlier states oldest first)"
+    assert current.startswith("  * current: Ben accepts the lake loop")
+    assert history.startswith("  - history: Ben prefers the ridge @ 2026-03-05T10:00:00")
 
 
 def test_parse_projection_validates_against_the_roster():

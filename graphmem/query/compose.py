@@ -5,8 +5,8 @@ The evidence handed to the answerer has two parts:
 - ``[RAW EXCERPTS]``: System 1 messages, one a line, tagged ``(speaker @ time, msg <id>)``;
   expansion neighbours say which anchor they belong to.
 - ``[MEMORY SLICE]``: one block per row (person, or GROUP). A cell shows ``* current:`` with the
-  record's layer, type, source and time and its id, and ``- history:`` lines (oldest first, with
-  times) in full mode; ``+ said about <owner>:`` lines are source cells; a person with no record
+  record's layer, type, source and time and its id, and, in full mode, ``- history:`` lines
+  after it (the earlier states, oldest first, with times; the header says so); ``+ said about <owner>:`` lines are source cells; a person with no record
   on the issue shows ``(none)``, or their own closest messages as ``raw fallback:`` lines.
 """
 
@@ -59,7 +59,10 @@ def slice_text(projection: Projection, rows: list[Row], as_of: str = "") -> str:
     if as_of:
         mode = f"state as of {as_of}" + (" with earlier states" if projection.tense == "full" else "")
     else:
-        mode = "current state (head)" if projection.tense == "head" else "full history (oldest first)"
+        mode = (
+            "current state (head)" if projection.tense == "head"
+            else "full history (current state first, then earlier states oldest first)"
+        )
     out = [f"issue: {projection.issue} | {mode}"]
     if not rows:
         out.append("(no rows)")

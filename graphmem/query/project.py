@@ -11,7 +11,9 @@ configured, the call fails, or the output is unusable:
   nothing found -> ALL (a too-wide slice costs little, a too-narrow one loses the answer).
 - tense: change words (change, used to, originally, at first, before, earlier, history,
   evolve ...) or a past date / session reference -> full; otherwise head.
-- issue: the question without names, question words and function words.
+- issue: the question without names, question words and function words. When no topic word is
+  left (only words such as change, happen, decided), the stance/decision words are kept too
+  ("How did Ben's opinion change?" -> "opinion change"); see :func:`issue_focus`.
 
 Views ("A's view of B": source A, owner B) are always detected deterministically; for such a
 question the fallback reads B's row (memory is filed under whom it is about).
@@ -104,6 +106,50 @@ STOP_WORDS = frozenset(
 )
 
 
+#: Issue words that name the KIND of question, not its topic: a decision ...
+_DECISION_FOCUS = re.compile(
+    r"^(decid\w*|decision\w*|agree\w*|settl\w*|conclu\w*|resolv\w*|resolution\w*|outcome\w*|"
+    r"final\w*|plan|plans|planned)$"
+)
+#: ... a stance (what someone thinks, wants, prefers) ...
+_STANCE_FOCUS = re.compile(
+    r"^(opinion\w*|view\w*|stance\w*|position\w*|attitude\w*|think\w*|thought\w*|feel\w*|"
+    r"felt|believ\w*|prefer\w*|want\w*|mind)$"
+)
+#: ... or the shape of the answer (a change, an event): none of these says what it is about.
+_GENERIC_ISSUE = re.compile(
+    r"^(chang\w*|evolv\w*|evolution|shift\w*|develop\w*|happen\w*|go|goes|going|went|gone|"
+    r"make|makes|made|making|turn\w*|end|ended|up|out|over|time|times|before|after|earlier|"
+    r"later|originally|initially|first|last|again|used|get|got)$"
+)
+
+
+def issue_word_kind(word: str) -> str:
+    """``"decision"``, ``"stance"``, ``"generic"`` (no topic either way) or ``"content"``."""
+    w = re.sub(r"['’]s$", "", word.lower().strip("'’-"))
+    if _DECISION_FOCUS.match(w):
+        return "decision"
+    if _STANCE_FOCUS.match(w):
+        return "stance"
+    if not w or w in STOP_WORDS or w.isdigit() or _GENERIC_ISSUE.match(w):
+        return "generic"
+    return "content"
+
+
+def issue_focus(issue: str) -> tuple[bool, list[str]]:
+    """Whether an issue constrains retrieval, and the record types it asks about.
+
+    Returns:
+        (has_content, utypes): ``has_content`` is False when no word of the issue names a topic
+        (only question/function words and words such as change, opinion, view, think, decided,
+        decision, stance, happen); ``utypes`` lists ``"decision"`` / ``"stance"`` in the order
+        their words first occur in the issue.
+    """
+    kinds = [issue_word_kind(w) for w in _WORD.findall(issue)]
+    focus = [k for k in dict.fromkeys(kinds) if k in ("decision", "stance")]
+    return "content" in kinds, focus
+
+
 def roster_text(roster: Sequence[RosterMember]) -> str:
     """Roster as shown to the model: ``Name (also: alias, ...)``, comma-separated."""
     parts = []
@@ -158,14 +204,20 @@ def fallback_issue(question: str, roster: Sequence[RosterMember]) -> str:
             pat = _name_pattern(term)
             if pat is not None:
                 text = pat.sub(" ", text)
-    words = []
+    words: list[tuple[str, bool]] = []  # (word, kept by the stop-word rule)
     for w in _WORD.findall(text):
         w = w.strip("'’-")
         lw = re.sub(r"['’]s$", "", w.lower())
-        if lw and lw not in STOP_WORDS and not lw.isdigit():
-            words.append(re.sub(r"['’]s$", "", w))
-    if words:
-        return " ".join(words)
+        if lw and not lw.isdigit():
+            words.append((re.sub(r"['’]s$", "", w), lw not in STOP_WORDS))
+    kept = [w for w, keep in words if keep]
+    if any(issue_word_kind(w) == "content" for w in kept):
+        return " ".join(kept)
+    if kept:
+        # No topic word ("How did Ben's opinion change?" -> "change"): keep the decision and
+        # stance words the stop list dropped ("opinion change"), so System 2 knows what kind of
+        # record is asked about.
+        return " ".join(w for w, keep in words if keep or issue_word_kind(w) != "generic")
     # Nothing but names and question words ("What does Ana think of Bo?"): keep the wording
     # without the names, so the embedding still carries the question's sense.
     return " ".join(_WORD.findall(text)) or question.strip()

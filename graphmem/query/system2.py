@@ -7,18 +7,24 @@
    found through its head; its versions are the nodes reaching the head along SUPERSEDED_BY.
 3. Match (eq. 5, ``match(r, q) = 1``): a chain matches the issue when one of its versions in
    view shares a term with the issue in the ``derived_content`` fulltext index (BM25 > 0) or has
-   cosine similarity >= ``min_cosine`` with the issue's embedding; an issue with no content word
-   matches every chain. Chains whose source-owner pair is a view of the question ("A's view of
-   B") always match and come first in B's row.
-4. Rank within the row: reciprocal-rank fusion of the fulltext and cosine orders among that row's
-   matching chains only (exact: the owner's records are scored, not a global top list). Keep
-   ``s2_k`` owner chains, then ``source_k`` source chains not already shown (they do not use the
-   owner budget).
+   cosine similarity >= ``min_cosine`` with the issue's embedding. An issue with no topic word
+   (:func:`graphmem.query.project.issue_focus`: only question/function words and words such as
+   change, happen, opinion, view, think, decided, decision, stance) puts no constraint on the
+   rows: every chain matches. Chains whose source-owner pair is a view of the question ("A's
+   view of B") always match and come first in B's row.
+4. Rank within the row: for an issue with a topic word, reciprocal-rank fusion of the fulltext
+   and cosine orders among that row's matching chains only (exact: the owner's records are
+   scored, not a global top list); for an issue without one, the record types the issue asks
+   about first (decision words -> ``decision``, opinion/view/think words -> ``stance``), then, in
+   ``full`` mode (a question about change), chains that changed (more than one version in view),
+   then the most recent head first. Keep ``s2_k`` owner chains, then ``source_k`` source chains not already
+   shown (they do not use the owner budget).
 5. Temporal mode: ``head`` shows the head; ``full`` adds the earlier versions, oldest first, with
    times; as-of shows the version that held at the instant (the last version whose ts <= as-of;
    chains that did not exist yet are left out) and, in full mode, the versions before it.
 6. A person row with no owned match falls back to the person's own messages that match the
-   issue (``fallback_k``, same match rule, raw fulltext + exact cosine); with none, the row stays
+   issue (``fallback_k``, same match rule, raw fulltext + exact cosine; without a topic word,
+   the closest by cosine); with none, the row stays
    as an explicit empty row (status ``"none"``). Source cells are kept beside the status.
 """
 
@@ -31,7 +37,7 @@ from typing import Any
 from graphmem.db import Store
 from graphmem.embed import Embedder
 from graphmem.ingest import instant
-from graphmem.query.project import ALL, GROUP, STOP_WORDS
+from graphmem.query.project import ALL, GROUP, STOP_WORDS, issue_focus
 from graphmem.query.types import Budgets, Cell, Excerpt, Projection, RecordVersion, Row
 from graphmem.search import _widening, hydrate, lucene_query, rrf
 
@@ -141,6 +147,24 @@ def _rank(chains: list[_Chain], rrf_k: int) -> list[tuple[_Chain, float]]:
     return [(by_id[i], score) for i, score, _ in fused]
 
 
+def _rank_unconstrained(
+    chains: list[_Chain], focus: list[str], tense: str
+) -> list[tuple[_Chain, float]]:
+    """No topic: the asked-about record types first (in ``focus`` order), then (``full`` mode)
+    chains with history, then newest head first.
+
+    The score is the reciprocal rank (1.0, 0.5, ...), so it stays comparable in shape to RRF.
+    """
+    def key(c: _Chain) -> tuple[int, bool, float, str]:
+        head = c.versions[-1]
+        utype = head.get("utype") or ""
+        changed = tense == "full" and len(c.versions) > 1
+        return (focus.index(utype) if utype in focus else len(focus), not changed,
+                -_version_instant(head), c.head_id)
+
+    return [(c, 1.0 / (i + 1)) for i, c in enumerate(sorted(chains, key=key))]
+
+
 def _cell(c: _Chain, tense: str, via: str, score: float) -> Cell:
     versions = [_version(v) for v in c.versions]
     return Cell(
@@ -212,7 +236,8 @@ def run_system2(
     res.timings_s["s2_chains"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    terms = issue_terms(projection.issue)
+    has_topic, focus = issue_focus(projection.issue)
+    terms = issue_terms(projection.issue) if has_topic else ""  # "": no issue constraint
     if terms and (owned or sourced):
         ids = sorted({v["id"] for c in owned + sourced for v in c.versions})
         total = int(store.read("query/count_derived", group_id=group_id)[0]["total_count"])
@@ -235,13 +260,16 @@ def run_system2(
     def matches(c: _Chain) -> bool:
         return not terms or c.fulltext > 0 or c.cosine >= budgets.min_cosine or preferred(c)
 
+    def rank(chains: list[_Chain]) -> list[tuple[_Chain, float]]:
+        return _rank(chains, rrf_k) if terms else _rank_unconstrained(chains, focus, projection.tense)
+
     t = time.perf_counter()
     shown: set[str] = set()
     rows: list[Row] = []
     for r in roster_rows:
         mine = [c for c in owned if c.owner_kind == r["kind"] and c.owner_id == r["id"] and matches(c)]
-        ranked = _rank(mine, rrf_k)
-        ranked.sort(key=lambda cs: not preferred(cs[0]))  # stable: views first, fused order kept
+        ranked = rank(mine)
+        ranked.sort(key=lambda cs: not preferred(cs[0]))  # stable: views first, order kept
         cells = [_cell(c, projection.tense, "owner", s) for c, s in ranked[: budgets.s2_k]]
         shown.update(c.head_id for c in cells)
         rows.append(Row(kind=r["kind"], id=r["id"], name=r["name"] or r["id"],
@@ -250,7 +278,7 @@ def run_system2(
         if row.kind != "person" or budgets.source_k <= 0:
             continue
         theirs = [c for c in sourced if c.row_id == row.id and c.head_id not in shown and matches(c)]
-        extra = [_cell(c, projection.tense, "source", s) for c, s in _rank(theirs, rrf_k)[: budgets.source_k]]
+        extra = [_cell(c, projection.tense, "source", s) for c, s in rank(theirs)[: budgets.source_k]]
         shown.update(c.head_id for c in extra)
         row.cells.extend(extra)
     res.timings_s["s2_rank"] = time.perf_counter() - t

@@ -119,7 +119,8 @@ class Cell(BaseModel):
         history: earlier versions, oldest first (only in full mode).
         via: ``"owner"`` (owned by the row's person or group) or ``"source"`` (the row's person
             is the source, someone else the owner; does not use the owner budget).
-        score: fused RRF score of the chain among the row's candidates.
+        score: fused RRF score of the chain among the row's candidates (for an issue without a
+            topic word: the reciprocal rank in the record-type-then-recency order).
     """
 
     head_id: str
