@@ -238,7 +238,11 @@ class LocalServer:
             self.pid_file.parent.mkdir(parents=True, exist_ok=True)
             self.pid_file.write_text(str(proc.pid))
         if wait:
-            self.wait_ready()
+            try:
+                self.wait_ready()
+            except LocalServerError:
+                self.stop(timeout_s=20)  # never leave a half-started server behind
+                raise
         return self.status()
 
     def wait_ready(self) -> None:
@@ -269,19 +273,26 @@ class LocalServer:
     def stop(self, timeout_s: float = 60.0) -> bool:
         """Stop the server this home started (never any other process). Returns True if one ran."""
         pid = self.pid()
+        if pid is None and self._proc is not None and self._proc.poll() is None:
+            pid = self._proc.pid  # our own child, possibly before its command line is readable
         if pid is None:
             return False
         os.kill(pid, signal.SIGTERM)
         deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline and self.pid() == pid:
+        while time.monotonic() < deadline and self._alive(pid):
             time.sleep(0.5)
-        if self.pid() == pid:
+        if self._alive(pid):
             os.kill(pid, signal.SIGKILL)
         if self._proc is not None:
             self._proc.wait(timeout=10)  # reap our own child
             self._proc = None
         self.pid_file.unlink(missing_ok=True)
         return True
+
+    def _alive(self, pid: int) -> bool:
+        if self._proc is not None and self._proc.pid == pid:
+            return self._proc.poll() is None
+        return self.pid() == pid
 
     def status(self) -> ServerStatus:
         s = self.settings

@@ -72,3 +72,26 @@ def test_uri_defaults_to_the_local_bolt_port(monkeypatch):
     monkeypatch.delenv("GRAPHMEM_NEO4J_URI", raising=False)
     assert Settings(neo4j_bolt_port=7999).neo4j_uri == "bolt://127.0.0.1:7999"
     assert Settings(neo4j_uri="neo4j+s://x.databases.neo4j.io").neo4j_uri == "neo4j+s://x.databases.neo4j.io"
+
+
+def test_a_start_that_times_out_leaves_no_process_behind(tmp_path):
+    from graphmem.errors import LocalServerError
+
+    settings = Settings(
+        home=tmp_path / "gm", neo4j_bolt_port=free_port(), neo4j_http_port=free_port(),
+        neo4j_heap_mb=256, neo4j_pagecache_mb=64, neo4j_start_timeout_s=0.5,
+    )
+    server = LocalServer(settings)
+    with pytest.raises(LocalServerError, match="did not become ready"):
+        server.start()
+    home = str(server.home)
+    alive = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as f:
+                    if home.encode() in f.read():
+                        alive.append(entry)
+            except OSError:
+                pass
+    assert alive == [] and server.status().running is False
