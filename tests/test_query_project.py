@@ -152,3 +152,13 @@ def test_prompts_are_our_own_words_and_keep_the_abstention_sentence():
     ):
         joined = prompts.PROJECT_SYSTEM + prompts.SELECT_SYSTEM + prompts.SUFFICIENCY_SYSTEM + prompts.ANSWER_SYSTEM
         assert paper.lower() not in joined.lower()
+
+
+def test_fallback_finds_decorated_names_bare():
+    from graphmem.query.project import find_persons
+
+    roster = [RosterMember(id="u1", name="Игорь 🚀"), RosterMember(id="u2", name="**Mei**")]
+    assert find_persons("What does Игорь think of the plan?", roster) == [(10, "u1")]
+    assert find_persons("Did Игорь🚀 agree?", roster) == [(4, "u1")]
+    assert find_persons("and mei?", roster) == [(4, "u2")]
+    assert find_persons("What about Игорьевич?", roster) == []  # still whole words only

@@ -168,11 +168,17 @@ def _name_pattern(term: str) -> re.Pattern[str] | None:
     return re.compile(rf"(?<![\w]){re.escape(term)}(?![\w])", flags)
 
 
+_NAME_EDGES = re.compile(r"^[\W_]+|[\W_]+$", re.UNICODE)
+
+
 def find_persons(question: str, roster: Sequence[RosterMember]) -> list[tuple[int, str]]:
     """Persons named in ``question``: ``(first position, person id)`` in order of appearance."""
     found: dict[str, int] = {}
     for p in roster:
-        for term in {p.name, p.id, *p.aliases}:
+        terms = {p.name, p.id, *p.aliases}
+        # a display name decorated with emoji or punctuation ("Игорь 🚀") is also found bare
+        terms |= {core for t in terms if len(core := _NAME_EDGES.sub("", t)) >= 2}
+        for term in terms:
             pat = _name_pattern(term)
             if pat is None:
                 continue
