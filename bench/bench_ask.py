@@ -63,9 +63,9 @@ def pct(values: list[float], q: float) -> float:
 
 
 def delete_group(store: Store, gid: str) -> None:
-    store.write_tx(
-        lambda tx: tx.run("MATCH (n) WHERE n.group_id = $g OR (n:Group AND n.id = $g) DETACH DELETE n", g=gid).consume()
-    )
+    from graphmem.query.people import forget_group
+
+    forget_group(store, gid)
 
 
 def rename(conv: Conversation, gid: str) -> Conversation:

@@ -19,6 +19,7 @@ from pathlib import Path
 from graphmem.db import Store, open_driver
 from graphmem.embed import Embedder, get_embedder
 from graphmem.ingest import ingest_conversations
+from graphmem.query.people import forget_group
 from loaders import load_conversations
 
 
@@ -43,11 +44,7 @@ class TimedEmbedder(Embedder):
 
 def delete_groups(store: Store, group_ids: list[str]) -> None:
     for gid in group_ids:
-        store.write_tx(
-            lambda tx, g=gid: tx.run(
-                "MATCH (n) WHERE n.group_id = $g OR (n:Group AND n.id = $g) DETACH DELETE n", g=g
-            ).consume()
-        )
+        forget_group(store, gid)
 
 
 def run(name: str, path: Path, fmt: str, store: Store, embedder: TimedEmbedder) -> None:

@@ -197,9 +197,10 @@ def main() -> None:
         driver = open_driver()
         store = Store(driver)
         rows = store.read_text("MATCH (g:Group) WHERE g.id STARTS WITH $p RETURN g.id AS id", p=args.prefix)
+        from graphmem.query.people import forget_group
+
         for r in rows:
-            store.write_tx(lambda tx, g=r["id"]: tx.run(
-                "MATCH (n) WHERE n.group_id = $g OR (n:Group AND n.id = $g) DETACH DELETE n", g=g).consume())
+            forget_group(store, r["id"])
         driver.close()
         print(f"deleted {len(rows)} group(s) with prefix {args.prefix!r}")
 

@@ -53,12 +53,9 @@ def schema(store, embedder):
 
 def delete_group(store, group_id: str) -> None:
     """Remove every node of one group (and the Group node), nothing else."""
-    store.write_tx(
-        lambda tx: tx.run(
-            "MATCH (n) WHERE n.group_id = $g OR (n:Group AND n.id = $g) DETACH DELETE n",
-            g=group_id,
-        ).consume()
-    )
+    from graphmem.query.people import forget_group
+
+    forget_group(store, group_id)
 
 
 @pytest.fixture

@@ -196,3 +196,16 @@ def test_search_text_holds_previous_turn_even_across_appends(store, embedder, gr
     # the previous turn of m0002 was stored by the first ingest
     assert doc["m0002"] == "Bo: I'll bring the boat keys.\nCy: Count me out, I'm sick."
     assert doc["m0003"] == "Ana: Next week then: same place."  # new session
+
+
+def test_forget_group_erases_one_group_only_and_twice_is_a_no_op(store, embedder, make_group):
+    from graphmem.query.people import forget_group
+
+    gone, kept = make_group(), make_group()
+    ingest_conversations(store, [conversation(gone, ROWS)], embedder)
+    ingest_conversations(store, [conversation(kept, ROWS)], embedder)
+    before = counts(store, kept)
+    assert forget_group(store, gone) == 1 + 3 + 2 + 5  # Group, persons, sessions, messages
+    assert counts(store, gone) == {}
+    assert counts(store, kept) == before
+    assert forget_group(store, gone) == 0

@@ -192,3 +192,19 @@ def forget_person(store: Store, group_id: str, person_id: str) -> ForgetSummary:
         return out
 
     return store.write_tx(work)
+
+
+def forget_group(store: Store, group_id: str) -> int:
+    """Erase a whole group (both tracks, its roster and the Group node) in one transaction.
+
+    Used by test and benchmark clean-up and by anyone retiring a memory space; other groups
+    are never touched, and a second call deletes nothing.
+
+    Returns:
+        Number of nodes deleted (0 when the group does not exist).
+
+    Raises:
+        StoreUnavailableError: Neo4j failed (nothing is erased then).
+    """
+    rows = store.write("api/delete_group", group_id=group_id)
+    return int(rows[0]["deleted"]) if rows else 0
