@@ -159,5 +159,10 @@ def answer_from_messages(
     Raises:
         LLMError: the endpoint failed after retries.
     """
-    text, usage = model.complete_text(_prompt(question, messages), stage="answer", max_tokens=max_tokens)
+    return answer_prompt(model, _prompt(question, messages), max_tokens=max_tokens)
+
+
+def answer_prompt(model: ChatModel, prompt: list[dict[str, str]], *, max_tokens: int = 512) -> tuple[str, Usage]:
+    """Send an already built answer prompt (stage ``answer``); (text without ``<think>``, usage)."""
+    text, usage = model.complete_text(prompt, stage="answer", max_tokens=max_tokens)
     return _THINK.sub("", text).strip(), usage

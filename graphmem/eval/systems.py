@@ -40,6 +40,7 @@ from graphmem.eval.baselines import (
     BM25Retriever,
     EmbedRetriever,
     answer_from_messages,
+    answer_prompt,
     full_context_prompt,
 )
 from graphmem.eval.benchmarks import Unit
@@ -212,7 +213,7 @@ class FullContext:
             out.note = NO_ANSWERER
             return out
         t = time.perf_counter()
-        text, usage = answer_from_messages(self.model, question, messages, max_tokens=self.max_tokens)
+        text, usage = answer_prompt(self.model, prompt, max_tokens=self.max_tokens)  # built once above
         out.timings_s["answer"] = time.perf_counter() - t
         out.answer, out.usage = text, _usage_dict([usage])
         return out
