@@ -66,18 +66,24 @@ def _widening(store: Store, template: str, k: int, total: int, **params) -> list
         fetch = min(fetch * 4, total)
 
 
-def fulltext_ranking(store: Store, group_id: str, query: str, k: int) -> list[tuple[str, float]]:
-    """Top-``k`` (message id, BM25 score) of the group for ``query``, best first."""
+def fulltext_ranking(
+    store: Store, group_id: str, query: str, k: int, counts: tuple[int, int] | None = None
+) -> list[tuple[str, float]]:
+    """Top-``k`` (message id, BM25 score) of the group for ``query``, best first.
+
+    ``counts`` = (messages in the group, messages in the store) when the caller has them.
+    """
     q = lucene_query(query)
     if not q:
         return []
-    total = _counts(store, group_id)[1]
+    total = (counts or _counts(store, group_id))[1]
     hits = _widening(store, "search/fulltext_messages", k, total, query=q, group_id=group_id)
     return [(h["id"], float(h["score"])) for h in hits]
 
 
 def vector_ranking(
-    store: Store, embedder: Embedder, group_id: str, query: str, k: int
+    store: Store, embedder: Embedder, group_id: str, query: str, k: int,
+    counts: tuple[int, int] | None = None,
 ) -> list[tuple[str, float]]:
     """Top-``k`` (message id, score) of the group for ``query``, best first.
 
@@ -86,7 +92,7 @@ def vector_ranking(
     Exact for groups up to EXACT_SCAN_MAX messages, else the HNSW index with widening.
     """
     vec = embedder.encode([query])[0].tolist()
-    group_count, total = _counts(store, group_id)
+    group_count, total = counts or _counts(store, group_id)
     if group_count <= EXACT_SCAN_MAX:
         rows = store.read("search/vector_messages_exact", group_id=group_id, vector=vec, k=k)
         return [(r["id"], float(r["score"])) for r in rows]
@@ -154,14 +160,15 @@ def search_messages(
         raise InvalidInputError("k must be at least 1", field="k")
     if not 0 <= expand <= 5:
         raise InvalidInputError("expand must be between 0 and 5", field="expand")
-    if _counts(store, group_id)[0] == 0:
+    counts = _counts(store, group_id)  # one round trip, shared by both rankings
+    if counts[0] == 0:
         raise NotFoundError(f"group {group_id!r} has no messages")
     depth = max(pool_n, k)
     rankings: dict[str, list[tuple[str, float]]] = {}
     if mode in ("hybrid", "fulltext"):
-        rankings["fulltext"] = fulltext_ranking(store, group_id, query, depth)
+        rankings["fulltext"] = fulltext_ranking(store, group_id, query, depth, counts)
     if mode in ("hybrid", "vector"):
-        rankings["vector"] = vector_ranking(store, embedder, group_id, query, depth)
+        rankings["vector"] = vector_ranking(store, embedder, group_id, query, depth, counts)
     if mode == "hybrid":
         fused = rrf({n: [i for i, _ in r] for n, r in rankings.items()}, rrf_k)[:k]
     else:
