@@ -15,6 +15,7 @@ import typer
 from rich.table import Table
 
 from graphmem.cli import app, emit_json, open_store, out
+from graphmem.times import minute
 
 
 @app.command("summary")
@@ -68,7 +69,7 @@ def summary_cmd(
     for d in summary.decisions:
         current = d.state == "head"
         decisions.add_row(
-            d.ts[:16].replace("T", " "), d.session or "-", d.source_name or d.source,
+            minute(d.ts), d.session or "-", d.source_name or d.source,
             d.content if current else f"[dim]{d.content} (replaced)[/dim]",
             d.id + (f" ← {d.supersedes}" if d.supersedes else ""),
         )

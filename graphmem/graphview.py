@@ -29,7 +29,8 @@ from graphmem import memory
 from graphmem.db import Store
 from graphmem.errors import InvalidInputError, NotFoundError
 from graphmem.query.groups import get_group
-from graphmem.query.people import read_roster
+from graphmem.roster import read_roster
+from graphmem.times import date_of, minute, to_instant
 
 __all__ = [
     "LAYER_COLOURS",
@@ -358,7 +359,7 @@ def _instant(value: str | None, field: str) -> float | None:
     if value is None or value == "":
         return None
     try:
-        return memory.to_instant(value)
+        return to_instant(value)
     except InvalidInputError as e:
         raise InvalidInputError(f"unparsable time {value!r} (ISO-8601 expected)", field=field) from e
 
@@ -406,7 +407,7 @@ class _GroupData:
 def _when(ts: str | None) -> float | None:
     """Epoch seconds of a stored time, or None when it is missing or unreadable."""
     try:
-        return memory.to_instant(ts) if ts else None
+        return to_instant(ts) if ts else None
     except InvalidInputError:
         return None
 
@@ -696,7 +697,7 @@ def render_timeline_png(timeline: Timeline, *, width_in: float = 10.0, dpi: int 
     free_from = -math.inf
     for s in timeline.sessions:
         ax.axvline(s.first_position - 0.5, color="#BBBBBB", linestyle=":", zorder=1)
-        text = f"{_plain(s.id, 14)} {s.ts_first[:10]}".strip()
+        text = f"{_plain(s.id, 14)} {date_of(s.ts_first)}".strip()
         start = s.first_position - 0.4
         if start >= free_from:
             ax.annotate(text, (start, len(rows) - 0.45), fontsize=7, color="#666666", va="bottom")
@@ -719,7 +720,7 @@ def render_timeline_png(timeline: Timeline, *, width_in: float = 10.0, dpi: int 
     step = 0.2 / list_h if list_h else 0
     for i, d in enumerate(listed):
         by = d.source_name or d.source
-        line = f"{i + 1}.  {d.ts[:16].replace('T', ' ')}  {_plain(by, 20)}: {_plain(d.content, 110)}"
+        line = f"{i + 1}.  {minute(d.ts)}  {_plain(by, 20)}: {_plain(d.content, 110)}"
         if d.state != memory.HEAD:
             line += "  (replaced)"
         below.text(0.0, 1 - (0.4 / list_h) - i * step, line, transform=below.transAxes, fontsize=8, va="top",

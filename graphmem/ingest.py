@@ -15,13 +15,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
 
 from tqdm import tqdm
 
 from graphmem.db import Store, run_tx
 from graphmem.embed import Embedder
 from graphmem.errors import InvalidInputError
+from graphmem.times import instant  # noqa: F401  (re-exported: moved to graphmem.times)
 from loaders.records import Conversation, MessageRecord
 
 
@@ -50,14 +50,6 @@ class IngestSummary:
 def person_key(msg: MessageRecord) -> str:
     """Identity of the speaker inside the group: ``speaker_id`` if given, else display name."""
     return msg.speaker_id or msg.speaker
-
-
-def instant(ts: str) -> float:
-    """Epoch seconds of an ISO-8601 timestamp (naive times are read as UTC)."""
-    dt = datetime.fromisoformat(ts)
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
-    return dt.timestamp()
 
 
 def embedding_text(m: MessageRecord) -> str:

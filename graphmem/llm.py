@@ -29,6 +29,7 @@ from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_at
 
 from graphmem.config import Settings
 from graphmem.errors import LLMError
+from graphmem.text import strip_think
 
 logger = logging.getLogger(__name__)
 
@@ -55,7 +56,6 @@ PLACEHOLDER_API_KEY = "not-needed"
 TRANSIENT_STATUSES = frozenset({408, 409, 429})
 
 _ERROR_TEXT_LIMIT = 500
-_THINK_BLOCK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_-]*)[ \t]*\n?(.*?)```", re.DOTALL)
 
 
@@ -259,7 +259,7 @@ def extract_json(text: str) -> dict[str, Any] | list[Any]:
         ValueError: no JSON object or array could be parsed (a bare number or string does not
             count). :class:`ChatModel` turns this into :class:`LLMOutputError`.
     """
-    cleaned = _THINK_BLOCK.sub("", text or "").strip()
+    cleaned = strip_think(text)
     if not cleaned:
         raise ValueError("empty answer")
     try:

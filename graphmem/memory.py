@@ -30,9 +30,8 @@ Source: SpeakerMem-R1 §3.1-3.2, App. B.1 (Tables 5-6) and B.2.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Sequence
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any, Literal
 
 import neo4j
@@ -40,6 +39,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from graphmem.db import Store, run_tx
 from graphmem.errors import ConflictError, InvalidInputError, NotFoundError
+from graphmem.text import normalise_content
+from graphmem.times import now_iso, to_instant
 
 __all__ = [
     "GROUP",
@@ -98,20 +99,6 @@ STATES: tuple[str, ...] = (HEAD, SUPERSEDED)
 
 Kind = Literal["person", "group"]
 
-_WORD = re.compile(r"\w+")
-
-
-def normalise_content(text: str) -> str:
-    """Normalised content used for duplicate and "unchanged" checks.
-
-    Case-folded word runs (Unicode ``\\w+``: any script) joined by single spaces, so
-    punctuation, case and spacing never make two records differ.
-
-    Source: SpeakerMem-R1 App. E (normalised content in the action keys of eq. 19).
-    """
-    return " ".join(_WORD.findall((text or "").casefold()))
-
-
 def layer_label(layer: str) -> str:
     """Graph label of a layer code name (``per_speaker_core`` -> ``Core``).
 
@@ -132,24 +119,6 @@ def layer_scope(layer: str) -> Literal["PERSON", "GROUP"]:
     """
     layer_label(layer)
     return "GROUP" if layer in GROUP_LAYERS else "PERSON"
-
-
-def to_instant(at: str | datetime | float | int) -> float:
-    """Epoch seconds of an ISO-8601 string, a datetime or a number (naive times are UTC).
-
-    Raises:
-        InvalidInputError: an unparsable time string.
-    """
-    if isinstance(at, (int, float)):
-        return float(at)
-    if isinstance(at, str):
-        try:
-            at = datetime.fromisoformat(at)
-        except ValueError as e:
-            raise InvalidInputError(f"unparsable time {at!r}", field="at") from e
-    if at.tzinfo is None:
-        at = at.replace(tzinfo=timezone.utc)
-    return at.timestamp()
 
 
 # --------------------------------------------------------------------------------------------
@@ -467,7 +436,7 @@ def write_segment(
     props = marker.model_dump(exclude={"id", "message_ids", "report"})
     props["report"] = json.dumps(marker.report, ensure_ascii=False, default=str)
     props["n_messages"] = len(marker.message_ids)
-    props["written_at"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    props["written_at"] = now_iso()
 
     def work(tx: neo4j.ManagedTransaction) -> SegmentWriteResult:
         lock = run_tx(

@@ -8,17 +8,16 @@ Results never leave the group: every query filters on ``group_id``.
 
 from __future__ import annotations
 
-import re
 from dataclasses import asdict, dataclass, field
 from typing import Literal
 
 from graphmem.db import Store
 from graphmem.embed import Embedder
 from graphmem.errors import InvalidInputError, NotFoundError
+from graphmem.text import lucene_query
 
 Mode = Literal["hybrid", "fulltext", "vector"]
 EXACT_SCAN_MAX = 20_000  # groups up to this many messages get exact cosine kNN
-_TOKEN = re.compile(r"\w+", re.UNICODE)
 
 
 @dataclass
@@ -45,15 +44,6 @@ class MessageHit:
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
-
-
-def lucene_query(text: str) -> str:
-    """Turn free text into a safe Lucene query: word tokens, lower-cased, OR-ed.
-
-    Lower-casing keeps words such as AND/OR/NOT from acting as operators; every Lucene special
-    character is dropped because only ``\\w`` runs survive.
-    """
-    return " ".join(t.lower() for t in _TOKEN.findall(text))
 
 
 def _widening(store: Store, template: str, k: int, total: int, **params) -> list[dict]:

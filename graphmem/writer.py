@@ -50,11 +50,9 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -67,6 +65,9 @@ from graphmem.db import Store
 from graphmem.embed import Embedder
 from graphmem.errors import InvalidInputError, LLMError, NotFoundError
 from graphmem.llm import ChatModel, LLMOutputError, TokenLedger, Usage
+from graphmem.roster import Roster, RosterEntry
+from graphmem.text import FUNCTION_WORDS
+from graphmem.times import date_of, short_ts
 from graphmem.memory import GROUP, GROUP_LAYERS, LAYERS, PERSON_LAYERS, UTYPES, DerivedRecord, NewRecord
 
 logger = logging.getLogger(__name__)
@@ -199,91 +200,6 @@ def max_actions_for(n_messages: int, settings: Settings | None = None) -> int:
     return max(s.writer_min_actions, s.writer_actions_per_message * n_messages)
 
 
-@dataclass(frozen=True)
-class RosterEntry:
-    """One roster member: Person id, display name, aliases and the label the Writer sees."""
-
-    id: str
-    name: str
-    aliases: tuple[str, ...]
-    label: str
-
-
-class Roster:
-    """The group's roster as shown to the Writer, and the mapping of names back to Person ids.
-
-    Labels are display names; a display name shared by several persons (or equal to
-    ``GROUP``) is shown as ``"Name (id)"``. :meth:`resolve` accepts a label, a Person id, a
-    display name or an alias (case-insensitive) when it names exactly one person, and
-    ``GROUP`` (any case) for the group.
-    """
-
-    def __init__(self, persons: Sequence[Mapping[str, Any]]) -> None:
-        names: dict[str, int] = {}
-        for p in persons:
-            key = str(p.get("name") or p["id"]).casefold()
-            names[key] = names.get(key, 0) + 1
-        entries = []
-        for p in persons:
-            name = str(p.get("name") or p["id"])
-            clash = names[name.casefold()] > 1 or name.casefold() == GROUP.casefold()
-            label = f"{name} ({p['id']})" if clash else name
-            aliases = tuple(str(a) for a in (p.get("aliases") or []) if a)
-            entries.append(RosterEntry(str(p["id"]), name, aliases, label))
-        self.entries: tuple[RosterEntry, ...] = tuple(entries)
-        self._by_id = {e.id: e for e in self.entries}
-        self._by_label = {e.label.casefold(): e.id for e in self.entries}
-        loose: dict[str, set[str]] = {}
-        for e in self.entries:
-            for n in {e.name, e.id, *e.aliases}:
-                loose.setdefault(n.casefold(), set()).add(e.id)
-        self._loose = loose
-
-    def __len__(self) -> int:
-        return len(self.entries)
-
-    def __contains__(self, person_id: object) -> bool:
-        return person_id in self._by_id
-
-    def label(self, person_id: str) -> str:
-        """The Writer-facing label of a Person id (``GROUP`` for the group)."""
-        if person_id == GROUP:
-            return GROUP
-        entry = self._by_id.get(person_id)
-        return entry.label if entry else person_id
-
-    def entry(self, person_id: str) -> RosterEntry | None:
-        return self._by_id.get(person_id)
-
-    def resolve(self, name: Any) -> tuple[str | None, str]:
-        """Map a name from the Writer to a Person id or :data:`GROUP`.
-
-        Returns:
-            ``(person_id_or_GROUP, "")`` on success, ``(None, why)`` when the name is not in the
-            roster or names several persons.
-        """
-        if not isinstance(name, str) or not name.strip():
-            return None, "empty name"
-        s = " ".join(name.split())
-        folded = s.casefold()
-        if folded in self._by_label:
-            return self._by_label[folded], ""
-        if s in self._by_id:
-            return s, ""
-        if folded == GROUP.casefold():
-            return GROUP, ""
-        ids = self._loose.get(folded, set())
-        if len(ids) == 1:
-            return next(iter(ids)), ""
-        if len(ids) > 1:
-            labels = ", ".join(sorted(self.label(i) for i in ids))
-            return None, f"{s!r} is ambiguous ({labels})"
-        match = re.fullmatch(r"(.+?)\s*\((.+)\)", s)  # "Name (id)" with other spacing/case
-        if match and match.group(2).strip() in self._by_id:
-            return match.group(2).strip(), ""
-        return None, f"{s!r} is not in the roster"
-
-
 def load_roster(store: Store, group_id: str) -> tuple[str, Roster, int]:
     """Read the group's name, roster and number of written Writer segments.
 
@@ -370,19 +286,12 @@ OUTPUT: one JSON object and nothing else: {"actions": [ ... ]}. If nothing is wo
 answer {"actions": [{"action": "NOOP"}]}."""
 
 
-def _short_ts(ts: str) -> str:
-    try:
-        return datetime.fromisoformat(ts).strftime("%Y-%m-%d %H:%M")
-    except (TypeError, ValueError):
-        return ts or "?"
-
-
 def memory_line(record: DerivedRecord, roster: Roster) -> str:
     """One CURRENT MEMORY line: ``<entry_id> [layer|owner(by source)@date] content``."""
     owner = GROUP if record.owner_kind == "group" else roster.label(record.owner)
     source = GROUP if record.source_kind == "group" else roster.label(record.source)
     content = " ".join(record.content.split())
-    return f"{record.id} [{record.layer}|{owner}(by {source})@{record.ts[:10]}] {content}"
+    return f"{record.id} [{record.layer}|{owner}(by {source})@{date_of(record.ts)}] {content}"
 
 
 def build_writer_messages(
@@ -407,7 +316,7 @@ def build_writer_messages(
     channel = f" in channel {segment.channel}" if segment.channel else ""
     memory_lines = [memory_line(h, roster) for h in heads] or ["(empty - nothing recorded yet)"]
     message_lines = [
-        f"[{_short_ts(m.ts)}] {roster.label(m.person_id) if m.person_id in roster else m.speaker}: "
+        f"[{short_ts(m.ts)}] {roster.label(m.person_id) if m.person_id in roster else m.speaker}: "
         f"{' '.join(m.text.split())}"
         for m in segment.messages
     ]
@@ -415,7 +324,7 @@ def build_writer_messages(
     user = "\n".join([
         f"PARTICIPANTS: {participants} (and GROUP for the group as a whole)",
         f"SESSION: {segment.session}{channel}{part}",
-        f"TIME: {_short_ts(first.ts)} to {_short_ts(last.ts)}",
+        f"TIME: {short_ts(first.ts)} to {short_ts(last.ts)}",
         "",
         "CURRENT MEMORY (latest state of every record of this group; "
         "format: <entry_id> [layer|owner(by source)@date] content)",
@@ -769,15 +678,6 @@ def validate_actions(
 # provenance (FROM) and confidence
 # --------------------------------------------------------------------------------------------
 
-_STOP = frozenset(
-    "a an the and or but if then so of to in on at by for with from as is are was were be been "
-    "being am do does did have has had i you he she it we they me him her us them my your his its "
-    "our their this that these those there here not no yes just very really also too can could "
-    "will would shall should may might must about into over than what which who whom when where "
-    "why how all any some each every more most other such only own same s t don ok okay".split()
-)
-
-
 def _stem(word: str) -> str:
     if len(word) > 4 and word.endswith("s") and not word.endswith("ss"):
         word = word[:-1]
@@ -785,7 +685,7 @@ def _stem(word: str) -> str:
 
 
 def _content_words(text: str) -> set[str]:
-    return {_stem(w) for w in memory.normalise_content(text).split() if w not in _STOP and len(w) > 1}
+    return {_stem(w) for w in memory.normalise_content(text).split() if w not in FUNCTION_WORDS and len(w) > 1}
 
 
 def _mentions(text_norm: str, entry: RosterEntry | None) -> bool:

@@ -9,16 +9,17 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from graphmem.errors import InvalidInputError
+from graphmem.text import short_repr as _short
+from graphmem.times import ParsedTs, date_of, parse_date, parse_ts
 from loaders.records import MessageRecord, Question
 
 PathLike = str | os.PathLike[str]
@@ -199,128 +200,8 @@ def _data_path(data: Any, loc: tuple[Any, ...], *, missing: bool) -> list[str]:
     return parts
 
 
-def _short(value: Any, limit: int = 60) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 # --------------------------------------------------------------------------- timestamps
-
-
-@dataclass(frozen=True)
-class ParsedTs:
-    """A parsed timestamp.
-
-    Attributes:
-        text: normalised ISO-8601 string ``YYYY-MM-DDTHH:MM:SS[.ffffff][+HH:MM]``; the UTC
-            offset is kept exactly as given (``Z`` becomes ``+00:00``); naive stays naive.
-        instant: the same moment as an aware UTC datetime (naive input is read as UTC), for
-            ordering.
-    """
-
-    text: str
-    instant: datetime
-
-
-_ISO_RE = re.compile(
-    r"""
-    (?P<y>\d{4})-(?P<mo>\d{2})-(?P<d>\d{2})
-    (?:
-        [Tt\ ]
-        (?P<h>\d{2}):(?P<mi>\d{2})
-        (?::(?P<s>\d{2})(?:[.,](?P<frac>\d{1,9}))?)?
-        \s*(?P<tz>[Zz]|[+-]\d{2}(?::?\d{2})?)?
-    )?
-    """,
-    re.VERBOSE,
-)
-
-
-def parse_ts(value: Any, *, source: str, record: str, field: str = "ts") -> ParsedTs:
-    """Parse an ISO-8601 timestamp (with or without UTC offset) and normalise it.
-
-    Accepted: ``2025-07-09T01:42:41``, ``2025-07-09 01:42:41``, ``2025-07-09T01:42``,
-    fractions (``.123``, up to 9 digits, kept to microseconds), offsets ``Z``, ``+05:30``,
-    ``+0530``, ``+05``, and a bare date ``2025-07-09`` (midnight). Surrounding whitespace is
-    ignored.
-
-    Args:
-        value: the raw value (must be a string).
-        source: file path for errors.
-        record: record label for errors.
-        field: field name for errors.
-
-    Returns:
-        :class:`ParsedTs` with the normalised text (``T`` separator, seconds always present,
-        offset kept, e.g. ``"2025-07-09T10:00:00+05:30"``) and the UTC instant.
-
-    Raises:
-        InvalidInputError: when ``value`` is not a string or not a valid ISO-8601 date-time.
-    """
-    if not isinstance(value, str):
-        raise InvalidInputError(
-            f"timestamp must be a string, got {type(value).__name__} {_short(value)}",
-            source=source,
-            record=record,
-            field=field,
-        )
-    m = _ISO_RE.fullmatch(value.strip())
-    if m is None:
-        raise InvalidInputError(
-            f"unparsable timestamp {_short(value)} (expected ISO-8601)", source=source, record=record, field=field
-        )
-    try:
-        tz = _parse_offset(m.group("tz"))
-        frac = m.group("frac") or ""
-        micro = int((frac + "000000")[:6]) if frac else 0
-        dt = datetime(
-            int(m.group("y")),
-            int(m.group("mo")),
-            int(m.group("d")),
-            int(m.group("h") or 0),
-            int(m.group("mi") or 0),
-            int(m.group("s") or 0),
-            micro,
-            tzinfo=tz,
-        )
-    except ValueError as e:
-        raise InvalidInputError(
-            f"invalid timestamp {_short(value)}: {e}", source=source, record=record, field=field
-        ) from e
-    instant = dt.astimezone(timezone.utc) if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
-    return ParsedTs(text=dt.isoformat(), instant=instant)
-
-
-def _parse_offset(raw: str | None) -> timezone | None:
-    if raw is None:
-        return None
-    if raw in ("Z", "z"):
-        return timezone.utc
-    sign = -1 if raw[0] == "-" else 1
-    digits = raw[1:].replace(":", "")
-    hours, minutes = int(digits[:2]), int(digits[2:4] or 0)
-    if minutes >= 60:
-        raise ValueError(f"offset minutes out of range: {raw}")
-    return timezone(sign * timedelta(hours=hours, minutes=minutes))  # ValueError if >= 24h
-
-
-def parse_date(value: Any, *, source: str, record: str, field: str) -> str:
-    """Parse a calendar date, also given as a midnight date-time, and return ``YYYY-MM-DD``.
-
-    Accepts ``2025-01-09`` and ``2025-01-09 00:00:00`` / ``2025-01-09T00:00:00`` (the form a
-    dataframe timestamp takes when dumped with ``default=str``). A non-midnight time is kept out
-    of the result (only the date part is returned).
-
-    Raises:
-        InvalidInputError: when ``value`` is not a string holding an ISO-8601 date.
-    """
-    parsed = parse_ts(value, source=source, record=record, field=field)
-    return parsed.text[:10]
-
-
-def date_of(ts_text: str) -> str:
-    """Return the calendar date ``YYYY-MM-DD`` of a normalised timestamp, in its own offset."""
-    return ts_text[:10]
+# parse_ts, ParsedTs, parse_date and date_of live in graphmem.times (re-exported above).
 
 
 # --------------------------------------------------------------------------- ordering

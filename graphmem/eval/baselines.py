@@ -31,6 +31,7 @@ from graphmem.eval import prompts
 from graphmem.llm import ChatModel, Usage, estimate_tokens
 from graphmem.query.compose import excerpt_line
 from graphmem.query.types import Excerpt
+from graphmem.text import strip_think
 from loaders.records import MessageRecord
 
 __all__ = [
@@ -43,7 +44,6 @@ __all__ = [
 ]
 
 _TOKEN = re.compile(r"[A-Za-z0-9_]+")
-_THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 
 
 def bm25_tokens(text: str) -> list[str]:
@@ -165,4 +165,4 @@ def answer_from_messages(
 def answer_prompt(model: ChatModel, prompt: list[dict[str, str]], *, max_tokens: int = 512) -> tuple[str, Usage]:
     """Send an already built answer prompt (stage ``answer``); (text without ``<think>``, usage)."""
     text, usage = model.complete_text(prompt, stage="answer", max_tokens=max_tokens)
-    return _THINK.sub("", text).strip(), usage
+    return strip_think(text), usage

@@ -22,10 +22,10 @@ from graphmem.errors import LLMError
 from graphmem.eval import prompts
 from graphmem.eval.metrics import parse_judge_verdict
 from graphmem.llm import ChatModel, LLMOutputError, Usage
+from graphmem.text import strip_think
 
 __all__ = ["Graded", "Verdict", "judge_answer", "option_choice", "rubric_score"]
 
-_THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 _LEADING_LETTER = re.compile(r"^[\s*_`\"'(\[]*([A-Za-z])(?:[.:)\]]|\s*$)")
 _STATED_LETTER = re.compile(r"\b(?:answer|option|choice)\s*(?:is|:|=)?\s*\(?([A-Za-z])\)?(?=[.:)\]\s,;]|$)", re.IGNORECASE)
 
@@ -83,7 +83,7 @@ def option_choice(answer: str, options: dict[str, str]) -> str | None:
     (``"The answer is C"``); else the one option whose text the answer names (word match,
     case-insensitive) - naming two or more options picks none.
     """
-    text = _THINK.sub("", answer or "").strip()
+    text = strip_think(answer)
     letters = {k.upper(): k for k in options}
     m = _LEADING_LETTER.match(text)
     if m and m.group(1).upper() in letters:

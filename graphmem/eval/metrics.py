@@ -24,6 +24,7 @@ from typing import Any, Literal
 import numpy as np
 
 from graphmem.errors import InvalidInputError
+from graphmem.text import strip_think
 
 __all__ = [
     "AccuracySummary",
@@ -123,7 +124,6 @@ def mean_token_f1(predictions: Sequence[str], golds: Sequence[str]) -> float:
 # --------------------------------------------------------------------------------------------
 
 _FINAL_LINE = re.compile(r"^Final:[ \t]*(Correct|Incorrect)$")
-_THINK_BLOCK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 
 
 def parse_judge_verdict(text: str) -> bool | None:
@@ -139,7 +139,7 @@ def parse_judge_verdict(text: str) -> bool | None:
         it, do not count it as correct).
     """
     verdict: bool | None = None
-    for line in _THINK_BLOCK.sub("", text or "").splitlines():
+    for line in strip_think(text).splitlines():
         match = _FINAL_LINE.match(line.strip())
         if match:
             verdict = match.group(1) == "Correct"

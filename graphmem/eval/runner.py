@@ -30,7 +30,6 @@ import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +61,7 @@ from graphmem.eval.systems import (
     SpeakerMem,
 )
 from graphmem.llm import ChatModel
+from graphmem.times import now_iso
 from loaders.records import Question
 
 logger = logging.getLogger(__name__)
@@ -78,7 +78,7 @@ IDENTITY_FIELDS = (
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return now_iso()
 
 
 class RunConfig(BaseModel):

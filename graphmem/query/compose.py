@@ -12,13 +12,12 @@ The evidence handed to the answerer has two parts:
 
 from __future__ import annotations
 
-import re
 
 from graphmem.llm import ChatModel, Usage
 from graphmem.query import prompts
 from graphmem.query.types import Cell, Excerpt, Projection, RecordVersion, Row
+from graphmem.text import strip_think
 
-_THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 
 
 def _one_line(text: str) -> str:
@@ -114,4 +113,4 @@ def answer(model: ChatModel, evidence: str, *, max_tokens: int = 512) -> tuple[s
         stage="answer",
         max_tokens=max_tokens,
     )
-    return _THINK.sub("", text).strip(), usage
+    return strip_think(text), usage

@@ -16,12 +16,7 @@ from pydantic import BaseModel, Field
 from graphmem import memory
 from graphmem.db import Store, run_tx
 from graphmem.errors import InvalidInputError, NotFoundError
-from graphmem.query.types import RosterMember
-
-
-def read_roster(store: Store, group_id: str) -> list[RosterMember]:
-    """Every Person of the group, ordered by name (empty for an unknown group)."""
-    return [RosterMember(**r) for r in store.read("query/list_roster", group_id=group_id)]
+from graphmem.roster import RosterMember, read_roster
 
 
 def get_member(store: Store, group_id: str, person_id: str) -> RosterMember:

@@ -29,7 +29,7 @@ from graphmem.query.project import project
 from graphmem.query.system1 import System1Result, run_system1
 from graphmem.query.system2 import System2Result, ablate_rows, run_system2
 from graphmem.query.types import Ablation, AskResult, Budgets, StageUsage, Tense
-from graphmem.memory import to_instant
+from graphmem.times import parse_as_of, to_instant  # noqa: F401  (parse_as_of re-exported)
 
 NO_MODEL_NOTE = (
     "no answer model is set (GRAPHMEM_LLM_BASE_URL and GRAPHMEM_LLM_MODEL); Project used its "
@@ -73,21 +73,6 @@ def budgets_from(
     if b.expand_window > 5:
         raise InvalidInputError("expand window must be at most 5", field="expand_window")
     return b
-
-
-def parse_as_of(as_of: str | datetime | None) -> tuple[str, float | None]:
-    """(ISO text, epoch seconds) of an as-of time; ("", None) when not given.
-
-    Raises:
-        InvalidInputError: unparsable time (field ``as_of``).
-    """
-    if as_of is None or as_of == "":
-        return "", None
-    text = as_of.isoformat() if isinstance(as_of, datetime) else str(as_of).strip()
-    try:
-        return text, to_instant(text)
-    except InvalidInputError as e:
-        raise InvalidInputError(f"unparsable as-of time {text!r} (use ISO-8601)", field="as_of") from e
 
 
 class _BatchedEmbedder(Embedder):

@@ -29,6 +29,8 @@ from graphmem.errors import LLMError
 from graphmem.llm import ChatModel, LLMOutputError, Usage, estimate_tokens
 from graphmem.query import prompts
 from graphmem.query.types import Projection, RosterMember, View
+from graphmem.roster import resolve_person
+from graphmem.text import STOP_WORDS
 
 ALL, GROUP = "ALL", "GROUP"
 
@@ -88,22 +90,6 @@ _VIEW_VERBS = (
     r"judges|judged|say|says|said|suspect|suspects|suspected|notice|noticed|notices)"
 )
 _WORD = re.compile(r"[\w'’-]+", re.UNICODE)
-
-#: Words dropped from the fallback issue: question words, auxiliaries, pronouns, quantifiers.
-STOP_WORDS = frozenset(
-    """
-    a an and are as at be been being but by can could did do does doing done for from had has
-    have having he her hers him his how i if in into is it its me my of on or our ours she so
-    than that the their theirs them then there these they this those to was we were what when
-    where which while who whom whose why will with would you your yours about also any anyone
-    anybody all each every everyone everybody someone somebody group chat members member person
-    people one ones other others s t just very more most much many some such only own same
-    tell say said says mentioned mention conversation conversations based show shows showed
-    reveal reveals revealed suggest suggests seem seems seemed appear appears appeared think
-    thinks thought feel feels felt know knows knew view views opinion opinions stance stances
-    position positions attitude attitudes currently current now still ever never not no
-    nobody anything something nothing everything anyone someone """.split()
-)
 
 
 #: Issue words that name the KIND of question, not its topic: a decision ...
@@ -281,12 +267,11 @@ def _finish(p: Projection, roster: Sequence[RosterMember]) -> Projection:
 
 
 def _resolve_name(name: str, roster: Sequence[RosterMember]) -> str | None:
-    key = name.strip().lower()
-    if not key:
+    if not name.strip():
         return None
-    for p in roster:
-        if key == p.id.lower() or key == p.name.lower() or key in (a.lower() for a in p.aliases):
-            return p.id
+    pid = resolve_person(name, roster)  # the shared resolver: an ambiguous name is not guessed
+    if pid is not None:
+        return pid
     # "Mum (Linda)" or "Ben's": fall back to a whole-word search inside the element.
     hits = find_persons(name, roster)
     return hits[0][1] if len(hits) == 1 else None

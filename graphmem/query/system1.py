@@ -26,7 +26,7 @@ from typing import Any
 
 from graphmem.db import Store
 from graphmem.embed import Embedder
-from graphmem.ingest import instant
+from graphmem.times import instant
 from graphmem.llm import ChatModel, Usage
 from graphmem.query import prompts
 from graphmem.query.project import call_json

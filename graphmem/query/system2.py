@@ -36,10 +36,11 @@ from typing import Any
 
 from graphmem.db import Store
 from graphmem.embed import Embedder
-from graphmem.ingest import instant
-from graphmem.query.project import ALL, GROUP, STOP_WORDS, issue_focus
+from graphmem.times import instant
+from graphmem.query.project import ALL, GROUP, issue_focus
 from graphmem.query.types import Budgets, Cell, Excerpt, Projection, RecordVersion, Row
-from graphmem.search import _widening, hydrate, lucene_query, rrf
+from graphmem.search import _widening, hydrate, rrf
+from graphmem.text import STOP_WORDS, lucene_query
 
 
 @dataclass

@@ -6,28 +6,12 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from graphmem.roster import RosterMember  # noqa: F401  (re-exported: moved to graphmem.roster)
+
 Tense = Literal["head", "full"]
 Ablation = Literal["s1", "s2", "s2-group", "s2-person"]
 RowKind = Literal["person", "group"]
 RowStatus = Literal["records", "raw", "none"]
-
-
-class RosterMember(BaseModel):
-    """One Person of a group's roster.
-
-    Attributes:
-        id: person id inside the group (speaker_id, else display name).
-        name: latest display name.
-        speaker_id: stable id from the source, or "".
-        aliases: every display name seen.
-        messages: number of messages the person sent in the group.
-    """
-
-    id: str
-    name: str
-    speaker_id: str = ""
-    aliases: list[str] = Field(default_factory=list)
-    messages: int = 0
 
 
 class View(BaseModel):

@@ -1,0 +1,211 @@
+"""Time: one home for reading, normalising and printing timestamps.
+
+Stored timestamps are ISO-8601 text (``YYYY-MM-DDTHH:MM:SS[.ffffff][+HH:MM]``, offset kept as
+given, naive read as UTC) and, for ordering and as-of cuts, epoch seconds (float, UTC).
+Readers here: :func:`parse_ts` (strict input parsing with record/field errors, used by the
+loaders), :func:`instant` (stored text -> epoch seconds), :func:`to_instant` (text, datetime
+or number -> epoch seconds), :func:`parse_as_of` (a user's as-of time); printers:
+:func:`short_ts`, :func:`date_of`, :func:`minute`, :func:`now_iso`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from graphmem.errors import InvalidInputError
+from graphmem.text import short_repr
+
+__all__ = [
+    "ParsedTs",
+    "date_of",
+    "instant",
+    "minute",
+    "now_iso",
+    "parse_as_of",
+    "parse_date",
+    "parse_ts",
+    "short_ts",
+    "to_instant",
+]
+
+
+@dataclass(frozen=True)
+class ParsedTs:
+    """A parsed timestamp.
+
+    Attributes:
+        text: normalised ISO-8601 string ``YYYY-MM-DDTHH:MM:SS[.ffffff][+HH:MM]``; the UTC
+            offset is kept exactly as given (``Z`` becomes ``+00:00``); naive stays naive.
+        instant: the same moment as an aware UTC datetime (naive input is read as UTC), for
+            ordering.
+    """
+
+    text: str
+    instant: datetime
+
+
+_ISO_RE = re.compile(
+    r"""
+    (?P<y>\d{4})-(?P<mo>\d{2})-(?P<d>\d{2})
+    (?:
+        [Tt\ ]
+        (?P<h>\d{2}):(?P<mi>\d{2})
+        (?::(?P<s>\d{2})(?:[.,](?P<frac>\d{1,9}))?)?
+        \s*(?P<tz>[Zz]|[+-]\d{2}(?::?\d{2})?)?
+    )?
+    """,
+    re.VERBOSE,
+)
+
+
+def parse_ts(value: Any, *, source: str, record: str, field: str = "ts") -> ParsedTs:
+    """Parse an ISO-8601 timestamp (with or without UTC offset) and normalise it.
+
+    Accepted: ``2025-07-09T01:42:41``, ``2025-07-09 01:42:41``, ``2025-07-09T01:42``,
+    fractions (``.123``, up to 9 digits, kept to microseconds), offsets ``Z``, ``+05:30``,
+    ``+0530``, ``+05``, and a bare date ``2025-07-09`` (midnight). Surrounding whitespace is
+    ignored.
+
+    Args:
+        value: the raw value (must be a string).
+        source: file path for errors.
+        record: record label for errors.
+        field: field name for errors.
+
+    Returns:
+        :class:`ParsedTs` with the normalised text (``T`` separator, seconds always present,
+        offset kept, e.g. ``"2025-07-09T10:00:00+05:30"``) and the UTC instant.
+
+    Raises:
+        InvalidInputError: when ``value`` is not a string or not a valid ISO-8601 date-time.
+    """
+    if not isinstance(value, str):
+        raise InvalidInputError(
+            f"timestamp must be a string, got {type(value).__name__} {short_repr(value)}",
+            source=source,
+            record=record,
+            field=field,
+        )
+    m = _ISO_RE.fullmatch(value.strip())
+    if m is None:
+        raise InvalidInputError(
+            f"unparsable timestamp {short_repr(value)} (expected ISO-8601)", source=source, record=record, field=field
+        )
+    try:
+        tz = _parse_offset(m.group("tz"))
+        frac = m.group("frac") or ""
+        micro = int((frac + "000000")[:6]) if frac else 0
+        dt = datetime(
+            int(m.group("y")),
+            int(m.group("mo")),
+            int(m.group("d")),
+            int(m.group("h") or 0),
+            int(m.group("mi") or 0),
+            int(m.group("s") or 0),
+            micro,
+            tzinfo=tz,
+        )
+    except ValueError as e:
+        raise InvalidInputError(
+            f"invalid timestamp {short_repr(value)}: {e}", source=source, record=record, field=field
+        ) from e
+    instant = dt.astimezone(timezone.utc) if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
+    return ParsedTs(text=dt.isoformat(), instant=instant)
+
+
+def _parse_offset(raw: str | None) -> timezone | None:
+    if raw is None:
+        return None
+    if raw in ("Z", "z"):
+        return timezone.utc
+    sign = -1 if raw[0] == "-" else 1
+    digits = raw[1:].replace(":", "")
+    hours, minutes = int(digits[:2]), int(digits[2:4] or 0)
+    if minutes >= 60:
+        raise ValueError(f"offset minutes out of range: {raw}")
+    return timezone(sign * timedelta(hours=hours, minutes=minutes))  # ValueError if >= 24h
+
+
+def parse_date(value: Any, *, source: str, record: str, field: str) -> str:
+    """Parse a calendar date, also given as a midnight date-time, and return ``YYYY-MM-DD``.
+
+    Accepts ``2025-01-09`` and ``2025-01-09 00:00:00`` / ``2025-01-09T00:00:00`` (the form a
+    dataframe timestamp takes when dumped with ``default=str``). A non-midnight time is kept out
+    of the result (only the date part is returned).
+
+    Raises:
+        InvalidInputError: when ``value`` is not a string holding an ISO-8601 date.
+    """
+    parsed = parse_ts(value, source=source, record=record, field=field)
+    return parsed.text[:10]
+
+
+def date_of(ts_text: str) -> str:
+    """Return the calendar date ``YYYY-MM-DD`` of a normalised timestamp, in its own offset."""
+    return ts_text[:10]
+
+
+def instant(ts: str) -> float:
+    """Epoch seconds of an ISO-8601 timestamp (naive times are read as UTC).
+
+    Raises:
+        ValueError: ``ts`` is not ISO-8601 text.
+    """
+    dt = datetime.fromisoformat(ts)
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return dt.timestamp()
+
+
+def to_instant(at: str | datetime | float | int) -> float:
+    """Epoch seconds of an ISO-8601 string, a datetime or a number (naive times are UTC).
+
+    Raises:
+        InvalidInputError: an unparsable time string.
+    """
+    if isinstance(at, (int, float)):
+        return float(at)
+    if isinstance(at, str):
+        try:
+            at = datetime.fromisoformat(at)
+        except ValueError as e:
+            raise InvalidInputError(f"unparsable time {at!r}", field="at") from e
+    if at.tzinfo is None:
+        at = at.replace(tzinfo=timezone.utc)
+    return at.timestamp()
+
+
+def parse_as_of(as_of: str | datetime | None) -> tuple[str, float | None]:
+    """(ISO text, epoch seconds) of an as-of time; ("", None) when not given.
+
+    Raises:
+        InvalidInputError: unparsable time (field ``as_of``).
+    """
+    if as_of is None or as_of == "":
+        return "", None
+    text = as_of.isoformat() if isinstance(as_of, datetime) else str(as_of).strip()
+    try:
+        return text, to_instant(text)
+    except InvalidInputError as e:
+        raise InvalidInputError(f"unparsable as-of time {text!r} (use ISO-8601)", field="as_of") from e
+
+
+def short_ts(ts: str) -> str:
+    """``YYYY-MM-DD HH:MM`` of an ISO-8601 timestamp; the text itself (or ``"?"``) when unparsable."""
+    try:
+        return datetime.fromisoformat(ts).strftime("%Y-%m-%d %H:%M")
+    except (TypeError, ValueError):
+        return ts or "?"
+
+
+def minute(ts: str) -> str:
+    """``YYYY-MM-DD HH:MM`` of a stored timestamp, cut from the text (no parsing, own offset)."""
+    return ts[:16].replace("T", " ")
+
+
+def now_iso() -> str:
+    """The current UTC time as ISO-8601 text to the second (``...+00:00``)."""
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
