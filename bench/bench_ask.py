@@ -63,7 +63,7 @@ def pct(values: list[float], q: float) -> float:
 
 
 def delete_group(store: Store, gid: str) -> None:
-    from graphmem.query.people import forget_group
+    from graphmem.groups import forget_group
 
     forget_group(store, gid)
 
@@ -165,7 +165,7 @@ def main() -> None:
         t = time.perf_counter()
         records = 0
         for c in convs:
-            if args.reuse and store.read("api/get_group", group_id=gids[c.group_id]):
+            if args.reuse and store.read("groups/get_group", group_id=gids[c.group_id]):
                 records += int(store.read("query/count_derived", group_id=gids[c.group_id])[0]["group_count"])
                 continue
             delete_group(store, gids[c.group_id])

@@ -113,7 +113,7 @@ def prompt_stats(body: dict, tokenizer) -> dict:
 
 
 def delete_group(store: Store, gid: str) -> None:
-    from graphmem.query.people import forget_group
+    from graphmem.groups import forget_group
 
     forget_group(store, gid)
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from graphmem.db import Store, open_driver
 from graphmem.embed import Embedder, get_embedder
 from graphmem.ingest import ingest_conversations
-from graphmem.query.people import forget_group
+from graphmem.groups import forget_group
 from loaders import load_conversations
 
 

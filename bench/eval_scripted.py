@@ -197,7 +197,7 @@ def main() -> None:
         driver = open_driver()
         store = Store(driver)
         rows = store.read_text("MATCH (g:Group) WHERE g.id STARTS WITH $p RETURN g.id AS id", p=args.prefix)
-        from graphmem.query.people import forget_group
+        from graphmem.groups import forget_group
 
         for r in rows:
             forget_group(store, r["id"])

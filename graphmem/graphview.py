@@ -28,7 +28,7 @@ from pydantic import BaseModel, Field
 from graphmem import memory
 from graphmem.db import Store
 from graphmem.errors import InvalidInputError, NotFoundError
-from graphmem.query.groups import get_group
+from graphmem.groups import get_group
 from graphmem.roster import read_roster
 from graphmem.times import date_of, minute, to_instant
 
@@ -379,7 +379,7 @@ class _GroupData:
         self.roster = read_roster(store, group_id)
         self.names = {m.id: m.name for m in self.roster}
         self.names[memory.GROUP] = group.name
-        self.messages = store.read("derive/list_messages", group_id=group_id, pending_only=False)
+        self.messages = store.read("writer/list_messages", group_id=group_id, pending_only=False)
         self.position = {m["id"]: i for i, m in enumerate(self.messages)}
         self.session_of = {m["id"]: m["session"] for m in self.messages}
         self.links = store.read("browser/talk_links", group_id=group_id)

@@ -53,7 +53,7 @@ def schema(store, embedder):
 
 def delete_group(store, group_id: str) -> None:
     """Remove every node of one group (and the Group node), nothing else."""
-    from graphmem.query.people import forget_group
+    from graphmem.groups import forget_group
 
     forget_group(store, group_id)
 

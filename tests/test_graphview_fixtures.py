@@ -107,7 +107,7 @@ def build_trail(store, embedder: Embedder, group_id: str, *, derived: bool = Tru
     ingest_conversations(store, conversations, embedder)
     if not derived:
         return
-    stored = {r["id"]: r for r in store.read("derive/list_messages", group_id=group_id, pending_only=False)}
+    stored = {r["id"]: r for r in store.read("writer/list_messages", group_id=group_id, pending_only=False)}
     for index, (session, specs) in enumerate(SEGMENTS, start=1):
         vectors = embedder.encode([s[5] for s in specs])
         records = []

@@ -199,7 +199,7 @@ def test_search_text_holds_previous_turn_even_across_appends(store, embedder, gr
 
 
 def test_forget_group_erases_one_group_only_and_twice_is_a_no_op(store, embedder, make_group):
-    from graphmem.query.people import forget_group
+    from graphmem.groups import forget_group
 
     gone, kept = make_group(), make_group()
     ingest_conversations(store, [conversation(gone, ROWS)], embedder)

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Path, Query
 from api.deps import EmbedderDep, SettingsDep, StoreDep, WriterModelDep
 from api.schemas import DerivePublic, IngestPublic, MessagesCreate
 from graphmem.query import RosterMember, read_roster
-from graphmem.query.groups import append_messages, derive_step, get_group
+from graphmem.groups import append_messages, derive_step, get_group
 
 router = APIRouter(prefix="/groups/{group_id}", tags=["groups"])
 

@@ -7,8 +7,8 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Path, Query
 
 from api.deps import StoreDep
-from graphmem.query import ForgetSummary, PersonMemory, forget_person, person_memory
-from graphmem.query.groups import get_group
+from graphmem.groups import ForgetSummary, forget_person, get_group
+from graphmem.query import PersonMemory, person_memory
 
 router = APIRouter(prefix="/groups/{group_id}/persons/{person_id}", tags=["persons"])
 

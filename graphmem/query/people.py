@@ -1,8 +1,8 @@
-"""Roster, one person's memory, a record's provenance, and erasing one person from a group.
+"""Read models beside ``ask``: the roster, one person's memory, a record's provenance.
 
-These are the reads and the one erase the HTTP API offers beside ``ask``. Derived records are
-read through :mod:`graphmem.memory` (heads, chains, as-of, provenance); the roster and the
-erase use the templates ``query/list_roster`` and ``api/*``.
+Derived records are read through :mod:`graphmem.memory` (heads, chains, as-of, provenance);
+the roster comes from :mod:`graphmem.roster`. Erasing a person or a group moved to
+:mod:`graphmem.groups` (``forget_person``, ``forget_group``; re-exported here for one release).
 """
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-import neo4j
 from pydantic import BaseModel, Field
 
 from graphmem import memory
-from graphmem.db import Store, run_tx
+from graphmem.db import Store
 from graphmem.errors import InvalidInputError, NotFoundError
+from graphmem.groups import ForgetSummary, forget_group, forget_person  # noqa: F401  (moved; kept one release)
 from graphmem.roster import RosterMember, read_roster
 
 
@@ -135,71 +135,3 @@ def provenance(store: Store, group_id: str, record_id: str) -> RecordProvenance:
         messages=memory.record_provenance(store, group_id, record_id),
         chain=memory.record_chain(store, group_id, record_id),
     )
-
-
-class ForgetSummary(BaseModel):
-    """What erasing one person removed (all zero when there was nothing left to erase).
-
-    Attributes:
-        group_id / person_id: whose data.
-        messages_deleted: messages the person sent.
-        records_deleted: derived records the person owned or was the source of, plus records
-            left without any supporting message.
-        chains_repaired: superseded records that became heads again because their successor
-            was erased.
-        person_deleted: whether the Person node was still there and was deleted.
-    """
-
-    group_id: str
-    person_id: str
-    messages_deleted: int = 0
-    records_deleted: int = 0
-    chains_repaired: int = 0
-    person_deleted: bool = False
-
-
-def forget_person(store: Store, group_id: str, person_id: str) -> ForgetSummary:
-    """Erase one person's data from a group, in one write transaction.
-
-    Deletes the messages the person sent, every derived record (all versions) the person owns
-    or is the source of, records left with no supporting message, and the Person node; the
-    nodes' embeddings and text leave the vector and fulltext indexes with them. Other people's
-    messages stay; the NEXT chain of each touched channel is relinked over the gap; a chain
-    whose head was erased gets its latest remaining state back as head. Running it again is a
-    no-op (all counts zero).
-
-    Raises:
-        StoreUnavailableError: Neo4j failed (nothing is erased then).
-    """
-
-    def work(tx: neo4j.ManagedTransaction) -> ForgetSummary:
-        out = ForgetSummary(group_id=group_id, person_id=person_id)
-        rows = run_tx(tx, "api/delete_person_records", group_id=group_id, person_id=person_id)
-        out.records_deleted = int(rows[0]["deleted"]) if rows else 0
-        rows = run_tx(tx, "api/delete_person_messages", group_id=group_id, person_id=person_id)
-        channels: list[str] = rows[0]["channels"] if rows else []
-        out.messages_deleted = int(rows[0]["deleted"]) if rows else 0
-        out.records_deleted += int(run_tx(tx, "api/delete_orphan_records", group_id=group_id)[0]["deleted"])
-        out.chains_repaired = int(run_tx(tx, "api/repair_chain_heads", group_id=group_id)[0]["repaired"])
-        for channel in channels:
-            run_tx(tx, "ingest/link_next", group_id=group_id, channel=channel)
-        out.person_deleted = bool(run_tx(tx, "api/delete_person", group_id=group_id, person_id=person_id)[0]["deleted"])
-        return out
-
-    return store.write_tx(work)
-
-
-def forget_group(store: Store, group_id: str) -> int:
-    """Erase a whole group (both tracks, its roster and the Group node) in one transaction.
-
-    Used by test and benchmark clean-up and by anyone retiring a memory space; other groups
-    are never touched, and a second call deletes nothing.
-
-    Returns:
-        Number of nodes deleted (0 when the group does not exist).
-
-    Raises:
-        StoreUnavailableError: Neo4j failed (nothing is erased then).
-    """
-    rows = store.write("api/delete_group", group_id=group_id)
-    return int(rows[0]["deleted"]) if rows else 0

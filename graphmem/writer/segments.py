@@ -102,7 +102,7 @@ def load_roster(store: Store, group_id: str) -> tuple[str, Roster, int]:
     Raises:
         NotFoundError: the group does not exist.
     """
-    rows = store.read("derive/get_roster", group_id=group_id)
+    rows = store.read("writer/get_roster", group_id=group_id)
     if not rows:
         raise NotFoundError(f"group {group_id!r} does not exist (ingest its messages first)")
     row = rows[0]
@@ -111,5 +111,5 @@ def load_roster(store: Store, group_id: str) -> tuple[str, Roster, int]:
 
 def load_messages(store: Store, group_id: str, *, pending_only: bool = True) -> list[SegmentMessage]:
     """The group's messages in conversation order (only those no segment covers yet, by default)."""
-    rows = store.read("derive/list_messages", group_id=group_id, pending_only=pending_only)
+    rows = store.read("writer/list_messages", group_id=group_id, pending_only=pending_only)
     return [SegmentMessage(**{k: v for k, v in r.items() if k != "instant"}) for r in rows]

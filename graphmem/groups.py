@@ -1,8 +1,10 @@
-"""Group-level operations the HTTP API offers: look a group up, append messages, derive a step.
+"""The group service: look a group up, append messages, derive a step, forget a person or a group.
 
-Appending goes through :func:`graphmem.ingest.ingest_conversations` (idempotent by message id);
-this module only places the new messages after what is stored (session index, turn).
-Derivation calls the Writer (:func:`graphmem.writer.derive_group`).
+The writes and erasures of a group that the HTTP API (and benchmarks, tests) call. Appending
+goes through :func:`graphmem.ingest.ingest_conversations` (idempotent by message id); this
+module only places the new messages after what is stored (session index, turn). Derivation
+calls the Writer (:func:`graphmem.writer.derive_group`). Erasure runs the ``cypher/groups/``
+templates in one write transaction. Reads of memory live in :mod:`graphmem.query.people`.
 """
 
 from __future__ import annotations
@@ -10,9 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import neo4j
 from pydantic import BaseModel
 
-from graphmem.db import Store
+from graphmem.db import Store, run_tx
 from graphmem.embed import Embedder
 from graphmem.errors import NotFoundError
 from graphmem.ingest import IngestSummary, ingest_conversations
@@ -35,7 +38,7 @@ def get_group(store: Store, group_id: str) -> GroupInfo:
     Raises:
         NotFoundError: no such group.
     """
-    rows = store.read("api/get_group", group_id=group_id)
+    rows = store.read("groups/get_group", group_id=group_id)
     if not rows:
         raise NotFoundError(f"no group {group_id!r}")
     return GroupInfo(**rows[0])
@@ -63,7 +66,7 @@ def append_messages(
     Raises:
         InvalidInputError: a message is wrong (nothing is written then).
     """
-    positions = {r["session"]: r for r in store.read("api/session_positions", group_id=group_id)}
+    positions = {r["session"]: r for r in store.read("groups/session_positions", group_id=group_id)}
     known = set(store.read("ingest/existing_message_ids", group_id=group_id,
                            ids=[m["id"] for m in messages])[0]["existing"])
     next_index = max((int(r["index"]) for r in positions.values()), default=0) + 1
@@ -121,3 +124,71 @@ def derive_step(
     )
     pending = len(load_messages(store, group_id, pending_only=True))
     return summary, pending
+
+
+class ForgetSummary(BaseModel):
+    """What erasing one person removed (all zero when there was nothing left to erase).
+
+    Attributes:
+        group_id / person_id: whose data.
+        messages_deleted: messages the person sent.
+        records_deleted: derived records the person owned or was the source of, plus records
+            left without any supporting message.
+        chains_repaired: superseded records that became heads again because their successor
+            was erased.
+        person_deleted: whether the Person node was still there and was deleted.
+    """
+
+    group_id: str
+    person_id: str
+    messages_deleted: int = 0
+    records_deleted: int = 0
+    chains_repaired: int = 0
+    person_deleted: bool = False
+
+
+def forget_person(store: Store, group_id: str, person_id: str) -> ForgetSummary:
+    """Erase one person's data from a group, in one write transaction.
+
+    Deletes the messages the person sent, every derived record (all versions) the person owns
+    or is the source of, records left with no supporting message, and the Person node; the
+    nodes' embeddings and text leave the vector and fulltext indexes with them. Other people's
+    messages stay; the NEXT chain of each touched channel is relinked over the gap; a chain
+    whose head was erased gets its latest remaining state back as head. Running it again is a
+    no-op (all counts zero).
+
+    Raises:
+        StoreUnavailableError: Neo4j failed (nothing is erased then).
+    """
+
+    def work(tx: neo4j.ManagedTransaction) -> ForgetSummary:
+        out = ForgetSummary(group_id=group_id, person_id=person_id)
+        rows = run_tx(tx, "groups/delete_person_records", group_id=group_id, person_id=person_id)
+        out.records_deleted = int(rows[0]["deleted"]) if rows else 0
+        rows = run_tx(tx, "groups/delete_person_messages", group_id=group_id, person_id=person_id)
+        channels: list[str] = rows[0]["channels"] if rows else []
+        out.messages_deleted = int(rows[0]["deleted"]) if rows else 0
+        out.records_deleted += int(run_tx(tx, "groups/delete_orphan_records", group_id=group_id)[0]["deleted"])
+        out.chains_repaired = int(run_tx(tx, "groups/repair_chain_heads", group_id=group_id)[0]["repaired"])
+        for channel in channels:
+            run_tx(tx, "ingest/link_next", group_id=group_id, channel=channel)
+        out.person_deleted = bool(run_tx(tx, "groups/delete_person", group_id=group_id, person_id=person_id)[0]["deleted"])
+        return out
+
+    return store.write_tx(work)
+
+
+def forget_group(store: Store, group_id: str) -> int:
+    """Erase a whole group (both tracks, its roster and the Group node) in one transaction.
+
+    Used by test and benchmark clean-up and by anyone retiring a memory space; other groups
+    are never touched, and a second call deletes nothing.
+
+    Returns:
+        Number of nodes deleted (0 when the group does not exist).
+
+    Raises:
+        StoreUnavailableError: Neo4j failed (nothing is erased then).
+    """
+    rows = store.write("groups/delete_group", group_id=group_id)
+    return int(rows[0]["deleted"]) if rows else 0
