@@ -47,7 +47,7 @@ from graphmem.query import ask, read_roster  # noqa: E402
 from graphmem.query.project import fallback_issue, fallback_projection  # noqa: E402
 from graphmem.query.prompts import MARKERS  # noqa: E402
 from loaders import load_conversations, load_questions  # noqa: E402
-from loaders.records import Conversation  # noqa: E402
+from graphmem.model import Conversation  # noqa: E402
 from tests.scripted_llm import Reply, ScriptedLLM  # noqa: E402
 
 STAGES = ("project", "embed", "s1_recall", "select", "expand", "sufficiency", "ask", "rerank", "s2", "compose", "answer")

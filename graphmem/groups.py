@@ -20,7 +20,7 @@ from graphmem.embed import Embedder
 from graphmem.errors import NotFoundError
 from graphmem.ingest import IngestSummary, ingest_conversations
 from graphmem.llm import ChatModel
-from loaders.records import Conversation, MessageRecord
+from graphmem.model import Conversation, MessageRecord
 
 
 class GroupInfo(BaseModel):

@@ -22,7 +22,7 @@ from graphmem.db import Store, run_tx
 from graphmem.embed import Embedder
 from graphmem.errors import InvalidInputError
 from graphmem.times import instant  # noqa: F401  (re-exported: moved to graphmem.times)
-from loaders.records import Conversation, MessageRecord
+from graphmem.model import Conversation, MessageRecord
 
 
 @dataclass

@@ -39,6 +39,18 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from graphmem.db import Store, run_tx
 from graphmem.errors import ConflictError, InvalidInputError, NotFoundError
+from graphmem.model import (  # constants re-exported: they moved to graphmem.model
+    GROUP,
+    GROUP_LAYERS,
+    HEAD,
+    LAYER_LABELS,
+    LAYERS,
+    PERSON_LAYERS,
+    STATES,
+    SUPERSEDED,
+    UTYPES,
+    StoredMessage,
+)
 from graphmem.text import normalise_content
 from graphmem.times import now_iso, to_instant
 
@@ -73,29 +85,6 @@ __all__ = [
     "to_instant",
     "write_segment",
 ]
-
-#: Reserved owner/source name of the group itself (GROUP scope).
-GROUP = "GROUP"
-
-#: Layer code name (the Writer contract) -> graph label. The only labels ever written.
-LAYER_LABELS: dict[str, str] = {
-    "per_speaker_core": "Core",
-    "per_speaker_profile": "Profile",
-    "group_interaction": "Interaction",
-    "group_insight": "Insight",
-}
-#: All derived layers, in the paper's order.
-LAYERS: tuple[str, ...] = tuple(LAYER_LABELS)
-#: PERSON-scoped layers: the owner is a Person.
-PERSON_LAYERS: frozenset[str] = frozenset({"per_speaker_core", "per_speaker_profile"})
-#: GROUP-scoped layers: the owner is the Group node (owner name :data:`GROUP`).
-GROUP_LAYERS: frozenset[str] = frozenset({"group_interaction", "group_insight"})
-#: Record types of derived records (DESIGN.md; the paper's ``utterance`` is System 1 only).
-UTYPES: tuple[str, ...] = ("fact", "stance", "observation", "decision", "relation")
-
-HEAD = "head"
-SUPERSEDED = "superseded"
-STATES: tuple[str, ...] = (HEAD, SUPERSEDED)
 
 Kind = Literal["person", "group"]
 
@@ -343,22 +332,15 @@ class SegmentWriteResult(BaseModel):
     superseded: list[str]
 
 
-class ProvenanceMessage(BaseModel):
-    """A verbatim message a derived record was written FROM.
+class ProvenanceMessage(StoredMessage):
+    """A verbatim message a derived record was written FROM (a :class:`StoredMessage`).
 
-    Attributes: id, channel, speaker (display name), person_id, session, turn (0-based),
-    ts (ISO-8601), text (exactly as received), turn_created (write order in the group).
+    Attributes: id, channel, speaker (display name), person_id (None when the Person was
+    erased), session, turn (0-based), ts (ISO-8601), text (exactly as received), turn_created
+    (write order in the group).
     """
 
-    id: str
-    channel: str = ""
-    speaker: str
-    person_id: str | None = None
-    session: str
-    turn: int
-    ts: str
-    text: str
-    turn_created: int
+    person_id: str | None = None  # type: ignore[assignment]
 
 
 # --------------------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from graphmem.db import Store
-from graphmem.memory import GROUP
+from graphmem.model import GROUP
 
 __all__ = ["Roster", "RosterEntry", "RosterMember", "read_roster", "resolve_person"]
 

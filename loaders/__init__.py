@@ -1,7 +1,7 @@
 """Benchmark and chat-format readers: parse files into typed records, never touch Neo4j.
 
-Every loader returns :class:`loaders.records.Conversation` objects (one per memory space /
-group) and, where the format has them, :class:`loaders.records.Question` objects.
+Every loader returns :class:`graphmem.model.Conversation` objects (one per memory space /
+group) and, where the format has them, :class:`graphmem.model.Question` objects.
 
 Formats (``fmt``), one module each:
 
@@ -26,9 +26,9 @@ Conventions shared by all formats:
 from __future__ import annotations
 
 from graphmem.errors import InvalidInputError
-from loaders import evermem, groupmem, jsonl, locomo, socialmem
+from graphmem.model import Conversation, MessageRecord, Question
+from loaders import evermem, groupmem, jsonl, locomo, records, socialmem  # noqa: F401  (records: old home, one release)
 from loaders._common import PathLike, question_with_options
-from loaders.records import Conversation, MessageRecord, Question
 
 __all__ = [
     "FORMATS",

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ValidationError
 from graphmem.errors import InvalidInputError
 from graphmem.text import short_repr as _short
 from graphmem.times import ParsedTs, date_of, parse_date, parse_ts
-from loaders.records import MessageRecord, Question
+from graphmem.model import MessageRecord, Question
 
 PathLike = str | os.PathLike[str]
 

@@ -55,7 +55,7 @@ from loaders._common import (
     parse_ts,
     validate_item,
 )
-from loaders.records import Conversation, Question
+from graphmem.model import Conversation, Question
 
 __all__ = ["expand_message_index", "group_id_of", "load_conversations", "load_questions"]
 

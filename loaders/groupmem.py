@@ -51,7 +51,7 @@ from loaders._common import (
     read_json_file,
     validate_item,
 )
-from loaders.records import Conversation, Question
+from graphmem.model import Conversation, Question
 
 __all__ = ["domain_of", "load_conversations", "load_questions"]
 

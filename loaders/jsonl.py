@@ -40,7 +40,7 @@ from loaders._common import (
     parse_ts,
     validate_item,
 )
-from loaders.records import Conversation
+from graphmem.model import Conversation
 
 __all__ = ["JsonlLine", "load_conversations"]
 

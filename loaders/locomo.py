@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, StrictFloat, StrictInt, StrictStr, f
 
 from graphmem.errors import InvalidInputError
 from loaders._common import PathLike, check_unique_ids, existing_path, read_json_file, validate_item
-from loaders.records import Conversation, MessageRecord, Question
+from graphmem.model import Conversation, MessageRecord, Question
 
 __all__ = ["ABSTENTION_ANSWER", "clean_evidence", "load_conversations", "load_questions", "parse_locomo_datetime"]
 

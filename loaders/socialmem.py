@@ -47,7 +47,7 @@ from loaders._common import (
     read_json_file,
     validate_item,
 )
-from loaders.records import Conversation, MessageRecord, Question
+from graphmem.model import Conversation, MessageRecord, Question
 
 __all__ = ["load_conversations", "load_questions", "network_files"]
 

@@ -12,7 +12,7 @@ from graphmem import memory
 from graphmem.embed import Embedder
 from graphmem.ingest import ingest_conversations
 from graphmem.query.prompts import MARKERS
-from loaders.records import Conversation, MessageRecord
+from graphmem.model import Conversation, MessageRecord
 
 S1, S2, S3 = "2026-03-05", "2026-03-18", "2026-05-02"
 

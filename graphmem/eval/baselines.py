@@ -32,7 +32,7 @@ from graphmem.llm import ChatModel, Usage, estimate_tokens
 from graphmem.query.compose import excerpt_line
 from graphmem.query.types import Excerpt
 from graphmem.text import strip_think
-from loaders.records import MessageRecord
+from graphmem.model import MessageRecord
 
 __all__ = [
     "BM25Retriever",

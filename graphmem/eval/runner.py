@@ -62,7 +62,7 @@ from graphmem.eval.systems import (
 )
 from graphmem.llm import ChatModel
 from graphmem.times import now_iso
-from loaders.records import Question
+from graphmem.model import Question
 
 logger = logging.getLogger(__name__)
 

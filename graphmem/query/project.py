@@ -27,12 +27,11 @@ from typing import Any
 
 from graphmem.errors import LLMError
 from graphmem.llm import ChatModel, LLMOutputError, Usage, estimate_tokens
+from graphmem.model import ALL, GROUP
 from graphmem.query import prompts
 from graphmem.query.types import Projection, RosterMember, View
 from graphmem.roster import resolve_person
 from graphmem.text import STOP_WORDS
-
-ALL, GROUP = "ALL", "GROUP"
 
 _ALL_WORDS = re.compile(
     r"\b(each|every|everyone|everybody|all\s+of|all\s+the\s+members|all\s+members|anyone|"

@@ -37,7 +37,8 @@ from typing import Any
 from graphmem.db import Store
 from graphmem.embed import Embedder
 from graphmem.times import instant
-from graphmem.query.project import ALL, GROUP, issue_focus
+from graphmem.model import ALL, GROUP
+from graphmem.query.project import issue_focus
 from graphmem.query.types import Budgets, Cell, Excerpt, Projection, RecordVersion, Row
 from graphmem.search import _widening, hydrate, rrf
 from graphmem.text import STOP_WORDS, lucene_query

@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from graphmem.model import Message
 from graphmem.roster import RosterMember  # noqa: F401  (re-exported: moved to graphmem.roster)
 
 Tense = Literal["head", "full"]
@@ -43,7 +44,7 @@ class Projection(BaseModel):
     fallback_reason: str = ""
 
 
-class Excerpt(BaseModel):
+class Excerpt(Message):
     """One verbatim message of the evidence.
 
     Attributes:
@@ -54,14 +55,9 @@ class Excerpt(BaseModel):
         expanded_from: the anchor's message id for ``"expand"``.
     """
 
-    id: str
-    speaker: str
     person_id: str = ""
     session: str = ""
-    turn: int = 0
     ts: str = ""
-    channel: str = ""
-    text: str
     score: float = 0.0
     via: Literal["recall", "ask", "expand", "fallback"] = "recall"
     expanded_from: str = ""

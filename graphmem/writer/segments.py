@@ -8,30 +8,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pydantic import BaseModel
 
 from graphmem.config import Settings, get_settings
 from graphmem.db import Store
 from graphmem.errors import InvalidInputError, NotFoundError
+from graphmem.model import StoredMessage
 from graphmem.roster import Roster
 
 
-class SegmentMessage(BaseModel):
-    """One stored message as the Writer sees it (read from System 1).
+class SegmentMessage(StoredMessage):
+    """One stored message as the Writer sees it (read from System 1): a :class:`StoredMessage`.
 
     Attributes: id, channel, session, turn (0-based in its session), ts (ISO-8601),
     turn_created (write order in the group), text, speaker (display name), person_id.
     """
-
-    id: str
-    channel: str = ""
-    session: str
-    turn: int = 0
-    ts: str
-    turn_created: int
-    text: str
-    speaker: str
-    person_id: str
 
 
 @dataclass(frozen=True)
