@@ -24,7 +24,7 @@ from api.deps import require_api_key
 from api.routes import ask, graph, groups, health, persons, records
 from graphmem import __version__
 from graphmem.config import Settings, get_settings
-from graphmem.db import open_driver
+from graphmem.db import open_driver, quiet_notifications
 from graphmem.embed import get_embedder
 from graphmem.errors import StoreUnavailableError
 from graphmem.llm import answer_model, writer_model
@@ -69,7 +69,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.embedder = get_embedder(s.embed_model)
         app.state.answer_model = answer_model(s)
         app.state.writer_model = writer_model(s)
-        logging.getLogger("neo4j.notifications").setLevel(logging.ERROR)
+        quiet_notifications()
         try:
             yield
         finally:

@@ -39,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from graphmem import memory  # noqa: E402
 from graphmem.config import Settings  # noqa: E402
-from graphmem.db import Store, open_driver  # noqa: E402
+from graphmem.db import Store, open_driver, quiet_notifications  # noqa: E402
 from graphmem.embed import get_embedder  # noqa: E402
 from graphmem.ingest import ingest_conversations  # noqa: E402
 from graphmem.llm import ChatModel  # noqa: E402
@@ -151,8 +151,7 @@ def main() -> None:
     ap.add_argument("--reuse", action="store_true", help="reuse bench groups kept by an earlier --keep run")
     args = ap.parse_args()
 
-    import logging
-    logging.getLogger("neo4j.notifications").setLevel(logging.ERROR)
+    quiet_notifications()
     driver = open_driver()
     store = Store(driver)
     embedder = get_embedder()

@@ -35,11 +35,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import logging  # noqa: E402
 
 from graphmem import memory  # noqa: E402
 from graphmem.config import Settings  # noqa: E402
-from graphmem.db import Store, open_driver  # noqa: E402
+from graphmem.db import Store, open_driver, quiet_notifications  # noqa: E402
 from graphmem.embed import get_embedder  # noqa: E402
 from graphmem.ingest import ingest_conversations  # noqa: E402
 from graphmem.llm import TokenLedger  # noqa: E402
@@ -129,7 +128,7 @@ def main() -> None:
                     help="derive each network this many times (fresh groups) and keep the fastest wall time")
     ap.add_argument("--keep", action="store_true", help="keep the benchmark groups")
     args = ap.parse_args()
-    logging.getLogger("neo4j.notifications").setLevel(logging.ERROR)
+    quiet_notifications()
 
     files = sorted(args.networks.glob("*.json"))
     conversations = [c for f in files for c in load_conversations(f, "socialmem")]

@@ -39,7 +39,7 @@ def main() -> None:
     for var in ("GRAPHMEM_LLM_BASE_URL", "GRAPHMEM_LLM_MODEL", "GRAPHMEM_JUDGE_BASE_URL", "GRAPHMEM_JUDGE_MODEL",
                 "GRAPHMEM_WRITER_BASE_URL", "GRAPHMEM_WRITER_MODEL"):
         os.environ.pop(var, None)
-    from graphmem.cli_eval import _execute
+    from graphmem.cli.eval import _execute
     from graphmem.config import get_settings
     from graphmem.eval.report import summarize, write_report
 

@@ -153,7 +153,7 @@ def main() -> None:
     from graphmem.config import get_settings
 
     get_settings.cache_clear()
-    from graphmem.cli_eval import _execute
+    from graphmem.cli.eval import _execute
     from graphmem.eval.report import write_report
 
     settings = get_settings()

@@ -7,6 +7,7 @@ through managed write transactions. Database errors are re-raised as graphmem er
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import lru_cache
@@ -134,3 +135,12 @@ def _translated() -> Iterator[None]:
 def run_tx(tx: neo4j.ManagedTransaction, name: str, /, **params: Any) -> list[dict[str, Any]]:
     """Run template ``name`` inside an open transaction; return rows as dicts."""
     return [r.data() for r in tx.run(cypher(name), params)]
+
+
+def quiet_notifications() -> None:
+    """Hide the driver's notice-level log lines (e.g. "label does not exist" on a store without
+    derived memory yet, or performance hints on valid queries); warnings and errors still show.
+
+    The one place the CLI, the API and the benchmarks silence them.
+    """
+    logging.getLogger("neo4j.notifications").setLevel(logging.ERROR)

@@ -390,7 +390,6 @@ def test_derive_one_group_while_another_is_ingested(store, embedder, make_group,
 
 # ------------------------------------------------------------------------------ command line
 def test_cli_derive_prints_cost_and_reports(store, family, scripted_llm, monkeypatch):
-    import graphmem.cli_derive  # noqa: F401 - registers `derive`
     from graphmem.cli import app
 
     scripted_llm.route(in_session("s4"), answer(NOOP, add("Zed", "Zed", "per_speaker_core", "fact", "who?")))

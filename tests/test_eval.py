@@ -397,7 +397,6 @@ def test_compare_with_published_per_question_records(scripted_llm, tmp_path):
     assert o.agreement == 50.0 and o.ours_acc == 50.0 and o.theirs_acc == 50.0
     assert (cmp.by_category["Q4"].only_ours, cmp.by_category["Q2"].only_theirs) == (1, 1)
 
-    import graphmem.cli_eval  # noqa: F401 - registers `graphmem eval`
     from graphmem.cli import app
 
     res = CliRunner().invoke(app, ["eval", "compare", str(tmp_path / "run"), str(FIX / "published" / "socialmem"),
@@ -410,7 +409,6 @@ def test_compare_with_published_per_question_records(scripted_llm, tmp_path):
 
 
 def test_cli_eval_forms_and_report(tmp_path, monkeypatch):
-    import graphmem.cli_eval  # noqa: F401
     from graphmem.cli import app
     from graphmem.config import get_settings
 

@@ -175,7 +175,6 @@ def test_ablations_take_one_path_away(store, embedder, group_id, scripted_llm):
 
 
 def test_grid_command_runs_every_cell_and_draws_the_grid(store, embedder, prefix, tmp_path, monkeypatch):
-    import graphmem.cli_eval  # noqa: F401 - registers `graphmem eval`
     from typer.testing import CliRunner
 
     from graphmem.cli import app

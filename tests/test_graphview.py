@@ -270,7 +270,6 @@ def test_api_key_guards_the_data_not_the_page(schema, trail):
 def test_cli_summary_json_table_and_plot(trail, tmp_path):
     from typer.testing import CliRunner
 
-    import graphmem.cli_view  # noqa: F401 - registers `summary` (graphmem.cli imports it too)
     from graphmem.cli import app
 
     runner = CliRunner()

@@ -262,7 +262,6 @@ def test_errors(store, embedder, group_id):
 def test_cli_ask_without_a_model_prints_the_evidence(store, embedder, family, monkeypatch):
     from typer.testing import CliRunner
 
-    import graphmem.cli_query  # noqa: F401 - registers `ask` on the app
     from graphmem.cli import app
     from graphmem.config import get_settings
 

@@ -12,5 +12,5 @@ Benchmark runs: :mod:`~graphmem.eval.benchmarks` (units, categories, gold eviden
 :mod:`~graphmem.eval.report` (markdown report, summary JSON, PNG plots),
 :mod:`~graphmem.eval.compare` (verdict agreement with published per-question records) and
 :mod:`~graphmem.eval.published` (the paper authors' published figures, ``published.json``).
-The command line is :mod:`graphmem.cli_eval`; the guide is ``docs/eval.md``.
+The command line is :mod:`graphmem.cli.eval`; the guide is ``docs/eval.md``.
 """

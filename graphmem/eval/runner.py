@@ -26,7 +26,6 @@ from __future__ import annotations
 import json
 import logging
 import threading
-import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -60,7 +59,7 @@ from graphmem.eval.systems import (
     RetrievalBaseline,
     SpeakerMem,
 )
-from graphmem.llm import ChatModel
+from graphmem.llm import ChatModel, Stopwatch
 from graphmem.times import now_iso
 from graphmem.model import Question
 
@@ -421,7 +420,7 @@ def evaluate_question(
         LLMError: the answer or judge endpoint failed after retries.
         GraphMemError: the system failed (e.g. the group is not ingested).
     """
-    t0 = time.perf_counter()
+    total = Stopwatch()
     text, gold = question_text(q)
     out = system.answer(unit, text)
     rec = QuestionRecord(
@@ -444,7 +443,7 @@ def evaluate_question(
         rec.token_f1 = token_f1(out.answer, gold)
         if bench == "locomo" and q.category in ("1", "2", "3", "4", "5"):
             rec.locomo_f1 = locomo_official_f1(out.answer, q.answer, int(q.category))
-        t = time.perf_counter()
+        judging = Stopwatch()
         if judge is not None:
             v = judge_answer(judge, question=text, gold=gold, answer=out.answer, max_tokens=settings.eval_judge_max_tokens)
             rec.verdict, rec.judge_text = v.correct, v.text
@@ -463,8 +462,8 @@ def evaluate_question(
             rec.rubric_rationale, rec.rubric_error = g.rationale, g.error
             if g.usage is not None:
                 rec.judge_tokens["rubric"] = _usage(g.usage)
-        rec.latency_s["judge"] = time.perf_counter() - t
-    rec.latency_s["total"] = time.perf_counter() - t0
+        rec.latency_s["judge"] = judging.elapsed_s
+    rec.latency_s["total"] = total.elapsed_s
     rec.note = "; ".join(dict.fromkeys(n for n in notes if n))
     rec.finished = _now()
     return rec
@@ -556,7 +555,7 @@ def run_eval(
         GraphMemError: preparing the units failed (ingest, Writer, store).
     """
     _validate(opts)
-    started = time.perf_counter()
+    watch = Stopwatch()
     data = load_bench(opts.bench, opts.data, questions=opts.questions, group_prefix=opts.group_prefix,
                       units=opts.units)
     pairs = _select_questions(data, opts.limit)
@@ -698,7 +697,7 @@ def run_eval(
                         fut.cancel()
                     raise
     finally:
-        outcome.wall_s = time.perf_counter() - started
+        outcome.wall_s = watch.elapsed_s
         state["invocations"].append({
             "at": _now(), "questions": outcome.total, "skipped": outcome.skipped, "done": outcome.done,
             "failed": outcome.failed, "wall_s": round(outcome.wall_s, 3), "notes": outcome.notes,

@@ -25,7 +25,6 @@ place where a dropped group cell could have let another source cell in).
 from __future__ import annotations
 
 import threading
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -44,7 +43,7 @@ from graphmem.eval.baselines import (
     full_context_prompt,
 )
 from graphmem.eval.benchmarks import Unit
-from graphmem.llm import ChatModel, Usage
+from graphmem.llm import ChatModel, Stopwatch, Usage
 from graphmem.query import ask
 from graphmem.query.pipeline import budgets_from
 
@@ -170,16 +169,16 @@ class RetrievalBaseline:
             return r
 
     def answer(self, unit: Unit, question: str) -> SystemOutput:
-        t = time.perf_counter()
+        watch = Stopwatch()
         hits = self.retriever(unit).rank(question, self.top_k)
         out = SystemOutput(answer=None, evidence_ids=[m.id for m in hits], s1_ids=[m.id for m in hits])
-        out.timings_s["retrieve"] = time.perf_counter() - t
+        out.timings_s["retrieve"] = watch.elapsed_s
         if self.model is None:
             out.note = NO_ANSWERER
             return out
-        t = time.perf_counter()
+        watch = Stopwatch()
         text, usage = answer_from_messages(self.model, question, hits, max_tokens=self.max_tokens)
-        out.timings_s["answer"] = time.perf_counter() - t
+        out.timings_s["answer"] = watch.elapsed_s
         out.answer, out.usage = text, _usage_dict([usage])
         return out
 
@@ -212,9 +211,9 @@ class FullContext:
         if self.model is None:
             out.note = NO_ANSWERER
             return out
-        t = time.perf_counter()
+        watch = Stopwatch()
         text, usage = answer_prompt(self.model, prompt, max_tokens=self.max_tokens)  # built once above
-        out.timings_s["answer"] = time.perf_counter() - t
+        out.timings_s["answer"] = watch.elapsed_s
         out.answer, out.usage = text, _usage_dict([usage])
         return out
 
@@ -263,12 +262,12 @@ class SpeakerMem:
         self.budgets = budgets_from(self.settings, ask_enabled=ask_enabled, s1_k=s1_k, s2_k=s2_k)
 
     def answer(self, unit: Unit, question: str) -> SystemOutput:
-        t = time.perf_counter()
+        watch = Stopwatch()
         result = ask(
             self.store, self.embedder, unit.group_id, question, model=self.model, settings=self.settings,
             ask_enabled=self.ask_enabled, s1_k=self.s1_k, s2_k=self.s2_k, ablate=self.ablate,
         )
-        wall = time.perf_counter() - t
+        wall = watch.elapsed_s
         s1_ids = [e.id for e in result.excerpts]
         evidence = list(dict.fromkeys([*s1_ids, *result.message_ids]))
         usage = {

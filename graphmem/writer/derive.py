@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,7 +19,7 @@ from graphmem.config import Settings, get_settings
 from graphmem.db import Store
 from graphmem.embed import Embedder
 from graphmem.errors import InvalidInputError, LLMError
-from graphmem.llm import ChatModel, LLMOutputError, TokenLedger, Usage
+from graphmem.llm import ChatModel, LLMOutputError, Stopwatch, TokenLedger, Usage, sum_usage
 from graphmem.memory import NewRecord
 from graphmem.roster import Roster
 from graphmem.writer.prompt import build_writer_messages
@@ -211,7 +210,7 @@ def derive_group(
         StoreUnavailableError: Neo4j failed; nothing of the current segment is written.
     """
     s = settings or get_settings()
-    started = time.perf_counter()
+    watch = Stopwatch()
     _name, roster, segments_before = load_roster(store, group_id)
     pending = load_messages(store, group_id, pending_only=True)
     segments = plan_segments(pending, s.writer_segment, s.writer_window)
@@ -220,7 +219,7 @@ def derive_group(
     summary = DeriveSummary(group_id=group_id, model=model.model if model else "",
                             segments_before=segments_before, segments_planned=len(segments))
     if not segments:
-        summary.wall_s = time.perf_counter() - started
+        summary.wall_s = watch.elapsed_s
         return summary
     if isinstance(model, ReplayWriter) and s.writer_segment != "session":
         raise InvalidInputError("replay needs session segments (GRAPHMEM_WRITER_SEGMENT=session)",
@@ -244,7 +243,7 @@ def derive_group(
                 on_segment(seg, report, summary)
     finally:
         bar.close()
-        summary.wall_s = time.perf_counter() - started
+        summary.wall_s = watch.elapsed_s
     return summary
 
 
@@ -265,11 +264,11 @@ def _derive_segment(
         else:
             actions = _call_writer(model, prompt, report, s, where)
     finally:
-        usage = _usage_since(model, ledger_start)
-        summary.calls += len(usage)
-        summary.prompt_tokens += sum(u.prompt_tokens for u in usage)
-        summary.completion_tokens += sum(u.completion_tokens for u in usage)
-        summary.model_s += sum(u.latency_s for u in usage)
+        spent = sum_usage(_usage_since(model, ledger_start))
+        summary.calls += spent.calls
+        summary.prompt_tokens += spent.prompt_tokens
+        summary.completion_tokens += spent.completion_tokens
+        summary.model_s += spent.latency_s
     accepted, report = validate_actions(actions or [], roster=roster, heads=heads, max_actions=budget,
                                         report=report)
 
@@ -301,6 +300,7 @@ def _derive_segment(
             va.outcome.target = supersedes
 
     usage = _usage_since(model, ledger_start)
+    spent = sum_usage(usage)
     report.usage = [u.to_dict() for u in usage]
     marker = memory.SegmentMarker(
         id=segment_id, index=index, session=seg.session, channel=seg.channel, mode=s.writer_segment,
@@ -310,10 +310,9 @@ def _derive_segment(
         attempted=report.attempted, accepted=report.accepted, rejected=report.rejected,
         added=sum(1 for va in accepted if va.kind == "ADD"),
         updated=sum(1 for va in accepted if va.kind == "UPDATE"),
-        report=report.model_dump(), stage=STAGE, model=model.model, calls=len(usage),
-        prompt_tokens=sum(u.prompt_tokens for u in usage),
-        completion_tokens=sum(u.completion_tokens for u in usage),
-        latency_s=round(sum(u.latency_s for u in usage), 4),
+        report=report.model_dump(), stage=STAGE, model=model.model, calls=spent.calls,
+        prompt_tokens=spent.prompt_tokens, completion_tokens=spent.completion_tokens,
+        latency_s=round(spent.latency_s, 4),
     )
     memory.write_segment(store, group_id, marker, records)
 

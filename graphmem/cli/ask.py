@@ -1,23 +1,17 @@
-"""``graphmem ask`` (the query pipeline) and ``graphmem serve`` (the HTTP API).
-
-Registers its commands on the typer ``app`` of :mod:`graphmem.cli`; ``graphmem.cli`` imports
-this module at its end so the commands are part of the CLI.
-"""
+"""``graphmem ask``: the query pipeline (Project, System 1, System 2, Compose, Answer)."""
 
 from __future__ import annotations
 
-import logging
 import sys
 from typing import Annotated, Optional
 
 import typer
 
-from graphmem.cli import app, emit_json, err, open_store, out
+from graphmem.cli.common import emit_json, err, open_store, out
 from graphmem.config import get_settings
 from graphmem.errors import InvalidInputError
 
 
-@app.command("ask")
 def ask_command(
     question: Annotated[str, typer.Argument(help="The question, free text.")],
     group: Annotated[str, typer.Option("--group", "-g", help="Group id to ask about.")],
@@ -35,13 +29,14 @@ def ask_command(
     Without a configured answer model (GRAPHMEM_LLM_BASE_URL + GRAPHMEM_LLM_MODEL) it still runs
     Project (deterministic fallback) and both retrieval paths and prints the composed evidence.
     """
+    from graphmem.db import quiet_notifications
     from graphmem.embed import get_embedder
     from graphmem.llm import answer_model
     from graphmem.query import ask
 
     if tense is not None and tense not in ("head", "full"):
         raise InvalidInputError("--tense must be head or full", field="tense")
-    logging.getLogger("neo4j.notifications").setLevel(logging.ERROR)
+    quiet_notifications()
     settings = get_settings()
     model = answer_model(settings)
     try:
@@ -81,21 +76,4 @@ def ask_command(
         f"{len(result.excerpts)} excerpts, {len(result.rows)} rows, {len(result.record_ids)} records, "
         f"{len(result.message_ids)} message ids; {calls} model call(s), {tokens} prompt tokens; "
         f"{wall:.2f} s", markup=False, highlight=False,
-    )
-
-
-@app.command("serve")
-def serve_command(
-    host: Annotated[Optional[str], typer.Option("--host", help="Interface (default GRAPHMEM_API_HOST, 127.0.0.1).")] = None,
-    port: Annotated[Optional[int], typer.Option("--port", help="TCP port (default GRAPHMEM_API_PORT, 8000).")] = None,
-    workers: Annotated[int, typer.Option("--workers", help="uvicorn worker processes.")] = 1,
-    log_level: Annotated[str, typer.Option("--log-level")] = "info",
-) -> None:
-    """Serve the HTTP API (FastAPI; OpenAPI docs at /docs) with uvicorn."""
-    import uvicorn
-
-    settings = get_settings()
-    uvicorn.run(
-        "api.main:create_app", factory=True, host=host or settings.api_host,
-        port=port or settings.api_port, workers=workers, log_level=log_level,
     )

@@ -1,8 +1,5 @@
 """``graphmem eval``: benchmark runs, top-k grids, reports and verdict comparisons.
 
-Registers the ``eval`` sub-app on the typer ``app`` of :mod:`graphmem.cli`; ``graphmem.cli``
-imports this module at its end so the commands are part of the CLI.
-
 Commands:
 
 - ``graphmem eval run --bench B --data PATH --system S [...]`` (also ``graphmem eval --bench ...``):
@@ -17,7 +14,6 @@ Commands:
 
 from __future__ import annotations
 
-import logging
 import re
 import sys
 from pathlib import Path
@@ -25,7 +21,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from graphmem.cli import app, emit_json, err, open_store, out
+from graphmem.cli.common import emit_json, err, open_store, out
 from graphmem.config import Settings, get_settings
 from graphmem.errors import InvalidInputError
 
@@ -33,7 +29,6 @@ eval_app = typer.Typer(
     help="Benchmark runs (graphmem and baselines), ablations, top-k grids, reports and comparisons.",
     no_args_is_help=False,
 )
-app.add_typer(eval_app, name="eval")
 
 BenchOpt = Annotated[Optional[str], typer.Option("--bench", "-b", help="locomo|socialmem|groupmem|evermem")]
 DataOpt = Annotated[Optional[Path], typer.Option("--data", "-d", help="Benchmark file or folder (see docs/eval.md).")]
@@ -101,9 +96,10 @@ def _execute(
 
     try:
         if system == "speakermem":
+            from graphmem.db import quiet_notifications
             from graphmem.schema import apply_schema
 
-            logging.getLogger("neo4j.notifications").setLevel(logging.ERROR)
+            quiet_notifications()
             with open_store() as store:
                 apply_schema(store, embedder.dimension)
                 return run_eval(opts, settings=settings, store=store, embedder=embedder, answer=answer, judge=judge,

@@ -1,24 +1,21 @@
 """``graphmem summary``: who talks, who is talked about, stance changes and decisions of a group.
 
-Registers its command on the typer ``app`` of :mod:`graphmem.cli`; ``graphmem.cli`` imports
-this module at its end so the command is part of the CLI. The graph itself is drawn by the API
+The graph itself is drawn by the API
 page ``/groups/{id}/view`` (see docs/view.md).
 """
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 from rich.table import Table
 
-from graphmem.cli import app, emit_json, open_store, out
+from graphmem.cli.common import emit_json, open_store, out
 from graphmem.times import minute
 
 
-@app.command("summary")
 def summary_cmd(
     group: Annotated[str, typer.Option("--group", "-g", help="Group id.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
@@ -28,9 +25,10 @@ def summary_cmd(
 ) -> None:
     """Per person: messages, replies, records owned/sourced, stance changes; the group's
     decisions over time. --plot PATH writes the timeline as a PNG."""
+    from graphmem.db import quiet_notifications
     from graphmem.graphview import build_timeline, render_timeline_png, summarize
 
-    logging.getLogger("neo4j.notifications").setLevel(logging.ERROR)
+    quiet_notifications()
     with open_store() as store:
         summary = summarize(store, group)
         png = render_timeline_png(build_timeline(store, group)) if plot is not None else None

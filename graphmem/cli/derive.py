@@ -1,26 +1,17 @@
 """``graphmem derive``: the Writer builds System 2 for one group (resumable), or shows reports.
-
-Registers its command on the typer ``app`` of :mod:`graphmem.cli`; ``graphmem.cli`` imports
-this module at its end so the command is part of the CLI.
 """
 
 from __future__ import annotations
 
-import logging
 import sys
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
-from graphmem.cli import app, emit_json, err, open_store, out
+from graphmem.cli.common import emit_json, err, open_store, out
 from graphmem.config import get_settings
 from graphmem.errors import GraphMemError, InvalidInputError
-
-
-def _quiet_neo4j_notifications() -> None:
-    # "label does not exist" notices on a store without derived memory yet are not errors.
-    logging.getLogger("neo4j.notifications").setLevel(logging.ERROR)
 
 
 def _cost_lines(summary) -> list[str]:  # noqa: ANN001 - graphmem.writer.DeriveSummary
@@ -44,7 +35,6 @@ def _cost_lines(summary) -> list[str]:  # noqa: ANN001 - graphmem.writer.DeriveS
     ]
 
 
-@app.command("derive")
 def derive(
     group: Annotated[str, typer.Option("--group", "-g", help="Group id to derive.")],
     report: Annotated[bool, typer.Option("--report", help="Print the stored validation reports; derive nothing.")] = False,
@@ -61,7 +51,9 @@ def derive(
     ] = None,
 ) -> None:
     """The Writer builds System 2 (four derived layers) for a group; resumable, idempotent."""
-    _quiet_neo4j_notifications()
+    from graphmem.db import quiet_notifications
+
+    quiet_notifications()  # "label does not exist" on a store without derived memory yet
     if report:
         _print_reports(group, segment, as_json)
         return

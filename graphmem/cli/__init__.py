@@ -1,0 +1,44 @@
+"""The ``graphmem`` command line (typer). Commands stay thin: parse, call the library, print.
+
+One module per command group, named after the command: :mod:`~graphmem.cli.neo4j`,
+:mod:`~graphmem.cli.schema`, :mod:`~graphmem.cli.ingest`, :mod:`~graphmem.cli.search`,
+:mod:`~graphmem.cli.stats`, :mod:`~graphmem.cli.derive`, :mod:`~graphmem.cli.ask`,
+:mod:`~graphmem.cli.serve`, :mod:`~graphmem.cli.summary`, :mod:`~graphmem.cli.eval`. The
+modules import only :mod:`graphmem.cli.common`; this file assembles the app (no import cycle).
+"""
+
+from __future__ import annotations
+
+import typer
+
+from graphmem.cli import ask, derive, ingest, neo4j, schema, search, serve, stats, summary
+from graphmem.cli import eval as eval_group
+from graphmem.cli.common import emit_json, err, open_store, out
+from graphmem.errors import GraphMemError
+
+__all__ = ["app", "emit_json", "err", "open_store", "out", "run_cli"]
+
+app = typer.Typer(
+    help="graphmem: speaker-centred dual-track memory for multi-party dialogue on Neo4j.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+app.add_typer(neo4j.app, name="neo4j")
+app.add_typer(schema.app, name="schema")
+app.command("ingest")(ingest.ingest)
+app.command("search")(search.search)
+app.command("stats")(stats.stats)
+app.command("derive")(derive.derive)
+app.command("ask")(ask.ask_command)
+app.command("serve")(serve.serve_command)
+app.command("summary")(summary.summary_cmd)
+app.add_typer(eval_group.eval_app, name="eval")
+
+
+def run_cli() -> None:
+    """Entry point wrapper: graphmem errors become a one-line message and exit status 1."""
+    try:
+        app()
+    except GraphMemError as e:
+        err.print(f"[red]error:[/red] {e}", markup=True, highlight=False)
+        raise SystemExit(1) from None

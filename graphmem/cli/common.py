@@ -1,0 +1,32 @@
+"""Helpers every command module shares: consoles, JSON output, the per-command store."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from rich.console import Console
+
+from graphmem.config import get_settings
+
+out = Console()
+err = Console(stderr=True)
+
+
+def emit_json(obj: object) -> None:
+    """Print ``obj`` as JSON on stdout (UTF-8, not ASCII-escaped)."""
+    sys.stdout.write(json.dumps(obj, ensure_ascii=False, indent=2, default=str) + "\n")
+
+
+@contextmanager
+def open_store() -> Iterator["Store"]:  # noqa: F821
+    """Open the driver for one command and close it afterwards."""
+    from graphmem.db import Store, open_driver
+
+    driver = open_driver(get_settings())
+    try:
+        yield Store(driver)
+    finally:
+        driver.close()

@@ -1,0 +1,44 @@
+"""``graphmem ingest``: load a transcript into System 1."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from graphmem.cli.common import emit_json, open_store, out
+from graphmem.config import get_settings
+
+
+def ingest(
+    path: Annotated[Path, typer.Argument(help="File or folder to load.")],
+    fmt: Annotated[str, typer.Option(
+        "--format", "-f",
+        help="jsonl (generic chat: one JSON object per line), locomo (locomo10.json), socialmem "
+             "(network file or folder), groupmem (channel file or folder), evermem (folder with "
+             "dialogues.jsonl)",
+    )] = "jsonl",
+    group: Annotated[Optional[str], typer.Option("--group", help="Group id (override/select).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary.")] = False,
+    progress: Annotated[bool, typer.Option("--progress/--no-progress")] = True,
+) -> None:
+    """Load a transcript into System 1 (idempotent by message id)."""
+    from graphmem.embed import get_embedder
+    from graphmem.ingest import ingest_conversations
+    from loaders import load_conversations
+
+    conversations = load_conversations(path, fmt, group=group)
+    with open_store() as store:
+        summary = ingest_conversations(
+            store, conversations, get_embedder(),
+            batch_size=get_settings().write_batch_size, progress=progress and sys.stderr.isatty(),
+        )
+    if as_json:
+        emit_json(summary.as_dict())
+    else:
+        out.print(
+            f"{summary.groups} group(s), {summary.sessions} sessions, {summary.persons} persons: "
+            f"{summary.messages_written} messages written, {summary.messages_skipped} skipped"
+        )

@@ -1,0 +1,29 @@
+"""``graphmem schema apply``: constraints and indexes."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from graphmem.cli.common import emit_json, open_store, out
+
+app = typer.Typer(help="Constraints and indexes.", no_args_is_help=True)
+
+
+@app.command("apply")
+def apply(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+    """Create constraints, fulltext and vector indexes (idempotent); wait until ONLINE."""
+    from graphmem.embed import get_embedder
+    from graphmem.schema import apply_schema
+
+    dims = get_embedder().dimension
+    with open_store() as store:
+        report = apply_schema(store, dims)
+    if as_json:
+        emit_json({"constraints": report.constraints, "indexes": report.indexes, "dimensions": dims})
+    else:
+        out.print(
+            f"schema applied: {len(report.constraints)} constraints, "
+            f"{len(report.indexes)} indexes ONLINE, vector dimension {dims}"
+        )
