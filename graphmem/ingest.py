@@ -21,6 +21,7 @@ from tqdm import tqdm
 from graphmem.db import Store, run_tx
 from graphmem.embed import Embedder
 from graphmem.errors import InvalidInputError
+from graphmem.scope import group_key, label_scoped_messages
 from graphmem.times import instant  # noqa: F401  (re-exported: moved to graphmem.times)
 from graphmem.model import Conversation, MessageRecord
 
@@ -124,19 +125,28 @@ def _batches(rows: list[dict], size: int) -> Iterable[list[dict]]:
 def ingest_conversations(
     store: Store,
     conversations: list[Conversation],
-    embedder: Embedder,
+    embedder: Embedder | None,
     *,
     batch_size: int = 1000,
     progress: bool = False,
+    embed: str = "now",
+    exact_max: int | None = None,
 ) -> IngestSummary:
     """Write conversations into System 1.
 
     Args:
         store: open store (schema applied).
         conversations: parsed input, one per group, messages in conversation order.
-        embedder: computes message embeddings (only for messages not yet stored).
+        embedder: computes message embeddings (only for messages not yet stored); may be None
+            with ``embed="later"``.
         batch_size: messages per ``UNWIND`` write transaction.
         progress: show a progress bar on stderr.
+        embed: "now" (vectors computed before each write) or "later": messages are stored and
+            fulltext-searchable at once, labelled ``:PendingEmbedding`` and given vectors by
+            :func:`graphmem.embedding.embed_group` (``graphmem embed --group G``); search uses
+            fulltext alone for the group meanwhile. The bulk fast path (docs/scale.md).
+        exact_max: with ``embed="now"``, a group that ends with more messages than this gets
+            its own vector index (graphmem.scope); default ``GRAPHMEM_VECTOR_EXACT_MAX``.
 
     Returns:
         An :class:`IngestSummary`; a second run over the same input reports every message as
@@ -146,6 +156,10 @@ def ingest_conversations(
         InvalidInputError: a record is wrong (raised before any write for that input).
         StoreUnavailableError: Neo4j failed; batches already committed stay (re-run resumes).
     """
+    if embed not in ("now", "later"):
+        raise InvalidInputError(f"embed must be 'now' or 'later', not {embed!r}", field="embed")
+    if embed == "now" and embedder is None:
+        raise InvalidInputError("an embedder is needed to embed now", field="embed")
     for conv in conversations:  # validate everything first: bad input writes nothing
         validate(conv)
     summary = IngestSummary()
@@ -153,14 +167,21 @@ def ingest_conversations(
     bar = tqdm(total=total, unit="msg", desc="ingest", disable=not progress)
     try:
         for conv in conversations:
-            _ingest_one(store, conv, embedder, batch_size, summary, bar)
+            _ingest_one(store, conv, embedder if embed == "now" else None, batch_size, summary, bar)
     finally:
         bar.close()
+    if embed == "now" and embedder is not None and summary.messages_written:
+        from graphmem.config import get_settings
+        from graphmem.vectors import scope_if_large  # imports this module
+
+        limit = get_settings().vector_exact_max if exact_max is None else exact_max
+        for gid in summary.group_ids:
+            scope_if_large(store, embedder, gid, limit)
     return summary
 
 
 def _ingest_one(
-    store: Store, conv: Conversation, embedder: Embedder, batch_size: int,
+    store: Store, conv: Conversation, embedder: Embedder | None, batch_size: int,
     summary: IngestSummary, bar: tqdm,
 ) -> None:
     gid = conv.group_id
@@ -171,6 +192,7 @@ def _ingest_one(
     summary.messages_skipped += len(conv.messages) - len(messages)  # exact duplicates in input
 
     created = store.write("ingest/merge_group", group_id=gid, group_name=conv.name or gid)
+    scoped = bool(created[0].get("vector_index"))  # the group has its own vector index
     summary.groups += 1
     summary.groups_created += int(created[0]["created"])
     summary.group_ids.append(gid)
@@ -226,21 +248,27 @@ def _ingest_one(
         for row in stored:
             previous[first_new[row["session"]]] = (row["speaker"], row["text"])
 
+    key = group_key(gid)
     for start in range(0, len(new), batch_size):
         chunk = new[start : start + batch_size]
-        vectors = embedder.encode([embedding_text(m) for m in chunk])  # before the transaction
+        vectors = (  # before the transaction
+            embedder.encode([embedding_text(m) for m in chunk]) if embedder is not None else None
+        )
         rows = [
             {
                 "id": m.id, "channel": m.channel, "text": m.text, "speaker": m.speaker,
                 "person_id": person_key(m), "session": m.session, "turn": m.turn, "ts": m.ts,
                 "instant": instant(m.ts), "turn_created": next_order + start + j,
-                "reply_to": m.reply_to, "embedding": vectors[j].tolist(),
+                "reply_to": m.reply_to,
+                "embedding": vectors[j].tolist() if vectors is not None else None,
                 "search_text": search_text(m, previous[m.id]),
             }
             for j, m in enumerate(chunk)
         ]
-        written = store.write("ingest/create_messages", group_id=gid, rows=rows)
+        written = store.write("ingest/create_messages", group_id=gid, group_key=key, rows=rows)
         summary.messages_written += int(written[0]["written"]) if written else 0
+        if scoped:
+            label_scoped_messages(store, gid, [r["id"] for r in rows])
         bar.update(len(chunk))
 
     if new:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from graphmem.db import Store, all_templates, cypher
 from graphmem.errors import ConflictError, StoreUnavailableError
+from graphmem.scope import group_key
 
 VECTOR_INDEXES = ("message_embedding", "derived_embedding")
 FULLTEXT_INDEXES = ("message_text", "derived_content")
@@ -43,6 +44,7 @@ def apply_schema(store: Store, dimensions: int, timeout_s: float = 300.0) -> Sch
         StoreUnavailableError: an index FAILED or stayed POPULATING past ``timeout_s``.
     """
     _check_vector_dimensions(store, dimensions)
+    _backfill_group_key(store)
     _migrate_fulltext(store)
     store.write("meta/backfill_search_text")
     for name in schema_templates():
@@ -63,6 +65,15 @@ def _check_vector_dimensions(store: Store, dimensions: int) -> None:
                     f"{dimensions}; drop the index (DROP INDEX {row['name']}) and re-embed, or "
                     "set GRAPHMEM_EMBED_MODEL back to the model it was built with"
                 )
+
+
+def _backfill_group_key(store: Store, batch: int = 10_000) -> None:
+    """Give messages of older stores their group's fulltext token (graphmem.scope)."""
+    for row in store.read("scope/groups_missing_key"):
+        gid = row["group_id"]
+        rows = [{"group_id": gid, "key": group_key(gid)}]
+        while int(store.write("scope/backfill_group_key", rows=rows, batch=batch)[0]["updated"]) == batch:
+            pass
 
 
 def _migrate_fulltext(store: Store) -> None:

@@ -3,21 +3,28 @@
 Fulltext (Lucene BM25 with the english analyzer) and dense cosine similarity each rank the
 group's messages; reciprocal-rank fusion (Cormack et al., 2009) combines them:
 ``score(m) = sum_r 1 / (rrf_k + rank_r(m))`` over the rankings that contain ``m`` (ranks from 1).
-Results never leave the group: every query filters on ``group_id``.
+Results never leave the group: both indexes are queried inside the group only (graphmem.scope),
+and every query also checks ``group_id``. While some of the group's messages lack a vector
+(``ingest --embed later``), hybrid search ranks by fulltext alone and logs a warning
+(:func:`search_messages`).
 """
 
 from __future__ import annotations
 
+import logging
 from dataclasses import asdict, dataclass, field
 from typing import Literal
+
+from neo4j.exceptions import Neo4jError
 
 from graphmem.db import Store
 from graphmem.embed import Embedder
 from graphmem.errors import InvalidInputError, NotFoundError
-from graphmem.text import lucene_query
+from graphmem.scope import group_key
+from graphmem.text import LUCENE_STOP_WORDS, lucene_query
 
+logger = logging.getLogger(__name__)
 Mode = Literal["hybrid", "fulltext", "vector"]
-EXACT_SCAN_MAX = 20_000  # groups up to this many messages get exact cosine kNN
 
 
 @dataclass
@@ -56,43 +63,94 @@ def _widening(store: Store, template: str, k: int, total: int, **params) -> list
         fetch = min(fetch * 4, total)
 
 
-def fulltext_ranking(
-    store: Store, group_id: str, query: str, k: int, counts: tuple[int, int] | None = None
-) -> list[tuple[str, float]]:
-    """Top-``k`` (message id, BM25 score) of the group for ``query``, best first.
+@dataclass(frozen=True)
+class GroupState:
+    """What ranking needs to know about a group (one round trip, ``search/group_state``).
 
-    ``counts`` = (messages in the group, messages in the store) when the caller has them.
+    ``vector_index`` names the group's own vector index ("" when it has none: exact scoring);
+    ``pending`` counts messages stored without a vector (``ingest --embed later``);
+    ``total`` counts messages in the whole store.
     """
-    q = lucene_query(query)
-    if not q:
+
+    group_id: str
+    has_messages: bool
+    vector_index: str
+    pending: int
+    total: int
+
+
+def group_state(store: Store, group_id: str) -> GroupState:
+    """Read :class:`GroupState` of ``group_id``.
+
+    Raises:
+        NotFoundError: no such group.
+    """
+    rows = store.read("search/group_state", group_id=group_id)
+    if not rows:
+        raise NotFoundError(f"group {group_id!r} does not exist")
+    r = rows[0]
+    return GroupState(
+        group_id=group_id, has_messages=bool(r["has_messages"]),
+        vector_index=r["vector_index"] or "", pending=int(r["pending"]), total=int(r["total"]),
+    )
+
+
+def search_terms(text: str) -> str:
+    """Words of ``text`` that Lucene's english analyzer keeps (``lucene_query`` minus stop words).
+
+    "" when nothing is left: such a query would match every document of the group with score 0.
+    """
+    return " ".join(w for w in lucene_query(text).split() if w not in LUCENE_STOP_WORDS)
+
+
+def fulltext_ranking(
+    store: Store, group_id: str, query: str, k: int, state: GroupState | None = None
+) -> list[tuple[str, float]]:
+    """Top-``k`` (message id, BM25 score > 0) of the group for ``query``, best first.
+
+    Only the group's documents are scored (the group token is a required clause of the Lucene
+    query, graphmem.scope), so the cost follows the group's size, not the store's.
+    ``state`` is unused here and accepted so both rankings take the same arguments.
+    """
+    terms = search_terms(query)
+    if not terms:
         return []
-    total = (counts or _counts(store, group_id))[1]
-    hits = _widening(store, "search/fulltext_messages", k, total, query=q, group_id=group_id)
-    return [(h["id"], float(h["score"])) for h in hits]
+    rows = store.read(
+        "search/fulltext_messages", group_id=group_id, group_key=group_key(group_id),
+        terms=terms, k=k,
+    )
+    return [(r["id"], float(r["score"])) for r in rows]
 
 
 def vector_ranking(
     store: Store, embedder: Embedder, group_id: str, query: str, k: int,
-    counts: tuple[int, int] | None = None,
+    state: GroupState | None = None,
 ) -> list[tuple[str, float]]:
     """Top-``k`` (message id, score) of the group for ``query``, best first.
 
-    Scores are Neo4j's normalised cosine, (1 + cos) / 2 in [0, 1].
-
-    Exact for groups up to EXACT_SCAN_MAX messages, else the HNSW index with widening.
+    Scores are Neo4j's normalised cosine, (1 + cos) / 2 in [0, 1]. A group without its own
+    vector index is scored exactly (every message of the group with a vector); a group with one
+    (``GRAPHMEM_VECTOR_EXACT_MAX`` exceeded, graphmem.scope) is searched approximately in that
+    index; while it is not ONLINE yet, the global index is read with widening.
+    Messages without a vector (``--embed later``) are not ranked here.
     """
     vec = embedder.encode([query])[0].tolist()
-    group_count, total = counts or _counts(store, group_id)
-    if group_count <= EXACT_SCAN_MAX:
+    state = state or group_state(store, group_id)
+    if not state.vector_index:
         rows = store.read("search/vector_messages_exact", group_id=group_id, vector=vec, k=k)
         return [(r["id"], float(r["score"])) for r in rows]
-    hits = _widening(store, "search/vector_messages_index", k, total, vector=vec, group_id=group_id)
-    return [(h["id"], float(h["score"])) for h in hits]
-
-
-def _counts(store: Store, group_id: str) -> tuple[int, int]:
-    row = store.read("search/count_group_messages", group_id=group_id)[0]
-    return int(row["group_count"]), int(row["total_count"])
+    try:
+        rows = store.read(
+            "search/vector_messages_scoped", index=state.vector_index, group_id=group_id,
+            vector=vec, k=k,
+        )
+        return [(r["id"], float(r["score"])) for r in rows]
+    except Neo4jError:  # the group's index is still POPULATING (or was dropped)
+        hits = _widening(
+            store, "search/vector_messages_index", k, max(state.total, 1), vector=vec,
+            group_id=group_id,
+        )
+        return [(h["id"], float(h["score"])) for h in hits]
 
 
 def rrf(rankings: dict[str, list[str]], rrf_k: int = 60) -> list[tuple[str, float, dict[str, int]]]:
@@ -150,15 +208,24 @@ def search_messages(
         raise InvalidInputError("k must be at least 1", field="k")
     if not 0 <= expand <= 5:
         raise InvalidInputError("expand must be between 0 and 5", field="expand")
-    counts = _counts(store, group_id)  # one round trip, shared by both rankings
-    if counts[0] == 0:
+    try:
+        state = group_state(store, group_id)  # one round trip, shared by both rankings
+    except NotFoundError:
+        state = None
+    if state is None or not state.has_messages:
         raise NotFoundError(f"group {group_id!r} has no messages")
+    if mode == "hybrid" and state.pending:
+        logger.warning(
+            "group %s: %d message(s) have no vector yet (run `graphmem embed --group %s`); "
+            "ranking by fulltext alone", group_id, state.pending, group_id,
+        )
+        mode = "fulltext"
     depth = max(pool_n, k)
     rankings: dict[str, list[tuple[str, float]]] = {}
     if mode in ("hybrid", "fulltext"):
-        rankings["fulltext"] = fulltext_ranking(store, group_id, query, depth, counts)
+        rankings["fulltext"] = fulltext_ranking(store, group_id, query, depth, state)
     if mode in ("hybrid", "vector"):
-        rankings["vector"] = vector_ranking(store, embedder, group_id, query, depth, counts)
+        rankings["vector"] = vector_ranking(store, embedder, group_id, query, depth, state)
     if mode == "hybrid":
         fused = rrf({n: [i for i, _ in r] for n, r in rankings.items()}, rrf_k)[:k]
     else:

@@ -12,6 +12,7 @@ from typing import Any
 
 __all__ = [
     "FUNCTION_WORDS",
+    "LUCENE_STOP_WORDS",
     "STOP_WORDS",
     "THINK_BLOCK",
     "lucene_query",
@@ -42,6 +43,13 @@ STOP_WORDS = frozenset(
     thinks thought feel feels felt know knows knew view views opinion opinions stance stances
     position positions attitude attitudes currently current now still ever never not no
     nobody anything something nothing everything anyone someone """.split()
+)
+
+#: The stop set of Lucene's english analyzer (EnglishAnalyzer.ENGLISH_STOP_WORDS_SET): words the
+#: message fulltext index never holds, so a query made only of them matches nothing.
+LUCENE_STOP_WORDS = frozenset(
+    "a an and are as at be but by for if in into is it no not of on or such that the their "
+    "then there these they this to was will with".split()
 )
 
 #: Function words only (no topic and no question-kind words): the Writer's provenance step

@@ -1,9 +1,12 @@
-// Fulltext (BM25, english analyzer) candidates from one group. The index is global, so the
-// caller over-fetches ($fetch) and widens it while the group's share is too small.
-// Parameters: $query (str, Lucene query with escaped terms), $group_id (str),
-//   $fetch (int, index hits to read), $k (int, hits to return).
-// Returns: fetched (int, index hits read), hits (list of {id: str, score: float}, best first).
-CALL db.index.fulltext.queryNodes('message_text', $query, {limit: $fetch}) YIELD node, score
-WITH count(*) AS fetched,
-     collect(CASE WHEN node.group_id = $group_id THEN {id: node.id, score: score} END) AS hits
-RETURN fetched, hits[0..$k] AS hits
+// Fulltext (BM25, english analyzer) candidates from one group only: the Lucene query requires
+// the group's token in the `group_key` field (boost 0, so the score is the BM25 of the message
+// document alone) and the terms in `search_text`; Lucene scores only the group's documents.
+// Parameters: $group_id (str), $group_key (str, digits: graphmem.scope.group_key), $terms (str,
+//   Lucene expression of escaped words, not empty), $k (int, hits to return).
+// Returns: id (str), score (float > 0, BM25), best first.
+CALL db.index.fulltext.queryNodes(
+  'message_text', '+group_key:' + $group_key + '^0 +search_text:(' + $terms + ')', {limit: $k})
+YIELD node, score
+WHERE node.group_id = $group_id AND score > 0
+RETURN node.id AS id, score
+ORDER BY score DESC

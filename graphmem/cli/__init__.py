@@ -1,7 +1,7 @@
 """The ``graphmem`` command line (typer). Commands stay thin: parse, call the library, print.
 
 One module per command group, named after the command: :mod:`~graphmem.cli.neo4j`,
-:mod:`~graphmem.cli.schema`, :mod:`~graphmem.cli.ingest`, :mod:`~graphmem.cli.search`,
+:mod:`~graphmem.cli.schema`, :mod:`~graphmem.cli.ingest`, :mod:`~graphmem.cli.embed`, :mod:`~graphmem.cli.search`,
 :mod:`~graphmem.cli.stats`, :mod:`~graphmem.cli.derive`, :mod:`~graphmem.cli.ask`,
 :mod:`~graphmem.cli.serve`, :mod:`~graphmem.cli.summary`, :mod:`~graphmem.cli.eval`. The
 modules import only :mod:`graphmem.cli.common`; this file assembles the app (no import cycle).
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import typer
 
-from graphmem.cli import ask, derive, ingest, neo4j, schema, search, serve, stats, summary
+from graphmem.cli import ask, derive, embed, ingest, neo4j, schema, search, serve, stats, summary
 from graphmem.cli import eval as eval_group
 from graphmem.cli.common import emit_json, err, open_store, out
 from graphmem.errors import GraphMemError
@@ -26,6 +26,7 @@ app = typer.Typer(
 app.add_typer(neo4j.app, name="neo4j")
 app.add_typer(schema.app, name="schema")
 app.command("ingest")(ingest.ingest)
+app.command("embed")(embed.embed)
 app.command("search")(search.search)
 app.command("stats")(stats.stats)
 app.command("derive")(derive.derive)

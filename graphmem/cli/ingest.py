@@ -23,17 +23,26 @@ def ingest(
     group: Annotated[Optional[str], typer.Option("--group", help="Group id (override/select).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary.")] = False,
     progress: Annotated[bool, typer.Option("--progress/--no-progress")] = True,
+    embed: Annotated[str, typer.Option(
+        "--embed",
+        help="now: compute vectors while loading; later: store messages at once (fulltext "
+             "search works), fill vectors afterwards with `graphmem embed --group G`",
+    )] = "now",
 ) -> None:
     """Load a transcript into System 1 (idempotent by message id)."""
     from graphmem.embed import get_embedder
     from graphmem.ingest import ingest_conversations
     from loaders import load_conversations
 
+    if embed not in ("now", "later"):
+        raise typer.BadParameter("--embed must be now or later")
     conversations = load_conversations(path, fmt, group=group)
+    s = get_settings()
     with open_store() as store:
         summary = ingest_conversations(
-            store, conversations, get_embedder(),
-            batch_size=get_settings().write_batch_size, progress=progress and sys.stderr.isatty(),
+            store, conversations, get_embedder() if embed == "now" else None,
+            batch_size=s.write_batch_size if embed == "now" else s.bulk_batch_size,
+            progress=progress and sys.stderr.isatty(), embed=embed,
         )
     if as_json:
         emit_json(summary.as_dict())

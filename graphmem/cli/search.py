@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from graphmem.cli.common import emit_json, open_store, out
+from graphmem.cli.common import emit_json, err, open_store, out
 from graphmem.config import get_settings
 
 
@@ -22,9 +22,15 @@ def search(
 ) -> None:
     """System 1 hybrid retrieval (fulltext + vector, reciprocal-rank fusion), group-scoped."""
     from graphmem.embed import get_embedder
-    from graphmem.search import search_messages
+    from graphmem.search import group_state, search_messages
 
     with open_store() as store:
+        pending = group_state(store, group).pending
+        if pending and mode != "fulltext":
+            err.print(
+                f"[yellow]{pending} message(s) of {group} have no vector yet; ranking by fulltext "
+                f"alone until `graphmem embed --group {group}` has run[/yellow]"
+            )
         hits = search_messages(
             store, get_embedder(), group, query, k=k, pool_n=pool_n, mode=mode,  # type: ignore[arg-type]
             expand=expand, rrf_k=get_settings().rrf_k,

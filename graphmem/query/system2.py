@@ -40,7 +40,8 @@ from graphmem.times import instant
 from graphmem.model import ALL, GROUP
 from graphmem.query.project import issue_focus
 from graphmem.query.types import Budgets, Cell, Excerpt, Projection, RecordVersion, Row
-from graphmem.search import _widening, hydrate, rrf
+from graphmem.scope import group_key
+from graphmem.search import _widening, group_state, hydrate, rrf
 from graphmem.text import STOP_WORDS, lucene_query
 
 
@@ -313,11 +314,11 @@ def _raw_fallback(
     )
     ft: list[dict[str, Any]] = []
     if terms:
-        total = int(store.read("search/count_group_messages", group_id=group_id)[0]["total_count"])
+        total = group_state(store, group_id).total
         ft = _widening(
             store, "query/fulltext_person_messages", min(depth * len(person_ids), max_candidates),
-            max(total, 1), query=terms, group_id=group_id, person_ids=person_ids,
-            max_instant=max_instant,
+            max(total, 1), query=terms, group_id=group_id, group_key=group_key(group_id),
+            person_ids=person_ids, max_instant=max_instant,
         )
     out: dict[str, list[Excerpt]] = {}
     need: list[str] = []

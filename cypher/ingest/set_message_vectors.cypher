@@ -1,0 +1,9 @@
+// Store vectors of messages that lack one and clear their :PendingEmbedding label. A message
+// that got its vector meanwhile (a concurrent run) is left as it is, so this is idempotent.
+// Parameters: $group_id (str); $rows (list of maps): id (str), embedding (list[float], L2-normed).
+// Returns: written (int).
+UNWIND $rows AS row
+MATCH (m:PendingEmbedding {group_id: $group_id, id: row.id})
+CALL db.create.setNodeVectorProperty(m, 'embedding', row.embedding)
+REMOVE m:PendingEmbedding
+RETURN count(m) AS written

@@ -1,0 +1,33 @@
+"""``graphmem embed``: fill the vectors of messages stored with ``ingest --embed later``."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+
+from graphmem.cli.common import emit_json, open_store, out
+from graphmem.config import get_settings
+
+
+def embed(
+    group: Annotated[str, typer.Option("--group", "-g", help="Group whose missing vectors to fill.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary.")] = False,
+    progress: Annotated[bool, typer.Option("--progress/--no-progress")] = True,
+) -> None:
+    """Fill the vectors of messages stored with `ingest --embed later` (resumable, idempotent)."""
+    from graphmem.embed import get_embedder
+    from graphmem.vectors import embed_group
+
+    s = get_settings()
+    with open_store() as store:
+        summary = embed_group(
+            store, get_embedder(), group, batch_size=max(s.embed_batch_size, 1000),
+            exact_max=s.vector_exact_max, progress=progress and sys.stderr.isatty(),
+        )
+    if as_json:
+        emit_json(summary.as_dict())
+    else:
+        scope = f"; own vector index {summary.vector_index}" if summary.vector_index else ""
+        out.print(f"{group}: {summary.embedded} vectors written, {summary.messages} messages{scope}")

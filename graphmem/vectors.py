@@ -1,0 +1,102 @@
+"""Deferred embedding and per-group vector indexes (the write side of graphmem.scope).
+
+``graphmem ingest --embed later`` stores messages without vectors, labelled
+``:PendingEmbedding``; :func:`embed_group` (``graphmem embed --group G``) fills them in batches,
+each batch committed on its own: stopping halfway loses nothing and a re-run continues where it
+stopped, and a run over a complete group changes nothing. Once a group holds more than
+``GRAPHMEM_VECTOR_EXACT_MAX`` messages it is given its own vector index
+(:func:`graphmem.scope.ensure_vector_scope`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from types import SimpleNamespace
+
+from tqdm import tqdm
+
+from graphmem.db import Store
+from graphmem.embed import Embedder
+from graphmem.errors import NotFoundError
+from graphmem.ingest import embedding_text
+from graphmem.scope import ensure_vector_scope, scope_index
+
+
+@dataclass
+class EmbedSummary:
+    """Counts reported by ``graphmem embed --json``.
+
+    ``embedded``: vectors written by this run; ``messages``: messages in the group;
+    ``vector_index``: the group's own vector index ("" while it is scored exactly);
+    ``labelled``: messages newly put under that index by this run.
+    """
+
+    group_id: str
+    embedded: int = 0
+    messages: int = 0
+    vector_index: str = ""
+    labelled: int = 0
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def embed_group(
+    store: Store, embedder: Embedder, group_id: str, *, batch_size: int = 1000,
+    exact_max: int = 20_000, progress: bool = False,
+) -> EmbedSummary:
+    """Give every message of a group that lacks a vector its embedding (resumable, idempotent).
+
+    Args:
+        store: open store (schema applied).
+        embedder: the embedder search will use (same model as any vectors already stored).
+        group_id: the group.
+        batch_size: messages encoded and written per transaction.
+        exact_max: above this many messages the group gets its own vector index.
+        progress: progress bar on stderr.
+
+    Returns:
+        An :class:`EmbedSummary`; a second run reports ``embedded = 0``.
+
+    Raises:
+        NotFoundError: no such group.
+        StoreUnavailableError: Neo4j failed (committed batches stay; a re-run resumes).
+    """
+    group = store.read("api/get_group", group_id=group_id)
+    if not group:
+        raise NotFoundError(f"group {group_id!r} does not exist")
+    summary = EmbedSummary(group_id=group_id)
+    bar = tqdm(unit="msg", desc=f"embed {group_id}", disable=not progress)
+    try:
+        while True:
+            rows = store.read("ingest/pending_messages", group_id=group_id, batch=batch_size)
+            if not rows:
+                break
+            texts = [embedding_text(SimpleNamespace(**r)) for r in rows]  # type: ignore[arg-type]
+            vectors = embedder.encode(texts)  # before the write transaction
+            written = store.write(
+                "ingest/set_message_vectors", group_id=group_id,
+                rows=[{"id": r["id"], "embedding": vectors[i].tolist()} for i, r in enumerate(rows)],
+            )
+            summary.embedded += int(written[0]["written"]) if written else 0
+            bar.update(len(rows))
+    finally:
+        bar.close()
+    summary.messages = int(store.read("ingest/count_group_messages", group_id=group_id)[0]["messages"])
+    if summary.messages > exact_max:
+        summary.labelled = ensure_vector_scope(store, group_id, embedder.dimension)
+        summary.vector_index = scope_index(group_id)
+    return summary
+
+
+def scope_if_large(store: Store, embedder: Embedder, group_id: str, exact_max: int) -> str:
+    """After an ingest with vectors: give the group its own vector index once it is large.
+
+    Returns:
+        The group's vector index name, or "" while the group is scored exactly.
+    """
+    n = int(store.read("ingest/count_group_messages", group_id=group_id)[0]["messages"])
+    if n <= exact_max:
+        return ""
+    ensure_vector_scope(store, group_id, embedder.dimension)
+    return scope_index(group_id)
