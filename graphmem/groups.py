@@ -21,6 +21,7 @@ from graphmem.errors import NotFoundError
 from graphmem.ingest import IngestSummary, ingest_conversations
 from graphmem.llm import ChatModel
 from graphmem.model import Conversation, MessageRecord
+from graphmem.scope import scope_index
 
 
 class GroupInfo(BaseModel):
@@ -179,7 +180,8 @@ def forget_person(store: Store, group_id: str, person_id: str) -> ForgetSummary:
 
 
 def forget_group(store: Store, group_id: str) -> int:
-    """Erase a whole group (both tracks, its roster and the Group node) in one transaction.
+    """Erase a whole group (both tracks, its roster and the Group node) in one transaction,
+    then drop the group's own vector index (graphmem.scope) when it has one.
 
     Used by test and benchmark clean-up and by anyone retiring a memory space; other groups
     are never touched, and a second call deletes nothing.
@@ -191,4 +193,5 @@ def forget_group(store: Store, group_id: str) -> int:
         StoreUnavailableError: Neo4j failed (nothing is erased then).
     """
     rows = store.write("groups/delete_group", group_id=group_id)
+    store.write("meta/drop_index", name=scope_index(group_id))  # its own vector index, if any
     return int(rows[0]["deleted"]) if rows else 0
