@@ -3,7 +3,8 @@
 // Parameters: $group_id (str); $rows (list of maps): id (str), embedding (list[float], L2-normed).
 // Returns: written (int).
 UNWIND $rows AS row
-MATCH (m:PendingEmbedding {group_id: $group_id, id: row.id})
+MATCH (m:Message {group_id: $group_id, id: row.id})  // the (group_id, id) constraint index
+WHERE m:PendingEmbedding
 CALL db.create.setNodeVectorProperty(m, 'embedding', row.embedding)
 REMOVE m:PendingEmbedding
 RETURN count(m) AS written
