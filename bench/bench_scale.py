@@ -55,7 +55,7 @@ from graphmem.ingest import ingest_conversations  # noqa: E402
 from graphmem.schema import apply_schema  # noqa: E402
 from graphmem.search import search_messages  # noqa: E402
 from graphmem.vectors import embed_group  # noqa: E402
-from loaders.records import Conversation, MessageRecord  # noqa: E402
+from graphmem.model import Conversation, MessageRecord  # noqa: E402
 
 SYLLABLES = "ka lo mi ne ru sa to vi be da fo gu ha je ko li mu na po re si ta ul ve wo xa yu ze".split()
 COMMON = ("the a and to of in is it you that we for on with this be at have are not but so was "

@@ -1,12 +1,13 @@
-"""``graphmem neo4j start|stop|status``: the real local Neo4j Community server."""
+"""``graphmem neo4j start|stop|import|status``: the real local Neo4j Community server."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from pathlib import Path
+from typing import Annotated, Optional
 
 import typer
 
-from graphmem.cli.common import emit_json, out
+from graphmem.cli.common import emit_json, open_store, out
 from graphmem.config import get_settings
 
 app = typer.Typer(help="Run a real local Neo4j Community server.", no_args_is_help=True)
@@ -34,6 +35,58 @@ def stop() -> None:
 
     stopped = LocalServer(get_settings()).stop()
     out.print("Neo4j stopped" if stopped else "Neo4j was not running (from this home)")
+
+
+@app.command("import")
+def import_(
+    path: Annotated[Path, typer.Argument(help="File or folder to load (as for `graphmem ingest`).")],
+    fmt: Annotated[str, typer.Option("--format", "-f", help="jsonl, locomo, socialmem, groupmem, evermem")] = "jsonl",
+    group: Annotated[Optional[str], typer.Option("--group", help="Group id (override/select).")] = None,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace a database that holds data.")] = False,
+    csv_dir: Annotated[Optional[Path], typer.Option("--csv-dir", help="Where the CSV files go.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary.")] = False,
+) -> None:
+    """First load into an empty local store with neo4j-admin import (stop the server first).
+
+    Writes the graph `ingest --embed later` writes, then starts the server and applies the
+    schema (indexes build in bulk). Fill vectors afterwards with `graphmem embed --group G`.
+    """
+    import tempfile
+    import time
+
+    from graphmem.bulk_import import import_conversations
+    from graphmem.embed import get_embedder
+    from graphmem.local_server import LocalServer
+    from graphmem.schema import apply_schema
+    from loaders import load_conversations
+
+    s = get_settings()
+    t0 = time.perf_counter()
+    conversations = load_conversations(path, fmt, group=group)
+    parse_s = time.perf_counter() - t0
+    folder = csv_dir or Path(tempfile.mkdtemp(prefix="graphmem-import-"))
+    report = import_conversations(s, conversations, folder, overwrite=overwrite)
+    t = time.perf_counter()
+    LocalServer(s).start()
+    start_s = time.perf_counter() - t
+    dims = get_embedder().dimension
+    t = time.perf_counter()
+    with open_store() as store:
+        apply_schema(store, dims, timeout_s=7200)
+    schema_s = time.perf_counter() - t
+    seconds = {"parse": parse_s, **report.seconds, "start": start_s, "schema": schema_s}
+    n = report.summary.messages_written
+    total = sum(v for k, v in seconds.items() if k != "parse")
+    data = {**report.summary.as_dict(), "seconds": {k: round(v, 2) for k, v in seconds.items()},
+            "msg_per_s": round(n / total, 1) if total else None, "csv_dir": str(folder)}
+    if as_json:
+        emit_json(data)
+    else:
+        out.print(
+            f"{report.summary.groups} group(s), {n} messages imported; "
+            + ", ".join(f"{k} {v:.1f} s" for k, v in seconds.items())
+            + f" ({data['msg_per_s']} msg/s from CSV to indexes ONLINE)"
+        )
 
 
 @app.command("status")

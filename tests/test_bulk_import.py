@@ -1,0 +1,98 @@
+"""The offline first-load files describe the same graph that ``ingest --embed later`` writes.
+
+The importer itself needs a stopped server and an empty database, so it cannot run against the
+shared test server; this test compares its input (the CSV files of graphmem.bulk_import) with
+what transactional ingest stores, node by node and relationship by relationship.
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+
+from graphmem.bulk_import import ARRAY_DELIMITER, write_csv
+from graphmem.ingest import ingest_conversations
+from tests.factories import conversation
+
+pytestmark = pytest.mark.neo4j
+
+
+def sample(gid: str):
+    rows = [
+        {"id": "a1", "speaker": "Ana", "speaker_id": "u1", "text": "Lunch at noon?", "session": "s1"},
+        {"id": "a2", "speaker": "Ben", "text": "Yes, \"the usual\" place, with a\nnew line", "session": "s1",
+         "reply_to": "a1"},
+        {"id": "b1", "speaker": "Ana B.", "speaker_id": "u1", "text": "Ops channel: deploy at 3",
+         "session": "ops-1", "channel": "ops"},
+        {"id": "a3", "speaker": "Chloe", "text": "I'll book; who, by the way, is coming?", "session": "s2",
+         "reply_to": "zz-missing"},
+        {"id": "b2", "speaker": "Ben", "text": "deploy done", "session": "ops-1", "channel": "ops",
+         "reply_to": "b1"},
+        {"id": "a4", "speaker": "Ana", "speaker_id": "u1", "text": "me", "session": "s2", "reply_to": "a3"},
+    ]
+    conv = conversation(gid, rows)
+    return conv.model_copy(update={"messages": [*conv.messages, conv.messages[1]]})  # exact duplicate
+
+
+def from_store(store, gid: str) -> tuple[set, set]:
+    nodes = store.read_text(
+        "MATCH (n) WHERE n.group_id = $g OR (n:Group AND n.id = $g) "
+        "RETURN labels(n) AS labels, properties(n) AS props", g=gid,
+    )
+    rels = store.read_text(
+        "MATCH (a)-[r]->(b) WHERE a.group_id = $g "
+        "RETURN labels(a)[0] AS al, a.id AS a, type(r) AS t, labels(b)[0] AS bl, b.id AS b", g=gid,
+    )
+    node_set = set()
+    for n in nodes:
+        props = {k: (tuple(v) if isinstance(v, list) else v) for k, v in n["props"].items()}
+        node_set.add((tuple(sorted(n["labels"])), tuple(sorted(props.items()))))
+    return node_set, {(r["al"], r["a"], r["t"], r["bl"], r["b"]) for r in rels}
+
+
+TYPES = {"int": int, "long": int, "double": float, "string[]": lambda v: tuple(v.split(ARRAY_DELIMITER))}
+
+
+def from_csv(folder: Path) -> tuple[set, set]:
+    by_id: dict[str, tuple[str, str]] = {}
+    node_set = set()
+    for name in ("groups", "persons", "sessions", "messages"):
+        with (folder / f"{name}.csv").open(encoding="utf-8", newline="") as f:
+            reader = csv.reader(f)
+            header = next(reader)
+            for row in reader:
+                props, labels, node = {}, (), ""
+                for col, value in zip(header, row):
+                    if col == ":ID":
+                        node = value
+                    elif col == ":LABEL":
+                        labels = tuple(sorted(value.split(ARRAY_DELIMITER)))
+                    else:
+                        key, _, kind = col.partition(":")
+                        props[key] = TYPES[kind](value) if kind else value
+                by_id[node] = (labels[0] if len(labels) == 1 else "Message", props["id"])
+                node_set.add((labels, tuple(sorted(props.items()))))
+    rels = set()
+    with (folder / "rels.csv").open(encoding="utf-8", newline="") as f:
+        reader = csv.reader(f)
+        next(reader)
+        for start, end, typ in reader:
+            (al, a), (bl, b) = by_id[start], by_id[end]
+            rels.add((al, a, typ, bl, b))
+    return node_set, rels
+
+
+def test_import_files_match_transactional_ingest(store, group_id, tmp_path) -> None:
+    conv = sample(group_id)
+    ingested = ingest_conversations(store, [conv], None, embed="later")
+    files = write_csv([conv], tmp_path)
+    assert files.as_dict() == ingested.as_dict()
+    db_nodes, db_rels = from_store(store, group_id)
+    csv_nodes, csv_rels = from_csv(tmp_path)
+    assert csv_nodes == db_nodes
+    assert csv_rels == db_rels
+    assert ("Message", "a1", "NEXT", "Message", "a2") in csv_rels
+    assert ("Message", "b1", "NEXT", "Message", "b2") in csv_rels  # per channel
+    assert not any(r[1] == "a3" and r[2] == "REPLY_TO" for r in csv_rels)  # target not stored
