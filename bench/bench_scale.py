@@ -195,7 +195,7 @@ def store_size_mb(home: Path) -> float:
 
 
 def existing(store: Store, gid: str) -> int:
-    rows = store.read("api/get_group", group_id=gid)
+    rows = store.read("groups/get_group", group_id=gid)
     return int(rows[0]["messages"]) if rows else 0
 
 
@@ -245,7 +245,7 @@ def measure_derive(store: Store, embedder: Embedder, corpus: Corpus, tag: str) -
 
     gid = f"scale-derive-{tag}"
     if existing(store, gid):
-        from graphmem.query.people import forget_group
+        from graphmem.groups import forget_group
 
         forget_group(store, gid)
     conv = corpus.group(gid, 200, datetime(2025, 1, 1, tzinfo=timezone.utc))

@@ -62,7 +62,7 @@ def embed_group(
         NotFoundError: no such group.
         StoreUnavailableError: Neo4j failed (committed batches stay; a re-run resumes).
     """
-    group = store.read("api/get_group", group_id=group_id)
+    group = store.read("groups/get_group", group_id=group_id)
     if not group:
         raise NotFoundError(f"group {group_id!r} does not exist")
     summary = EmbedSummary(group_id=group_id)
