@@ -13,7 +13,8 @@ $(BIN)/graphmem: pyproject.toml
 	$(BIN)/pip install -q --upgrade pip
 	# torch first, pinned (sentence-transformers would otherwise pick its own version)
 	$(BIN)/pip install -q "torch==2.13.0"
-	$(BIN)/pip install -q -e ".[test]"
+	# the library, plus every extra the demo and the tests use (api, plots, eval)
+	$(BIN)/pip install -q -e ".[test,api,plots,eval]"
 	touch $(BIN)/graphmem
 
 setup: $(BIN)/graphmem
@@ -39,7 +40,10 @@ demo: neo4j
 	@echo "    ready queries: docs/browser.md"
 	@echo "  Graph page     $(BIN)/graphmem serve   then open http://127.0.0.1:$${GRAPHMEM_API_PORT:-8000}/groups/trail-trip/view"
 
+# Type check of the library (config in pyproject.toml), then every test (tests/unit need no
+# database; tests/integration use the Neo4j started above).
 test: neo4j
+	$(BIN)/mypy
 	$(BIN)/pytest -q tests
 
 stop:

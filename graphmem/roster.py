@@ -62,13 +62,13 @@ class Roster:
     """
 
     def __init__(self, persons: Sequence[Mapping[str, Any] | RosterMember]) -> None:
-        persons = [p.model_dump() if isinstance(p, BaseModel) else p for p in persons]
+        rows: list[Mapping[str, Any]] = [p.model_dump() if isinstance(p, BaseModel) else p for p in persons]
         names: dict[str, int] = {}
-        for p in persons:
+        for p in rows:
             key = str(p.get("name") or p["id"]).casefold()
             names[key] = names.get(key, 0) + 1
         entries = []
-        for p in persons:
+        for p in rows:
             name = str(p.get("name") or p["id"])
             clash = names[name.casefold()] > 1 or name.casefold() == GROUP.casefold()
             label = f"{name} ({p['id']})" if clash else name

@@ -1,6 +1,7 @@
-"""Shared fixtures.
+"""Shared fixtures (for tests/unit and tests/integration alike).
 
-Integration tests talk to the real local Neo4j server (``make neo4j`` / ``graphmem neo4j
+tests/unit needs no database; every test under tests/integration is marked ``neo4j``
+(``pytest -m "not neo4j" tests`` runs the unit tests only). Integration tests talk to the real local Neo4j server (``make neo4j`` / ``graphmem neo4j
 start`` + ``graphmem schema apply``); each test works under its own fresh ``group_id`` and
 removes only that group's nodes afterwards. Language-model calls go to a scripted local
 OpenAI-compatible HTTP server (``tests/scripted_llm.py``).
@@ -19,6 +20,13 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import importlib.util
 
 pytest_plugins = ["tests.scripted_llm"] if importlib.util.find_spec("tests.scripted_llm") else []
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test under tests/integration with ``neo4j`` (it needs the real server)."""
+    for item in items:
+        if "integration" in item.path.parts:
+            item.add_marker(pytest.mark.neo4j)
 
 
 @pytest.fixture(scope="session")

@@ -6,10 +6,14 @@ import json
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 
 from graphmem.config import get_settings
+
+if TYPE_CHECKING:
+    from graphmem.db import Store
 
 out = Console()
 err = Console(stderr=True)
@@ -21,7 +25,7 @@ def emit_json(obj: object) -> None:
 
 
 @contextmanager
-def open_store() -> Iterator["Store"]:  # noqa: F821
+def open_store() -> Iterator[Store]:
     """Open the driver for one command and close it afterwards."""
     from graphmem.db import Store, open_driver
 

@@ -100,6 +100,7 @@ def _execute(
             from graphmem.schema import apply_schema
 
             quiet_notifications()
+            assert embedder is not None  # built above for speakermem
             with open_store() as store:
                 apply_schema(store, embedder.dimension)
                 return run_eval(opts, settings=settings, store=store, embedder=embedder, answer=answer, judge=judge,

@@ -16,7 +16,10 @@ def serve_command(
     log_level: Annotated[str, typer.Option("--log-level")] = "info",
 ) -> None:
     """Serve the HTTP API (FastAPI; OpenAPI docs at /docs) with uvicorn."""
-    import uvicorn
+    try:
+        import uvicorn
+    except ImportError as e:
+        raise SystemExit("graphmem serve needs the api extra: pip install 'graphmem[api]'") from e
 
     settings = get_settings()
     uvicorn.run(

@@ -167,7 +167,7 @@ def rubric_score(
     raw = value.get("score")
     rationale = str(value.get("rationale") or "")
     try:
-        score = float(raw) if not isinstance(raw, bool) else math.nan
+        score = float(raw) if isinstance(raw, (int, float, str)) and not isinstance(raw, bool) else math.nan
     except (TypeError, ValueError):
         score = math.nan
     if not math.isfinite(score) or not 0.0 <= score <= 1.0:

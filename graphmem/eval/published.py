@@ -94,7 +94,7 @@ def paper_main_row(bench: str, system: str, ablate: str | None, ask_enabled: boo
         where = f"Table 1 (DeepSeek-V4-Flash), {name}"
         out["accuracy"] = (r.values[acc], where)
         out["token_f1"] = (r.values[f1], where)
-        if mq:
+        if mq and mn:
             out["mean_q"] = (r.values[mq], where)
             out["mean_n"] = (r.values[mn], where)
     if bench == "evermem" and name == "SpeakerMem-R1":

@@ -292,7 +292,7 @@ def _derive_segment(
             id=entry_id, layer=va.layer, utype=va.utype, content=va.content, owner=va.owner,
             source=va.source, ts=newest.ts, session=seg.session, turn_created=newest.turn_created,
             confidence=confidence, from_ids=[m.id for m in support],
-            embedding=vectors[k - 1].tolist(), supersedes=supersedes,
+            embedding=vectors[k - 1].tolist(), supersedes=supersedes,  # type: ignore[index]  # vectors: set when accepted
         ))
         new_ids.append(entry_id)
         va.outcome.entry_id = entry_id

@@ -28,7 +28,7 @@ from graphmem.eval.runner import RunConfig, RunOptions, read_records, run_eval
 from graphmem.eval.systems import SystemOutput
 from tests.scripted_llm import Reply
 
-FIX = Path(__file__).parent / "fixtures" / "eval"
+FIX = Path(__file__).parents[1] / "fixtures" / "eval"
 SOCIAL = FIX / "socialmem"
 LOCOMO = FIX / "locomo_mini.json"
 

@@ -23,7 +23,7 @@ from tests.test_graphview_fixtures import HEADS, RECORDS, build_trail, text_of
 
 pytestmark = pytest.mark.neo4j
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_ARGS = [

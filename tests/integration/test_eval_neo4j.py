@@ -25,7 +25,7 @@ from tests.test_query_fixtures import build_family, family_conversation
 
 pytestmark = pytest.mark.neo4j
 
-FIX = Path(__file__).parent / "fixtures" / "eval"
+FIX = Path(__file__).parents[1] / "fixtures" / "eval"
 WRITER_MARKER = "You keep the long-term memory of a group chat"
 
 

@@ -14,7 +14,7 @@ import loaders
 from graphmem.errors import InvalidInputError
 from loaders import evermem
 
-FIXTURES = Path(__file__).parent / "fixtures" / "evermem"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "evermem"
 DIALOGUES = FIXTURES / "dialogues.jsonl"
 QARS = FIXTURES / "qars.jsonl"
 

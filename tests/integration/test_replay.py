@@ -14,7 +14,7 @@ from graphmem.writer import ReplayWriter, derive_group
 from loaders import load_conversations
 
 pytestmark = pytest.mark.neo4j
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_sample_actions_replay_into_chains_and_rerun_is_a_no_op(store, embedder, group_id):

@@ -21,7 +21,7 @@ from graphmem.errors import InvalidInputError
 from tests.conftest import delete_group
 from tests.test_graphview_fixtures import HEADS, LINES, RECORDS, SUPERSEDED, build_trail, expected_talk
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 STATIC = ROOT / "api" / "static"
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

@@ -16,7 +16,7 @@ import loaders
 from graphmem.errors import InvalidInputError
 from loaders import groupmem
 
-FIXTURE = Path(__file__).parent / "fixtures" / "groupmem" / "synthetic_domain_channels_rolevariants_Finance.json"
+FIXTURE = Path(__file__).parents[1] / "fixtures" / "groupmem" / "synthetic_domain_channels_rolevariants_Finance.json"
 DATA = Path(os.environ.get("GRAPHMEM_TEST_DATA", "/work/shared/data"))
 QUESTIONS = DATA / "groupmembench" / "questions"
 real = pytest.mark.skipif(

@@ -12,7 +12,7 @@ import loaders
 from graphmem.errors import InvalidInputError
 from loaders import jsonl
 
-CHAT = Path(__file__).parent / "fixtures" / "jsonl" / "chat.jsonl"
+CHAT = Path(__file__).parents[1] / "fixtures" / "jsonl" / "chat.jsonl"
 
 
 def named(source: object, record: str, field: str) -> str:

@@ -12,7 +12,7 @@ from graphmem.errors import InvalidInputError
 from loaders._common import parse_ts
 from loaders.records import Question
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parents[1] / "fixtures"
 
 
 def named(source: object, record: str, field: str) -> str:

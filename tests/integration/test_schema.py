@@ -10,7 +10,7 @@ import pytest
 from graphmem.db import all_templates, cypher
 from graphmem.schema import apply_schema
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.neo4j

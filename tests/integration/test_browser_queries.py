@@ -13,7 +13,7 @@ from graphmem.db import all_templates, cypher
 from tests.conftest import delete_group
 from tests.test_graphview_fixtures import HEADS, LINES, PEOPLE, RECORDS, build_trail, expected_talk, text_of
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BROWSER = sorted(n for n in all_templates() if n.startswith("browser/"))
 
 

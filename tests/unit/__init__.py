@@ -1,0 +1,1 @@
+"""Unit tests: no database (language-model calls go to the scripted local HTTP server)."""
