@@ -25,6 +25,11 @@ Owners and sources are addressed by ``Person.id`` (speaker_id, else display name
 reserved name :data:`GROUP` for the group itself.
 
 Source: SpeakerMem-R1 §3.1-3.2, App. B.1 (Tables 5-6) and B.2.
+
+Size (over 500 lines on purpose): the System 2 store is one contract over ``cypher/memory/``:
+the record types, every read (heads, chains, as-of, provenance) and the one atomic segment
+write share the row decoding; the Writer (:mod:`graphmem.writer`) and the reads of
+:mod:`graphmem.query` sit on top of it.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ asks for the key when the data routes answer 401): ``GET /groups/{group_id}/view
 ``GET /static/graphmem/{path}`` (the page's script, style and the vendored Cytoscape.js build).
 The page and the PNG are left out of the OpenAPI schema, which documents the JSON API.
 
-The logic lives in :mod:`graphmem.graphview`; these routes only translate HTTP.
+The logic lives in :mod:`graphmem.views`; these routes only translate HTTP.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from fastapi import APIRouter, HTTPException, Path as PathParam, Query
 from fastapi.responses import FileResponse, HTMLResponse, Response
 
 from api.deps import StoreDep
-from graphmem.graphview import (
+from graphmem.views import (
     ConversationGraph,
     GroupSummary,
     build_graph,

@@ -26,7 +26,7 @@ def summary_cmd(
     """Per person: messages, replies, records owned/sourced, stance changes; the group's
     decisions over time. --plot PATH writes the timeline as a PNG."""
     from graphmem.db import quiet_notifications
-    from graphmem.graphview import build_timeline, render_timeline_png, summarize
+    from graphmem.views import build_timeline, render_timeline_png, summarize
 
     quiet_notifications()
     with open_store() as store:

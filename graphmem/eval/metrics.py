@@ -10,6 +10,9 @@
 - :func:`recall_at_k`, :func:`hit_at_k`, :func:`mean_recall_at_k`: evidence retrieval recall.
 
 Scores in [0, 1] unless a docstring says "percentage" (0-100).
+
+Size (over 500 lines on purpose): every metric of the paper's tables, each small and pure,
+kept side by side with its equation so the definitions can be checked against one another.
 """
 
 from __future__ import annotations

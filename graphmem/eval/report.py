@@ -17,6 +17,10 @@ without a ``Final:`` line as not correct (eq. 10); token-F1 is averaged over ans
 rubric could not score counting 0; the CI is the percentile bootstrap over network means.
 Costs follow App. D: ingest in/out (Writer), QA input (every query-time prompt), answer out;
 the judge is excluded and shown apart.
+
+Size (over 500 lines on purpose): the sections of one report (report.md, summary.json and
+its PNG plots), mostly table text that reads best in order; the numbers come from
+:mod:`graphmem.eval.metrics`.
 """
 
 from __future__ import annotations

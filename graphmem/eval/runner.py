@@ -19,6 +19,10 @@ whatever an earlier derive wrote, and the run says so. The baselines read the be
 directly and need no database. Then each question is answered, judged (binary judge; SocialMem
 rubric) and scored (token-F1, LoCoMo official F1, evidence recall@k). Without an answer model
 every system still retrieves, and records evidence ids and recall.
+
+Size (over 500 lines on purpose): one resumable run loop (units, per-unit ingest and derive,
+concurrent questions, judging, records, run config); the systems
+(:mod:`graphmem.eval.systems`) and the reports (:mod:`graphmem.eval.report`) are apart.
 """
 
 from __future__ import annotations

@@ -12,6 +12,10 @@ Three factories build the models the pipeline uses from :class:`graphmem.config.
 :func:`judge_model` (evaluation judge). Each returns ``None`` when no endpoint is configured.
 
 Nothing here opens a connection at construction time; the first request does.
+
+Size (over 500 lines on purpose): one protocol - ChatModel's request, retry, JSON-mode
+fallback and usage paths plus the defensive JSON extraction they rely on; usage and timing
+already live in :mod:`graphmem.llm.usage` and :mod:`graphmem.llm.timing`.
 """
 
 from __future__ import annotations

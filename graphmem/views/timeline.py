@@ -1,0 +1,174 @@
+"""The timeline of a group and its PNG plot (``GET /groups/{id}/timeline.png``,
+``graphmem summary --plot``): messages, stance changes and decisions in conversation order.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+
+from pydantic import BaseModel
+
+from graphmem import memory
+from graphmem.db import Store
+from graphmem.times import date_of, minute
+from graphmem.views.common import LAYER_COLOURS, GroupData, SessionInfo
+from graphmem.views.summary import DecisionEvent, _decisions, _is_stance_change
+
+
+class TimelineMark(BaseModel):
+    """One point of the timeline: a message, or a stance change (record id and content)."""
+
+    person: str
+    position: int
+    record: str = ""
+    content: str = ""
+
+
+class Timeline(BaseModel):
+    """What the timeline plot draws.
+
+    Attributes:
+        group_id / name: the group.
+        people: ``[(Person.id, name)]`` by name, one row each.
+        sessions: sessions with their first/last positions.
+        messages: one mark per message (person, position).
+        stance_changes: one mark per UPDATE of a stance record (at its newest supporting
+            message, on the owner's row).
+        decisions: decision records (every state), on the GROUP row.
+    """
+
+    group_id: str
+    name: str
+    people: list[tuple[str, str]]
+    sessions: list[SessionInfo]
+    messages: list[TimelineMark]
+    stance_changes: list[TimelineMark]
+    decisions: list[DecisionEvent]
+
+
+def build_timeline(store: Store, group_id: str) -> Timeline:
+    """The data of the timeline plot (see :func:`render_timeline_png`).
+
+    Raises:
+        NotFoundError: unknown group.
+    """
+    data = GroupData(store, group_id, heads_only=False, layers=None)
+    people = [(m.id, m.name) for m in sorted(data.roster, key=lambda m: (m.name.casefold(), m.id))]
+    return Timeline(
+        group_id=group_id, name=data.name, people=people, sessions=data.sessions(),
+        messages=[TimelineMark(person=m["person_id"], position=i) for i, m in enumerate(data.messages)],
+        stance_changes=[
+            TimelineMark(person=r.owner, position=data.record_position(r), record=r.id, content=r.content)
+            for r in data.records if _is_stance_change(r)
+        ],
+        decisions=_decisions(data),
+    )
+
+
+def _plain(text: str, limit: int) -> str:
+    """Text matplotlib's default font can draw: no characters beyond the BMP (emoji), cut."""
+    text = "".join(c for c in text if ord(c) <= 0xFFFF).strip()
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+#: Decisions listed under the timeline plot; more are counted, not listed.
+TIMELINE_LIST_MAX = 10
+
+
+def render_timeline_png(timeline: Timeline, *, width_in: float = 10.0, dpi: int = 100) -> bytes:
+    """Draw the timeline as a PNG: one row per person plus a GROUP row, x = conversation order.
+
+    Grey dots are messages, blue stars stance changes (UPDATEs of stance records, on the
+    owner's row), orange diamonds decisions (filled: current; hollow: replaced later, with a
+    dashed arrow to the decision that replaced it), numbered and listed with their time, author
+    and text under the plot (at most :data:`TIMELINE_LIST_MAX`). Dotted lines separate
+    sessions, labelled with the session id and date where there is room.
+
+    Args:
+        timeline: from :func:`build_timeline`.
+        width_in: figure width in inches; the height follows the rows and the decision list.
+        dpi: dots per inch.
+
+    Returns:
+        PNG bytes.
+    """
+    from matplotlib.figure import (
+        Figure,  # no pyplot: no global state, safe in server threads
+    )
+
+    rows = [memory.GROUP] + [pid for pid, _ in timeline.people]
+    labels = [timeline.name or "GROUP"] + [name for _, name in timeline.people]
+    y = {pid: len(rows) - 1 - i for i, pid in enumerate(rows)}  # GROUP on top
+    n = max(1, len(timeline.messages))
+    listed = timeline.decisions[:TIMELINE_LIST_MAX]
+    list_lines = len(listed) + (1 if len(timeline.decisions) > len(listed) else 0)
+    plot_h, list_h = 1.4 + 0.5 * len(rows), 0.45 + 0.2 * list_lines
+    gap_in = 0.55  # room for the x label between the plot and the list
+    fig = Figure(figsize=(width_in, plot_h + list_h + gap_in), dpi=dpi)
+    grid = fig.add_gridspec(2, 1, height_ratios=[plot_h, list_h], hspace=gap_in / ((plot_h + list_h) / 2))
+    ax = fig.add_subplot(grid[0])
+    below = fig.add_subplot(grid[1])
+    below.axis("off")
+
+    known = [m for m in timeline.messages if m.person in y]
+    ax.scatter([m.position for m in known], [y[m.person] for m in known], s=22, color="#9C9C9C",
+               label="message", zorder=2)
+    stance = [m for m in timeline.stance_changes if m.person in y]
+    if stance:
+        ax.scatter([m.position for m in stance], [y[m.person] + 0.18 for m in stance], s=140, marker="*",
+                   color=LAYER_COLOURS["per_speaker_core"], label="stance change", zorder=3)
+    colour = LAYER_COLOURS["group_interaction"]
+    where = {d.id: d.position for d in timeline.decisions}
+    for number, d in enumerate(timeline.decisions, start=1):
+        head = d.state == memory.HEAD
+        ax.scatter([d.position], [y[memory.GROUP]], s=80, marker="D", zorder=4,
+                   facecolors=colour if head else "white", edgecolors=colour, linewidths=1.5,
+                   label=("decision" if head else "decision, replaced later"))
+        if d.superseded_by in where:  # the chain: old state -> the state that replaced it
+            ax.annotate("", (where[d.superseded_by], y[memory.GROUP]), xytext=(d.position, y[memory.GROUP]),
+                        arrowprops={"arrowstyle": "->", "color": colour, "linestyle": "--", "shrinkA": 6,
+                                    "shrinkB": 6}, zorder=3)
+        ax.annotate(str(number), (d.position, y[memory.GROUP]), xytext=(0, 9), textcoords="offset points",
+                    ha="center", fontsize=8, fontweight="bold", color="#333333")
+    # session separators; a label only where it does not run into the previous one
+    data_per_inch = (n + 1) / (width_in * 0.8)
+    free_from = -math.inf
+    for s in timeline.sessions:
+        ax.axvline(s.first_position - 0.5, color="#BBBBBB", linestyle=":", zorder=1)
+        text = f"{_plain(s.id, 14)} {date_of(s.ts_first)}".strip()
+        start = s.first_position - 0.4
+        if start >= free_from:
+            ax.annotate(text, (start, len(rows) - 0.45), fontsize=7, color="#666666", va="bottom")
+            free_from = start + (len(text) * 0.075 + 0.15) * data_per_inch
+    ax.set_yticks(range(len(rows)), [_plain(label, 24) for label in reversed(labels)])
+    ax.set_ylim(-0.6, len(rows) - 0.1)
+    ax.set_xlim(-1, n)
+    ax.xaxis.get_major_locator().set_params(integer=True)
+    ax.set_xlabel("messages in conversation order")
+    ax.set_title(f"{_plain(timeline.name, 48)}: messages, stance changes and decisions", fontsize=11)
+    ax.grid(axis="y", color="#EEEEEE")
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+
+    handles, names = ax.get_legend_handles_labels()
+    unique = dict(zip(names, handles))
+    if unique:
+        below.legend(unique.values(), unique.keys(), loc="upper center", ncol=len(unique), fontsize=8,
+                     frameon=False, bbox_to_anchor=(0.5, 1.0))
+    step = 0.2 / list_h if list_h else 0
+    for i, d in enumerate(listed):
+        by = d.source_name or d.source
+        line = f"{i + 1}.  {minute(d.ts)}  {_plain(by, 20)}: {_plain(d.content, 110)}"
+        if d.state != memory.HEAD:
+            line += "  (replaced)"
+        below.text(0.0, 1 - (0.4 / list_h) - i * step, line, transform=below.transAxes, fontsize=8, va="top",
+                   color="#333333" if d.state == memory.HEAD else "#888888")
+    if len(timeline.decisions) > len(listed):
+        below.text(0.0, 1 - (0.4 / list_h) - len(listed) * step,
+                   f"... and {len(timeline.decisions) - len(listed)} more decisions (see the summary)",
+                   transform=below.transAxes, fontsize=8, va="top", color="#888888")
+    fig.subplots_adjust(left=0.16, right=0.98, top=0.93, bottom=0.02)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", bbox_inches="tight")
+    return buf.getvalue()
