@@ -9,7 +9,7 @@ constraints are then built in bulk by ``graphmem schema apply``.
 The graph is the one ``ingest --embed later`` writes (same validation, roster, sessions,
 ``search_text``, ``group_key``, ``turn_created``, ``NEXT`` per channel in write order,
 ``REPLY_TO`` when the target is in the group, ``:PendingEmbedding`` on every message); vectors
-follow with ``graphmem embed --group G``. ``tests/test_bulk_import.py`` compares the two.
+follow with ``graphmem embed --group G``. ``tests/integration/test_bulk_import.py`` compares the two.
 
 Only the local server (``graphmem neo4j start``) can be loaded this way: the server must be
 stopped, and the database is replaced (``--overwrite`` is required when it holds data).
