@@ -1,10 +1,18 @@
-"""graphmem errors -> HTTP statuses (404/409/422/503), with a JSON body ``{"detail", "error"}``."""
+"""graphmem errors -> HTTP statuses (404/409/422/503), with one JSON body shape.
+
+Every error body is ``{"detail": str, "error": str}`` plus ``"field"`` when one field is at
+fault (always for 422). Request-validation errors (a body or parameter the request models
+refuse) use the same shape, with ``error: "InvalidInputError"`` and the field as a dotted path
+(``messages.3.ts``); the input is never echoed back (a 10,000-message request must not come
+back in its own error, and a value that is not valid Unicode could not be encoded).
+"""
 
 from __future__ import annotations
 
 import logging
 
 from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
 from graphmem.errors import (
@@ -41,12 +49,37 @@ async def _handle(request: Request, exc: Exception) -> JSONResponse:
     code = status_for(exc)
     if code >= 500:
         logger.warning("%s %s -> %d: %s", request.method, request.url.path, code, exc)
-    body: dict[str, object] = {"detail": str(exc), "error": type(exc).__name__}
+    # backslashreplace: a message can never carry text that UTF-8 cannot encode (-> no 500).
+    detail = str(exc).encode("utf-8", "backslashreplace").decode("utf-8")
+    body: dict[str, object] = {"detail": detail, "error": type(exc).__name__}
     if isinstance(exc, InvalidInputError) and exc.field:
         body["field"] = exc.field
     return JSONResponse(status_code=code, content=body)
 
 
+_LOCATIONS = ("body", "query", "path", "header", "cookie")
+
+
+def _field(loc: tuple[object, ...]) -> str:
+    """``("body", "messages", 3, "ts")`` -> ``"messages.3.ts"``; the request part is dropped."""
+    parts = list(loc[1:] if loc and loc[0] in _LOCATIONS else loc)
+    return ".".join(str(p) for p in parts) or str(loc[0] if loc else "body")
+
+
+async def _handle_validation(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    errs = list(exc.errors())
+    first = errs[0] if errs else {"loc": ("body",), "msg": "invalid request"}
+    field = "body" if first.get("type") == "json_invalid" else _field(tuple(first.get("loc", ())))
+    # The message only: pydantic's ``input`` and ``ctx`` (which may hold the input) stay out.
+    detail = f"field '{field}': {first.get('msg', 'invalid value')}"
+    if len(errs) > 1:
+        detail += f" (and {len(errs) - 1} more problem{'s' if len(errs) > 2 else ''})"
+    body = {"detail": detail, "error": InvalidInputError.__name__, "field": field}
+    return JSONResponse(status_code=422, content=body)
+
+
 def install(app: FastAPI) -> None:
-    """Register the handler for every :class:`GraphMemError`."""
+    """Register the handlers: every :class:`GraphMemError`, and request validation (422)."""
     app.add_exception_handler(GraphMemError, _handle)
+    app.add_exception_handler(RequestValidationError, _handle_validation)

@@ -6,6 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from graphmem import limits
+
 
 class HealthPublic(BaseModel):
     """``GET /health``: ``status`` is "ok" when Neo4j answered."""
@@ -16,25 +18,27 @@ class HealthPublic(BaseModel):
 
 
 class MessageCreate(BaseModel):
-    """One message to append.
+    """One message to append (the input rules of docs/reliability.md apply, as for the CLI).
 
     Attributes:
         id: message id, unique within the group; sending the same id again is a no-op.
         speaker: display name; speaker_id: stable id when the source has one.
-        text: the message text, stored exactly as sent.
-        ts: ISO-8601 time (a timezone given is kept).
-        session: session id (default "main"); channel: channel inside the group ("" = none).
+        text: the message text, stored exactly as sent (a lone UTF-16 surrogate is refused).
+        ts: ISO-8601 time (a timezone given is kept; ``Z`` is stored as ``+00:00``).
+        session: session name (default "main"); channel: channel inside the group ("" = none).
+            With a channel the stored session id is ``"<channel>/<session>"``, as the loaders
+            store it.
         reply_to: id of the message this one answers, or "".
     """
 
-    id: str = Field(min_length=1)
-    speaker: str = Field(min_length=1)
-    speaker_id: str = ""
+    id: str = Field(min_length=1, max_length=limits.MAX_ID_CHARS)
+    speaker: str = Field(min_length=1, max_length=limits.MAX_NAME_CHARS)
+    speaker_id: str = Field(default="", max_length=limits.MAX_ID_CHARS)
     text: str = Field(min_length=1)
     ts: str
-    session: str = Field(default="main", min_length=1)
-    channel: str = ""
-    reply_to: str = ""
+    session: str = Field(default="main", min_length=1, max_length=limits.MAX_ID_CHARS)
+    channel: str = Field(default="", max_length=limits.MAX_ID_CHARS)
+    reply_to: str = Field(default="", max_length=limits.MAX_ID_CHARS)
 
 
 class MessagesCreate(BaseModel):
@@ -45,8 +49,8 @@ class MessagesCreate(BaseModel):
         messages: 1 to 10,000 messages.
     """
 
-    name: str = ""
-    messages: list[MessageCreate] = Field(min_length=1, max_length=10_000)
+    name: str = Field(default="", max_length=limits.MAX_NAME_CHARS)
+    messages: list[MessageCreate] = Field(min_length=1, max_length=limits.MAX_MESSAGES_PER_REQUEST)
 
 
 class IngestPublic(BaseModel):
@@ -98,15 +102,16 @@ class AskCreate(BaseModel):
     Attributes:
         question: the question.
         ask: run Sufficiency/ASK (default: GRAPHMEM_S1_ASK_ENABLED).
-        s1_k / s2_k / source_k: budgets (defaults from the settings: 10 / 2 / 1).
+        s1_k / s2_k / source_k: budgets (defaults from the settings: 10 / 2 / 1; limits in
+            :mod:`graphmem.limits`, the same for the CLI).
         as_of: answer from the state at this ISO-8601 time.
         tense: force "head" or "full" instead of Project's choice.
     """
 
-    question: str = Field(min_length=1, max_length=4000)
+    question: str = Field(min_length=1, max_length=limits.MAX_QUESTION_CHARS)
     ask: bool | None = None
-    s1_k: int | None = Field(default=None, ge=1, le=100)
-    s2_k: int | None = Field(default=None, ge=0, le=50)
-    source_k: int | None = Field(default=None, ge=0, le=50)
+    s1_k: int | None = Field(default=None, ge=1, le=limits.MAX_S1_K)
+    s2_k: int | None = Field(default=None, ge=0, le=limits.MAX_S2_K)
+    source_k: int | None = Field(default=None, ge=0, le=limits.MAX_SOURCE_K)
     as_of: str | None = None
     tense: Literal["head", "full"] | None = None

@@ -15,6 +15,7 @@ from typing import Any
 import neo4j
 from pydantic import BaseModel
 
+from graphmem import limits
 from graphmem.db import Store, run_tx
 from graphmem.embed import Embedder
 from graphmem.errors import NotFoundError
@@ -57,7 +58,8 @@ def append_messages(
     """Append messages (in conversation order) to a group, creating it when needed.
 
     Each message is a mapping with ``id``, ``speaker``, ``text``, ``ts`` and optional
-    ``speaker_id``, ``session`` (default "main"), ``channel``, ``reply_to``. Ids already stored
+    ``speaker_id``, ``session`` (default "main"; stored as ``"<channel>/<session>"`` when a
+    ``channel`` is given), ``channel``, ``reply_to``. Ids already stored
     are skipped (idempotent); new messages continue their session's turn numbering and new
     sessions get the next session index.
 
@@ -76,7 +78,9 @@ def append_messages(
     session_ts: dict[str, str] = {}
     records = []
     for i, m in enumerate(messages):
-        session = m.get("session") or "main"
+        # The normal form of session ids (channel-qualified), as the loaders store them.
+        session = limits.session_id(m.get("channel") or "", m.get("session") or "main",
+                                    record=f"request message {i}", source="api")
         if session not in index:
             index[session] = next_index
             next_index += 1

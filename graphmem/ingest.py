@@ -18,12 +18,13 @@ from dataclasses import asdict, dataclass, field
 
 from tqdm import tqdm
 
+from graphmem import limits, times
 from graphmem.db import Store, run_tx
 from graphmem.embed import Embedder
 from graphmem.errors import InvalidInputError
 from graphmem.scope import group_key, label_scoped_messages
 from graphmem.times import instant  # noqa: F401  (re-exported: moved to graphmem.times)
-from graphmem.model import Conversation, MessageRecord
+from graphmem.model import Conversation, MessageRecord, record_label
 
 
 @dataclass
@@ -80,39 +81,58 @@ def search_text(m: MessageRecord, previous: tuple[str, str] | None) -> str:
 def validate(conv: Conversation) -> None:
     """Check every message of ``conv`` before anything is written.
 
+    The input rules of :mod:`graphmem.limits` (id grammar and length, no lone surrogates,
+    channel-qualified session ids) and :mod:`graphmem.times` (timestamps) apply here, so every
+    entry point (CLI, API, library) accepts and rejects the same input.
+
     Raises:
         InvalidInputError: naming the source, the message and the field that is wrong
-            (missing speaker or text, unparsable ts, duplicate id with other content, ...).
+            (missing speaker or text, unparsable ts, an id outside the grammar, a lone
+            surrogate, duplicate id with other content, ...).
     """
     seen: dict[str, MessageRecord] = {}
-    if not conv.group_id.strip():
-        raise InvalidInputError("group id is empty", source=conv.source, field="group")
+    src = conv.source
+    limits.check_id(conv.group_id, field="group", source=src, slash=False)
+    if conv.name:
+        limits.check_name(conv.name, field="name", source=src)
     for i, m in enumerate(conv.messages):
-        ref = m.source_ref or f"message {m.id or i}"
+        ref = record_label(m.source_ref, src) or f"message {i}"
         if not m.id:
-            raise InvalidInputError("message id is empty", source=conv.source, record=ref, field="id")
+            raise InvalidInputError("message id is empty", source=src, record=ref, field="id")
+        limits.check_id(m.id, field="id", record=ref, source=src)
+        ref = record_label(m.source_ref, src) or f"message {m.id}"
         if not m.speaker.strip():
-            raise InvalidInputError("speaker is missing", source=conv.source, record=ref, field="speaker")
+            raise InvalidInputError("speaker is missing", source=src, record=ref, field="speaker")
+        limits.check_name(m.speaker, field="speaker", record=ref, source=src)
         if m.text is None or m.text == "":
-            raise InvalidInputError("text is missing", source=conv.source, record=ref, field="text")
+            raise InvalidInputError("text is missing", source=src, record=ref, field="text")
+        limits.check_text(m.text, field="text", record=ref, source=src)
         if not m.session:
-            raise InvalidInputError("session is missing", source=conv.source, record=ref, field="session")
-        try:
-            instant(m.ts)
-        except (TypeError, ValueError) as e:
-            raise InvalidInputError(
-                f"unparsable timestamp {m.ts!r}", source=conv.source, record=ref, field="ts"
-            ) from e
+            raise InvalidInputError("session is missing", source=src, record=ref, field="session")
+        limits.check_id(m.session, field="session", record=ref, source=src)
+        if m.channel:
+            limits.check_id(m.channel, field="channel", record=ref, source=src, slash=False)
+            if not m.session.startswith(m.channel + "/"):
+                raise InvalidInputError(
+                    f"session id is not channel-qualified (expected '{m.channel}/<session>')",
+                    source=src, record=ref, field="session",
+                )
+        for name in ("speaker_id", "reply_to"):
+            if getattr(m, name):
+                limits.check_id(getattr(m, name), field=name, record=ref, source=src)
+        times.parse_ts(m.ts, source=src, record=ref, field="ts")
+        if m.session_ts:
+            times.parse_ts(m.session_ts, source=src, record=ref, field="session_ts")
         if m.group_id != conv.group_id:
             raise InvalidInputError(
                 f"message belongs to group {m.group_id!r}, not {conv.group_id!r}",
-                source=conv.source, record=ref, field="group",
+                source=src, record=ref, field="group",
             )
         prev = seen.get(m.id)
         if prev is not None and prev.model_dump(exclude={"source_ref"}) != m.model_dump(exclude={"source_ref"}):
             raise InvalidInputError(
                 f"duplicate message id {m.id!r} with different content (first at "
-                f"{prev.source_ref or '?'})", source=conv.source, record=ref, field="id",
+                f"{prev.source_ref or '?'})", source=src, record=ref, field="id",
             )
         seen[m.id] = m
 
@@ -209,7 +229,8 @@ def _ingest_one(
     for m in messages:
         sessions.setdefault(
             m.session,
-            {"id": m.session, "channel": m.channel, "index": m.session_index, "ts": m.session_ts or m.ts},
+            {"id": m.session, "channel": m.channel, "index": m.session_index,
+             "ts": times.normalize(m.session_ts or m.ts)},
         )
     rows_p, rows_s = list(persons.values()), list(sessions.values())
 
@@ -257,7 +278,7 @@ def _ingest_one(
         rows = [
             {
                 "id": m.id, "channel": m.channel, "text": m.text, "speaker": m.speaker,
-                "person_id": person_key(m), "session": m.session, "turn": m.turn, "ts": m.ts,
+                "person_id": person_key(m), "session": m.session, "turn": m.turn, "ts": times.normalize(m.ts),
                 "instant": instant(m.ts), "turn_created": next_order + start + j,
                 "reply_to": m.reply_to,
                 "embedding": vectors[j].tolist() if vectors is not None else None,

@@ -27,6 +27,7 @@ __all__ = [
     "STATES",
     "SUPERSEDED",
     "UTYPES",
+    "record_label",
     "Conversation",
     "Message",
     "MessageRecord",
@@ -125,6 +126,19 @@ class MessageRecord(Message):
     speaker_id: str = ""
     reply_to: str = ""
     source_ref: str = ""
+
+
+def record_label(source_ref: str, source: str) -> str:
+    """The record part of a :attr:`MessageRecord.source_ref`, for error messages.
+
+    ``"chat.jsonl:12"`` -> ``"line 12"``; ``"f.json#conv-26/D1:3"`` -> ``"conv-26/D1:3"``;
+    anything else is returned as is.
+    """
+    if source_ref.startswith(source + ":"):
+        return "line " + source_ref[len(source) + 1 :]
+    if source_ref.startswith(source + "#"):
+        return source_ref[len(source) + 1 :]
+    return source_ref
 
 
 class Conversation(BaseModel):

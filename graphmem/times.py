@@ -3,9 +3,22 @@
 Stored timestamps are ISO-8601 text (``YYYY-MM-DDTHH:MM:SS[.ffffff][+HH:MM]``, offset kept as
 given, naive read as UTC) and, for ordering and as-of cuts, epoch seconds (float, UTC).
 Readers here: :func:`parse_ts` (strict input parsing with record/field errors, used by the
-loaders), :func:`instant` (stored text -> epoch seconds), :func:`to_instant` (text, datetime
-or number -> epoch seconds), :func:`parse_as_of` (a user's as-of time); printers:
-:func:`short_ts`, :func:`date_of`, :func:`minute`, :func:`now_iso`.
+loaders and ingest), :func:`instant` (text -> epoch seconds), :func:`normalize` (text -> the
+stored form), :func:`to_instant` (text, datetime or number -> epoch seconds),
+:func:`parse_as_of` (a user's as-of time); printers: :func:`short_ts`, :func:`date_of`,
+:func:`minute`, :func:`now_iso`.
+
+The rule (one for the CLI, the API and the library; docs/reliability.md, "Timestamps"):
+
+- Accepted: ISO-8601 calendar date-times with years 0001-9999 (see :func:`parse_ts` for the
+  spellings); every reader here uses :func:`parse_ts`, so what one entry point accepts, all do.
+- Normal form (stored): ``YYYY-MM-DDTHH:MM:SS[.ffffff][+HH:MM]``; a given offset is kept,
+  ``Z`` becomes ``+00:00``, a naive time stays naive.
+- Order is by instant: epoch seconds (float) of the UTC moment, naive read as UTC. The instant
+  is computed by offset arithmetic, so the calendar's edges (``0001-01-01T00:00:00+14:00``,
+  ``9999-12-31T23:59:59-12:00``) are accepted and ordered although their UTC moment lies
+  outside Python's ``datetime`` range.
+- Anything else is refused with :class:`InvalidInputError` naming the field.
 """
 
 from __future__ import annotations
@@ -26,6 +39,7 @@ __all__ = [
     "now_iso",
     "parse_as_of",
     "parse_date",
+    "normalize",
     "parse_ts",
     "short_ts",
     "to_instant",
@@ -39,12 +53,15 @@ class ParsedTs:
     Attributes:
         text: normalised ISO-8601 string ``YYYY-MM-DDTHH:MM:SS[.ffffff][+HH:MM]``; the UTC
             offset is kept exactly as given (``Z`` becomes ``+00:00``); naive stays naive.
-        instant: the same moment as an aware UTC datetime (naive input is read as UTC), for
-            ordering.
+        instant: epoch seconds (float) of the UTC moment (naive input is read as UTC), for
+            ordering and as-of cuts; defined for the whole calendar (see the module docstring).
     """
 
     text: str
-    instant: datetime
+    instant: float
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
 _ISO_RE = re.compile(
@@ -61,7 +78,7 @@ _ISO_RE = re.compile(
 )
 
 
-def parse_ts(value: Any, *, source: str, record: str, field: str = "ts") -> ParsedTs:
+def parse_ts(value: Any, *, source: str = "", record: str = "", field: str = "ts") -> ParsedTs:
     """Parse an ISO-8601 timestamp (with or without UTC offset) and normalise it.
 
     Accepted: ``2025-07-09T01:42:41``, ``2025-07-09 01:42:41``, ``2025-07-09T01:42``,
@@ -77,7 +94,7 @@ def parse_ts(value: Any, *, source: str, record: str, field: str = "ts") -> Pars
 
     Returns:
         :class:`ParsedTs` with the normalised text (``T`` separator, seconds always present,
-        offset kept, e.g. ``"2025-07-09T10:00:00+05:30"``) and the UTC instant.
+        offset kept, e.g. ``"2025-07-09T10:00:00+05:30"``) and the instant (epoch seconds).
 
     Raises:
         InvalidInputError: when ``value`` is not a string or not a valid ISO-8601 date-time.
@@ -112,8 +129,10 @@ def parse_ts(value: Any, *, source: str, record: str, field: str = "ts") -> Pars
         raise InvalidInputError(
             f"invalid timestamp {short_repr(value)}: {e}", source=source, record=record, field=field
         ) from e
-    instant = dt.astimezone(timezone.utc) if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
-    return ParsedTs(text=dt.isoformat(), instant=instant)
+    aware = dt if dt.tzinfo is not None else dt.replace(tzinfo=timezone.utc)
+    # Subtraction works on (date, offset) pairs and never builds the UTC datetime, so it cannot
+    # overflow at the calendar's edges (astimezone() would).
+    return ParsedTs(text=dt.isoformat(), instant=(aware - _EPOCH).total_seconds())
 
 
 def _parse_offset(raw: str | None) -> timezone | None:
@@ -148,16 +167,22 @@ def date_of(ts_text: str) -> str:
     return ts_text[:10]
 
 
-def instant(ts: str) -> float:
-    """Epoch seconds of an ISO-8601 timestamp (naive times are read as UTC).
+def instant(ts: Any, *, source: str = "", record: str = "", field: str = "ts") -> float:
+    """Epoch seconds of an ISO-8601 timestamp (naive times are read as UTC; :func:`parse_ts`).
 
     Raises:
-        ValueError: ``ts`` is not ISO-8601 text.
+        InvalidInputError: ``ts`` is not ISO-8601 text (also a ``ValueError``).
     """
-    dt = datetime.fromisoformat(ts)
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
-    return dt.timestamp()
+    return parse_ts(ts, source=source, record=record, field=field).instant
+
+
+def normalize(ts: Any, *, source: str = "", record: str = "", field: str = "ts") -> str:
+    """The stored (normal) form of an ISO-8601 timestamp (:func:`parse_ts`).
+
+    Raises:
+        InvalidInputError: ``ts`` is not ISO-8601 text.
+    """
+    return parse_ts(ts, source=source, record=record, field=field).text
 
 
 def to_instant(at: str | datetime | float | int) -> float:
@@ -170,9 +195,9 @@ def to_instant(at: str | datetime | float | int) -> float:
         return float(at)
     if isinstance(at, str):
         try:
-            at = datetime.fromisoformat(at)
-        except ValueError as e:
-            raise InvalidInputError(f"unparsable time {at!r}", field="at") from e
+            return parse_ts(at, field="at").instant  # the one rule for every entry point
+        except InvalidInputError as e:
+            raise InvalidInputError(f"unparsable time {short_repr(at)}", field="at") from e
     if at.tzinfo is None:
         at = at.replace(tzinfo=timezone.utc)
     return at.timestamp()

@@ -1,4 +1,4 @@
-"""Helpers shared by the format loaders: file reading, timestamp parsing, validation, ordering.
+"""Helpers shared by the format loaders: file reading, validation, ordering (timestamps: graphmem.times).
 
 Nothing here touches Neo4j. Every failure is raised as
 :class:`graphmem.errors.InvalidInputError` naming the file (``source``), the record (line
@@ -11,7 +11,6 @@ import json
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -20,7 +19,7 @@ from pydantic import BaseModel, ValidationError
 from graphmem.errors import InvalidInputError
 from graphmem.text import short_repr as _short
 from graphmem.times import ParsedTs, date_of, parse_date, parse_ts
-from graphmem.model import MessageRecord, Question
+from graphmem.model import MessageRecord, Question, record_label
 
 PathLike = str | os.PathLike[str]
 
@@ -39,6 +38,7 @@ __all__ = [
     "parse_ts",
     "question_with_options",
     "read_json_file",
+    "record_label",
     "validate_item",
 ]
 
@@ -213,7 +213,7 @@ class Draft:
 
     Attributes:
         position: 0-based position in the input (file order), used to break ties stably.
-        instant: UTC instant of ``ts`` (for ordering by time).
+        instant: epoch seconds of ``ts`` (for ordering by time; :mod:`graphmem.times`).
         session_ts: explicit session start time, or None to use the first message's ``ts``.
     """
 
@@ -225,7 +225,7 @@ class Draft:
     speaker_id: str
     text: str
     ts: str
-    instant: datetime
+    instant: float
     reply_to: str
     source_ref: str
     position: int
@@ -298,7 +298,7 @@ def check_unique_ids(messages: Sequence[MessageRecord | Draft], *, source: str) 
     seen: dict[tuple[str, str], str] = {}
     for m in messages:
         key = (m.group_id, m.id)
-        where = _record_label(m.source_ref, source) or m.id
+        where = record_label(m.source_ref, source) or m.id
         if key in seen:
             raise InvalidInputError(
                 f"duplicate message id {m.id!r} in group {m.group_id!r} (first at {seen[key]})",
@@ -307,15 +307,6 @@ def check_unique_ids(messages: Sequence[MessageRecord | Draft], *, source: str) 
                 field="id",
             )
         seen[key] = where
-
-
-def _record_label(source_ref: str, source: str) -> str:
-    """``"chat.jsonl:12"`` -> ``"line 12"``; ``"f.json#conv-26/D1:3"`` -> ``"conv-26/D1:3"``."""
-    if source_ref.startswith(source + ":"):
-        return "line " + source_ref[len(source) + 1 :]
-    if source_ref.startswith(source + "#"):
-        return source_ref[len(source) + 1 :]
-    return source_ref
 
 
 # --------------------------------------------------------------------------- questions

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, StrictStr, field_validator
 
+from graphmem import limits
 from graphmem.errors import InvalidInputError
 from loaders._common import (
     Draft,
@@ -120,8 +121,8 @@ def load_conversations(path: PathLike, group: str | None = None) -> list[Convers
                 id=mid,
                 group_id=gid,
                 channel=channel,
-                # Session ids must be unique in the group: qualify them by channel.
-                session=f"{channel}/{line.session}" if channel else line.session,
+                # Session ids must be unique in the group: qualified by channel (the normal form).
+                session=limits.session_id(channel, line.session, record=record, source=source),
                 speaker=line.speaker,
                 speaker_id=line.speaker_id or "",
                 text=line.text,

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from graphmem import limits
 from graphmem.config import Settings, get_settings
 from graphmem.db import Store
 from graphmem.embed import Embedder
@@ -49,7 +50,8 @@ def budgets_from(
     """The budgets of one ask: the settings, with the given overrides.
 
     Raises:
-        InvalidInputError: a budget out of range (top-k and recall n >= 1; others >= 0).
+        InvalidInputError: a budget out of range (:mod:`graphmem.limits`: s1_k 1-100, s2_k and
+            source_k 0-50, recall n 1-1000; the others >= 0).
     """
     b = Budgets(
         recall_n=settings.s1_recall_n if recall_n is None else recall_n,
@@ -63,11 +65,12 @@ def budgets_from(
         fallback_k=settings.s2_fallback_k,
         min_cosine=settings.s2_min_cosine,
     )
-    if b.top_k < 1:
-        raise InvalidInputError("s1 top-k must be at least 1", field="s1_k")
-    if b.recall_n < 1:
-        raise InvalidInputError("recall n must be at least 1", field="recall_n")
-    for name in ("s2_k", "source_k", "expand_anchors", "expand_window", "ask_pool_n", "fallback_k"):
+    # One set of limits for the CLI, the API and library callers (graphmem.limits).
+    limits.check_budget(b.top_k, field="s1_k", low=1, high=limits.MAX_S1_K)
+    limits.check_budget(b.s2_k, field="s2_k", low=0, high=limits.MAX_S2_K)
+    limits.check_budget(b.source_k, field="source_k", low=0, high=limits.MAX_SOURCE_K)
+    limits.check_budget(b.recall_n, field="recall_n", low=1, high=limits.MAX_RECALL_N)
+    for name in ("expand_anchors", "expand_window", "ask_pool_n", "fallback_k"):
         if getattr(b, name) < 0:
             raise InvalidInputError(f"{name} must not be negative", field=name)
     if b.expand_window > 5:
@@ -156,7 +159,8 @@ def ask(
         times per stage.
 
     Raises:
-        InvalidInputError: empty question, bad budget or unparsable ``as_of``.
+        InvalidInputError: empty, too long (> 4000 characters) or not valid Unicode question
+            (lone surrogate), bad budget or unparsable ``as_of``.
         NotFoundError: the group has no roster or no messages.
         LLMError: the answer call failed after retries (Project, Select and Sufficiency
             failures degrade to their fallbacks instead and are named in ``note``).
@@ -165,6 +169,12 @@ def ask(
     s = settings or get_settings()
     if not question or not question.strip():
         raise InvalidInputError("question is empty", field="question")
+    if len(question) > limits.MAX_QUESTION_CHARS:
+        raise InvalidInputError(
+            f"question is {len(question)} characters long; at most {limits.MAX_QUESTION_CHARS} are allowed",
+            field="question",
+        )
+    limits.check_text(question, field="question")
     if tense is not None and tense not in ("head", "full"):
         raise InvalidInputError("tense must be 'head' or 'full'", field="tense")
     if ablate is not None and ablate not in ("s1", "s2", "s2-group", "s2-person"):

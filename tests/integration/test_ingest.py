@@ -166,7 +166,7 @@ def test_duplicate_id_with_other_content_is_rejected(store, embedder, group_id):
 
 
 def test_cypher_injection_shaped_values_are_plain_data(store, embedder, make_group):
-    gid = make_group("q'uote`s \"MATCH (n) DETACH DELETE n\" //")
+    gid = make_group("q'uote`s \"MATCH (n) DETACH DELETE n\" --")  # no '/': the id grammar
     nasty = [
         {"speaker": "O'Brien `DROP` \"x\"", "speaker_id": "MATCH (n) DETACH DELETE n", "text": "'); MATCH (n) DETACH DELETE n; //"},
         {"speaker": "RETURN", "text": "`backticks` and ${dollar} and \\ backslash", "id": "WHERE 1=1 OR '1'='1"},

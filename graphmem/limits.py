@@ -1,0 +1,161 @@
+"""Input rules and limits: one id grammar, one set of limits, one normal form for every entry point.
+
+The library enforces these (``graphmem.ingest.validate`` for messages, ``graphmem.query.ask``
+for questions and budgets), so the CLI, the HTTP API and library callers accept and reject the
+same input; the API's request models only repeat the limits so that OpenAPI documents them.
+docs/reliability.md ("Input rules and limits") is the user-facing statement.
+
+Id grammar (group, channel, session, message, speaker_id and reply_to ids):
+
+- 1 to :data:`MAX_ID_CHARS` characters, no leading or trailing whitespace;
+- no control characters (Unicode Cc: NUL, tab, newline, ...) and no lone UTF-16 surrogates;
+- group ids and channel names also contain no ``/``: a group id is a URL path segment of the
+  API, and ``/`` separates the channel from the session name in a session id.
+
+Normal form:
+
+- timestamps: :mod:`graphmem.times` (``Z`` is stored as ``+00:00``);
+- session ids are channel-qualified: ``"<channel>/<session>"`` when the message has a channel,
+  else the session name (:func:`session_id`).
+
+Text (message text, display names, questions) is stored exactly as received, but a lone UTF-16
+surrogate (``"\\ud83d"``, sent by old clients) cannot be stored or embedded as UTF-8: it is
+rejected with an error naming record and field, never replaced.
+"""
+
+from __future__ import annotations
+
+import re
+
+from graphmem.errors import InvalidInputError
+
+__all__ = [
+    "MAX_ID_CHARS",
+    "MAX_MESSAGES_PER_REQUEST",
+    "MAX_NAME_CHARS",
+    "MAX_QUESTION_CHARS",
+    "MAX_RECALL_N",
+    "MAX_S1_K",
+    "MAX_S2_K",
+    "MAX_SOURCE_K",
+    "check_budget",
+    "check_id",
+    "check_name",
+    "check_text",
+    "session_id",
+]
+
+MAX_ID_CHARS = 200
+"""Longest id (characters)."""
+MAX_NAME_CHARS = 200
+"""Longest display name of a speaker or a group (characters)."""
+MAX_QUESTION_CHARS = 4000
+"""Longest question for ``ask`` (characters)."""
+MAX_MESSAGES_PER_REQUEST = 10_000
+"""Most messages in one ``POST /groups/{id}/messages`` request (the CLI streams files in batches)."""
+MAX_S1_K = 100
+"""Largest System 1 top-k (``--s1-k`` / ``s1_k``)."""
+MAX_S2_K = 50
+"""Largest System 2 records per owner row (``--s2-k`` / ``s2_k``)."""
+MAX_SOURCE_K = 50
+"""Largest System 2 source supplement per person row (``--source-k`` / ``source_k``)."""
+MAX_RECALL_N = 1000
+"""Largest System 1 recall pool n (``GRAPHMEM_S1_RECALL_N``; eval sets it to the top-k)."""
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
+def check_text(value: str, *, field: str, record: str = "", source: str = "") -> None:
+    """Reject a string holding a lone UTF-16 surrogate (it has no UTF-8 form).
+
+    Raises:
+        InvalidInputError: naming ``field`` (and ``record`` / ``source``) and the position.
+    """
+    m = _SURROGATE.search(value)
+    if m is not None:
+        raise InvalidInputError(
+            f"lone UTF-16 surrogate U+{ord(m.group()):04X} at character {m.start()} (not valid "
+            "Unicode text; send the full surrogate pair or the character itself)",
+            source=source, record=record, field=field,
+        )
+
+
+def check_id(value: str, *, field: str, record: str = "", source: str = "", slash: bool = True) -> None:
+    """Check one id against the id grammar (module docstring).
+
+    Args:
+        value: the id.
+        field: field name for the error.
+        record / source: where the id came from, for the error.
+        slash: whether ``/`` is allowed (False for group ids and channel names).
+
+    Raises:
+        InvalidInputError: naming the field and the rule broken (the id itself is not echoed
+            when it is long).
+    """
+    def bad(why: str) -> InvalidInputError:
+        return InvalidInputError(why, source=source, record=record, field=field)
+
+    if not isinstance(value, str):
+        raise bad(f"id must be a string, got {type(value).__name__}")
+    if not value:
+        raise bad("id is empty")
+    if len(value) > MAX_ID_CHARS:
+        raise bad(f"id is {len(value)} characters long; at most {MAX_ID_CHARS} are allowed")
+    check_text(value, field=field, record=record, source=source)
+    if value != value.strip():
+        raise bad("id has leading or trailing whitespace")
+    m = _CONTROL.search(value)
+    if m is not None:
+        raise bad(f"id holds control character U+{ord(m.group()):04X} at character {m.start()}")
+    if not slash and "/" in value:
+        raise bad(f"id {value!r} contains '/' (not allowed in group ids and channel names)")
+
+
+def check_name(value: str, *, field: str, record: str = "", source: str = "") -> None:
+    """Check a display name (speaker, group): non-blank, at most :data:`MAX_NAME_CHARS`, no lone
+    surrogate, no control character.
+
+    Raises:
+        InvalidInputError: naming the field and the rule broken.
+    """
+    if not value.strip():
+        raise InvalidInputError("name is blank", source=source, record=record, field=field)
+    if len(value) > MAX_NAME_CHARS:
+        raise InvalidInputError(
+            f"name is {len(value)} characters long; at most {MAX_NAME_CHARS} are allowed",
+            source=source, record=record, field=field,
+        )
+    check_text(value, field=field, record=record, source=source)
+    m = _CONTROL.search(value)
+    if m is not None:
+        raise InvalidInputError(
+            f"name holds control character U+{ord(m.group()):04X} at character {m.start()}",
+            source=source, record=record, field=field,
+        )
+
+
+def check_budget(value: int, *, field: str, low: int, high: int) -> None:
+    """Check one retrieval budget against its range ``[low, high]``.
+
+    Raises:
+        InvalidInputError: naming ``field`` and the range.
+    """
+    if not low <= value <= high:
+        raise InvalidInputError(f"{field} must be between {low} and {high}, got {value}", field=field)
+
+
+def session_id(channel: str, session: str, *, record: str = "", source: str = "") -> str:
+    """The normal form of a session id: ``"<channel>/<session>"`` with a channel, else ``session``.
+
+    Raises:
+        InvalidInputError: field ``channel`` for a channel name outside the id grammar (or with
+            ``/``); field ``session`` for a session name outside it.
+    """
+    if channel:
+        check_id(channel, field="channel", record=record, source=source, slash=False)
+        check_id(session, field="session", record=record, source=source)
+        return f"{channel}/{session}"
+    check_id(session, field="session", record=record, source=source)
+    return session
