@@ -4,7 +4,8 @@
 // head along SUPERSEDED_BY.
 // Parameters: $group_id (str); $person_ids (list[str], Person owners); $include_group (bool, also
 //   the chains the Group node owns); $vector (list[float], L2-normed issue embedding, or null:
-//   every cosine is then 0.0).
+//   every cosine is then 0.0); $max_instant (float epoch seconds, or null): as-of limit, FROM
+//   messages stamped later are left out of from_ids.
 // Returns: owner_kind ("person" | "group"), owner_id (str), owner_name (str), head_id (str),
 //   versions (list of maps, oldest first: id, content, layer, utype, ts, instant (float epoch
 //   seconds or null), session, turn_created,
@@ -20,6 +21,7 @@ CALL (h) {
   OPTIONAL MATCH (v)-[:SOURCE]->(s)
   CALL (v) {
     OPTIONAL MATCH (v)-[:FROM]->(m:Message)
+    WHERE $max_instant IS NULL OR m.instant <= $max_instant
     WITH m ORDER BY m.turn_created
     RETURN collect(m.id) AS from_ids
   }

@@ -2,7 +2,8 @@
 // (what the person said or observed about someone else, or about the group): the source
 // supplement of a person's row. Versions as in query/owner_chains.
 // Parameters: $group_id (str); $person_ids (list[str], source persons);
-//   $vector (list[float], L2-normed issue embedding, or null: every cosine is then 0.0).
+//   $vector (list[float], L2-normed issue embedding, or null: every cosine is then 0.0);
+//   $max_instant (float epoch seconds, or null): as-of limit, as in query/owner_chains.
 // Returns: row_id (str, the source person), owner_kind ("person" | "group"), owner_id (str),
 //   owner_name (str), head_id (str), versions (list of maps, oldest first, same keys as
 //   query/owner_chains).
@@ -16,6 +17,7 @@ CALL (h) {
   OPTIONAL MATCH (v)-[:SOURCE]->(s)
   CALL (v) {
     OPTIONAL MATCH (v)-[:FROM]->(m:Message)
+    WHERE $max_instant IS NULL OR m.instant <= $max_instant
     WITH m ORDER BY m.turn_created
     RETURN collect(m.id) AS from_ids
   }

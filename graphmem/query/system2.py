@@ -224,13 +224,14 @@ def run_system2(
     owned = _chains(
         store.read(
             "query/owner_chains", group_id=group_id, person_ids=person_ids,
-            include_group=want_group, vector=vector,
+            include_group=want_group, vector=vector, max_instant=max_instant,
         ),
         max_instant,
     )
     sourced = (
         _chains(
-            store.read("query/source_chains", group_id=group_id, person_ids=person_ids, vector=vector),
+            store.read("query/source_chains", group_id=group_id, person_ids=person_ids, vector=vector,
+                       max_instant=max_instant),
             max_instant,
         )
         if budgets.source_k > 0 and person_ids
