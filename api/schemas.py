@@ -70,6 +70,8 @@ class DerivePublic(BaseModel):
     Attributes:
         segments_written / segments_planned: this call's work (planned is capped by
             ``max_segments``).
+        segments_skipped: written segments with nothing to read (every message blank): no
+            Writer call was made for them.
         records_added / records_updated: derived records created by ADD / UPDATE.
         pending_messages: messages no segment covers yet; 0 means derivation is complete.
         done: ``pending_messages == 0``.
@@ -81,6 +83,7 @@ class DerivePublic(BaseModel):
     segments_before: int
     segments_planned: int
     segments_written: int
+    segments_skipped: int = 0
     messages: int
     records_added: int
     records_updated: int

@@ -281,6 +281,8 @@ class SegmentMarker(BaseModel):
         stage / model: token-accounting stage (``"writer"``) and model name.
         calls / prompt_tokens / completion_tokens / latency_s: Writer usage for this segment
             (all calls, parse retries included; seconds).
+        skipped: why no Writer call was made for the segment ("" = it was called; ``"blank"``
+            = every message of the segment is blank, nothing to read).
     """
 
     id: str = Field(min_length=1)
@@ -306,6 +308,7 @@ class SegmentMarker(BaseModel):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     latency_s: float = 0.0
+    skipped: str = ""
 
 
 class SegmentInfo(SegmentMarker):
@@ -407,7 +410,8 @@ def write_segment(
             not the next one, an UPDATE target is no longer a head, or an entry_id exists
             (e.g. another run is deriving the same group). Nothing is written.
         InvalidInputError: a record names an owner, source or supporting message that does not
-            exist in the group, or uses an entry_id twice. Nothing is written.
+            exist in the group, has only blank supporting messages (field ``from_ids``), or
+            uses an entry_id twice. Nothing is written.
         StoreUnavailableError: Neo4j failed; nothing of this segment is written.
     """
     ids = [r.id for r in records]
@@ -454,6 +458,11 @@ def write_segment(
                         f"a supporting message of {row['from_ids']} is not in group {group_id!r} "
                         f"(links made: {got})",
                         record=row["id"],
+                    )
+                if not got.get("readable"):
+                    raise InvalidInputError(
+                        f"record {row['id']}: every supporting message is blank; a record needs at "
+                        "least one message with text", record=row["id"], field="from_ids",
                     )
         if chain_rows:
             chained = run_tx(tx, "memory/supersede_records", group_id=group_id, rows=chain_rows)

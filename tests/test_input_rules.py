@@ -212,3 +212,71 @@ def test_budget_limits_are_one_set_for_library_cli_and_api(store, embedder, grou
     assert r.status_code == 422 and r.json()["field"] == "question"
     # the boundary itself is accepted everywhere
     assert ask(store, embedder, group_id, "what is fine?", s1_k=limits.MAX_S1_K).budgets.top_k == limits.MAX_S1_K
+
+
+# ----------------------------------------------------------------------------- blank segments
+
+BLANKS = [  # session s1 has words; every message of s2 is blank
+    {"id": "w1", "speaker": "Ana", "text": "Let's sail on Friday at nine.", "session": "s1"},
+    {"id": "w2", "speaker": "Bo", "text": "Friday works, I'll bring the keys.", "session": "s1"},
+    {"id": "b1", "speaker": "Ana", "text": "   ", "session": "s2"},
+    {"id": "b2", "speaker": "Bo", "text": "\n\t", "session": "s2"},
+]
+
+
+def _segments(store, gid: str) -> dict[str, dict]:
+    from graphmem import memory
+
+    return {s.session: {"skipped": s.skipped, "calls": s.calls} for s in memory.list_segments(store, gid)}
+
+
+def test_blank_segment_gets_no_writer_call_library(store, embedder, group_id):
+    from graphmem.writer import derive_group
+    from tests.scripted_llm import Reply, ScriptedLLM
+
+    ingest_conversations(store, [conversation(group_id, BLANKS)], embedder)
+    with ScriptedLLM() as server:
+        server.route(ScriptedLLM.any_message_contains("SESSION: s1\n"), Reply.json({"actions": [
+            {"action": "ADD", "owner": "Ana", "source": "Ana", "layer": "per_speaker_core", "utype": "fact",
+             "content": "Ana plans to sail on Friday at nine"}]}))
+        server.handler = Reply.json({"actions": [{"action": "NOOP"}]})
+        summary = derive_group(store, group_id, model=server.chat_model(), embedder=embedder,
+                               settings=Settings(_env_file=None, llm_max_retries=0))
+        asked = [json.dumps(b["messages"]) for b in server.chat_requests]
+    assert len(asked) == 1 and "SESSION: s1" in asked[0]  # s2 was never sent
+    assert (summary.segments_written, summary.segments_skipped, summary.records_added) == (2, 1, 1)
+    assert _segments(store, group_id) == {"s1": {"skipped": "", "calls": 1}, "s2": {"skipped": "blank", "calls": 0}}
+
+
+def test_record_resting_only_on_blank_messages_is_refused(store, embedder, group_id):
+    from graphmem import memory
+
+    ingest_conversations(store, [conversation(group_id, BLANKS)], embedder)
+    vec = embedder.encode(["Ana said something"])[0].tolist()
+    bad = memory.NewRecord(id="r1", layer="per_speaker_core", utype="fact", content="Ana said something",
+                           owner="Ana", source="Ana", ts="2026-01-01T10:00:02", from_ids=["b1", "b2"], embedding=vec)
+    marker = memory.SegmentMarker(id="seg-0001", index=1, session="s2", message_ids=["b1", "b2"])
+    with pytest.raises(InvalidInputError) as e:
+        memory.write_segment(store, group_id, marker, [bad])
+    assert (e.value.record, e.value.field) == ("r1", "from_ids")
+    assert memory.list_segments(store, group_id) == [] and memory.list_records(store, group_id) == []
+    # one readable supporting message is enough
+    ok = bad.model_copy(update={"from_ids": ["b1", "w1"]})
+    assert memory.write_segment(store, group_id, marker.model_copy(update={"message_ids": ["b1", "w1"]}), [ok]).created == ["r1"]
+
+
+def test_blank_segments_need_no_writer_cli_and_api(store, embedder, make_group, client):
+    blank_only = [dict(r, id=f"x{i}") for i, r in enumerate(BLANKS[2:])]
+    via_cli, via_api = make_group("cli"), make_group("api")
+    for gid in (via_cli, via_api):
+        ingest_conversations(store, [conversation(gid, blank_only)], embedder)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GRAPHMEM_LLM_", "GRAPHMEM_WRITER_"))}
+    res = subprocess.run([GRAPHMEM, "derive", "--group", via_cli, "--no-progress"], capture_output=True,
+                         text=True, timeout=300, env={**env, "COLUMNS": "1000"})
+    assert res.returncode == 0, res.stderr  # no Writer configured, and none needed
+    assert "1 skipped as blank (no Writer call)" in res.stdout, res.stdout
+    r = client.post(f"/groups/{via_api}/derive")  # the test app has no Writer model either
+    assert r.status_code == 200, r.text
+    assert (r.json()["segments_skipped"], r.json()["calls"], r.json()["done"]) == (1, 0, True)
+    for gid in (via_cli, via_api):
+        assert _segments(store, gid) == {"s2": {"skipped": "blank", "calls": 0}}

@@ -9,7 +9,8 @@
 //   source (str, Person.id; ignored for a group source), source_kind ('person' | 'group'),
 //   from_ids (list[str], supporting message ids), embedding (list[float], L2-normalised).
 // Returns: one row per record: id (str), owners (int), sources (int), froms (int) - the links
-//   actually made (1, 1 and len(from_ids) when every endpoint exists).
+//   actually made (1, 1 and len(from_ids) when every endpoint exists); readable (int, FROM
+//   messages whose text is not blank).
 UNWIND $rows AS row
 CREATE (d:Derived {group_id: $group_id, id: row.id})
 SET d:$(row.label),
@@ -37,6 +38,6 @@ CALL (d, row) {
   UNWIND row.from_ids AS mid
   MATCH (m:Message {group_id: $group_id, id: mid})
   CREATE (d)-[:FROM]->(m)
-  RETURN count(m) AS froms
+  RETURN count(m) AS froms, sum(CASE WHEN trim(m.text) <> '' THEN 1 ELSE 0 END) AS readable
 }
-RETURN d.id AS id, owners, sources, froms
+RETURN d.id AS id, owners, sources, froms, readable

@@ -4,7 +4,8 @@
 //   last_turn_created (int), ts_first (str), ts_last (str), max_actions (int), attempted (int),
 //   accepted (int), rejected (int), added (int), updated (int), report (str, JSON), stage (str),
 //   model (str), calls (int), prompt_tokens (int), completion_tokens (int), latency_s (float,
-//   seconds), written_at (str, ISO-8601 UTC)); $message_ids (list[str], covered messages).
+//   seconds), written_at (str, ISO-8601 UTC), skipped (str, "" or "blank": no Writer call));
+//   $message_ids (list[str], covered messages).
 // Returns: id (str), covers (int, COVERS links made).
 CREATE (s:Segment {group_id: $group_id, id: $segment_id})
 SET s += $props

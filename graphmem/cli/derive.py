@@ -25,7 +25,8 @@ def _cost_lines(summary) -> list[str]:  # noqa: ANN001 - graphmem.writer.DeriveS
         )
     return [
         f"group {summary.group_id}: {summary.segments_written} of {summary.segments_planned} pending "
-        f"segment(s) written ({summary.segments_before} before this run), {summary.messages} messages",
+        f"segment(s) written ({summary.segments_before} before this run), {summary.messages} messages"
+        + (f"; {summary.segments_skipped} skipped as blank (no Writer call)" if summary.segments_skipped else ""),
         f"records: {summary.records_added} added, {summary.records_updated} updated; actions: "
         f"{summary.actions_attempted} attempted, {summary.noops} NOOP, {summary.actions_rejected} "
         f"rejected ({rejected})",

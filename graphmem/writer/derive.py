@@ -48,6 +48,8 @@ class DeriveSummary:
         group_id / model: what ran.
         segments_before: segments already written when the run started.
         segments_planned / segments_written: segments this run had to write / wrote.
+        segments_skipped: written segments that had nothing to read (every message blank):
+            no Writer call, a marker with ``skipped = "blank"`` (counted in segments_written).
         messages: messages in the written segments.
         records_added / records_updated: records created by ADD / UPDATE.
         actions_attempted / actions_rejected / noops: action counts over all reports.
@@ -63,6 +65,7 @@ class DeriveSummary:
     segments_before: int = 0
     segments_planned: int = 0
     segments_written: int = 0
+    segments_skipped: int = 0
     messages: int = 0
     records_added: int = 0
     records_updated: int = 0
@@ -224,7 +227,7 @@ def derive_group(
     if isinstance(model, ReplayWriter) and s.writer_segment != "session":
         raise InvalidInputError("replay needs session segments (GRAPHMEM_WRITER_SEGMENT=session)",
                                 field="writer_segment")
-    if model is None:
+    if model is None and not all(sg.blank for sg in segments):
         raise LLMError(
             f"group {group_id!r} has {len(pending)} messages to derive but no Writer endpoint is "
             "configured: set GRAPHMEM_WRITER_BASE_URL and GRAPHMEM_WRITER_MODEL (or GRAPHMEM_LLM_*)"
@@ -249,13 +252,27 @@ def derive_group(
 
 def _derive_segment(
     store: Store, group_id: str, seg: WriterSegment, index: int, roster: Roster,
-    model: ChatModel | ReplayWriter, embedder: Embedder, s: Settings, summary: DeriveSummary, where: str,
+    model: ChatModel | ReplayWriter | None, embedder: Embedder, s: Settings, summary: DeriveSummary, where: str,
 ) -> ValidationReport:
     segment_id = f"seg-{index:04d}"
     budget = max_actions_for(len(seg.messages), s)
-    heads = memory.current_heads(store, group_id)
     report = ValidationReport(segment_id=segment_id, index=index, session=seg.session,
                               n_messages=len(seg.messages), max_actions=budget)
+    if seg.blank:  # nothing to read: no Writer call; the marker says why
+        memory.write_segment(store, group_id, memory.SegmentMarker(
+            id=segment_id, index=index, session=seg.session, channel=seg.channel, mode=s.writer_segment,
+            message_ids=seg.message_ids, first_turn_created=seg.messages[0].turn_created,
+            last_turn_created=seg.messages[-1].turn_created, ts_first=seg.messages[0].ts,
+            ts_last=seg.messages[-1].ts, max_actions=budget, report=report.model_dump(), stage=STAGE,
+            skipped="blank",
+        ), [])
+        summary.segments_written += 1
+        summary.segments_skipped += 1
+        summary.messages += len(seg.messages)
+        summary.reports.append(report)
+        return report
+    assert model is not None  # derive_group refuses to run without one when a segment has text
+    heads = memory.current_heads(store, group_id)
     prompt = build_writer_messages(roster, seg, heads, budget)
     ledger_start = len(model.ledger)
     try:

@@ -67,13 +67,15 @@ def supporting_messages(
     whole segment           0.3
     ======================  ==========
 
-    So the result is never empty for a non-empty segment.
+    Blank messages (whitespace only) are never chosen. So the result is never empty for a
+    segment with at least one non-blank message.
 
     Returns:
         ``(messages, confidence, tier name)``.
     """
+    messages = [m for m in messages if m.text.strip()]  # a blank message supports nothing
     if not messages:
-        raise InvalidInputError("a segment without messages has no supporting messages")
+        raise InvalidInputError("a segment without a non-blank message has no supporting messages")
     words = _content_words(content)
     owner_entry = roster.entry(owner) if owner != GROUP else None
     scored = []

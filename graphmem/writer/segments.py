@@ -45,6 +45,11 @@ class WriterSegment:
     def message_ids(self) -> list[str]:
         return [m.id for m in self.messages]
 
+    @property
+    def blank(self) -> bool:
+        """True when every message is blank (whitespace only): the Writer has nothing to read."""
+        return not any(m.text.strip() for m in self.messages)
+
 
 def plan_segments(
     messages: Sequence[SegmentMessage], mode: str = "session", window: int = 25
