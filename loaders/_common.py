@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +36,7 @@ __all__ = [
     "existing_path",
     "iter_jsonl",
     "parse_date",
+    "parse_options",
     "parse_ts",
     "question_with_options",
     "read_json_file",
@@ -310,6 +312,71 @@ def check_unique_ids(messages: Sequence[MessageRecord | Draft], *, source: str) 
 
 
 # --------------------------------------------------------------------------- questions
+
+_LETTERED = re.compile(r"\s*\(?([A-Za-z])\s*[.):]\s*(.*)", re.DOTALL)
+
+
+def parse_options(value: Any, *, source: str, record: str, field: str = "options") -> dict[str, str]:
+    """Multiple-choice options in any form the public benchmark releases use, as ``{letter: text}``.
+
+    Accepted forms:
+
+    - none: ``null``, ``{}`` or ``[]`` (an open question);
+    - an object ``{"A": "Sonia", "B": "Bernard"}`` (SocialMemBench network files, EverMemBench
+      ``qars.jsonl``);
+    - a list of lettered strings ``["A. Sonia", "B. Bernard"]`` (other SocialMemBench networks,
+      the legacy EverMemBench question files); ``"A) x"``, ``"(A) x"`` and ``"A: x"`` too,
+      letters upper-cased;
+    - either of them as a JSON string (the ``options_json`` column of the Hugging Face exports).
+
+    Returns:
+        Options by letter, in the given order (``{}`` for none). Texts are kept as given.
+
+    Raises:
+        InvalidInputError: naming ``field`` for anything else: a value that is not one of
+            those forms, an option text that is not a string, a list entry without a leading
+            letter, a letter given twice, or an empty key.
+    """
+    def bad(why: str) -> InvalidInputError:
+        return InvalidInputError(why, source=source, record=record, field=field)
+
+    if value is None:
+        return {}
+    if isinstance(value, str):
+        text = value.strip()
+        if not text:
+            return {}
+        try:
+            decoded = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise bad(f"options string is not JSON: {e.msg}") from e
+        if isinstance(decoded, str):
+            raise bad("options must be an object or a list, not a string")
+        return parse_options(decoded, source=source, record=record, field=field)
+    if isinstance(value, dict):
+        out: dict[str, str] = {}
+        for key, text in value.items():
+            if not isinstance(text, str):
+                raise bad(f"option {key!r} must be a string, got {type(text).__name__}")
+            if not str(key).strip():
+                raise bad("an option has an empty letter")
+            out[str(key)] = text
+        return out
+    if isinstance(value, list):
+        out = {}
+        for i, item in enumerate(value):
+            if not isinstance(item, str):
+                raise bad(f"option {i} must be a string like 'A. text', got {type(item).__name__}")
+            m = _LETTERED.fullmatch(item)
+            if m is None:
+                raise bad(f"option {i} {_short(item)} does not start with a letter ('A. text')")
+            letter = m.group(1).upper()
+            if letter in out:
+                raise bad(f"option letter {letter!r} is given twice")
+            out[letter] = m.group(2).strip()
+        return out
+    raise bad(f"options must be an object or a list of 'A. text' strings, got {type(value).__name__}")
+
 
 
 def question_with_options(q: Question) -> tuple[str, str]:

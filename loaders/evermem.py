@@ -27,7 +27,8 @@ Mapping:
 
 ``id = "evermem-<topic_id>/<id>"`` (raw id in ``extra["qa_id"]``, its dimension/type prefix
 such as ``"F_SH"`` in ``extra["task_code"]``); ``category`` = ``"multiple_choice"`` when
-``options`` is an object, else ``"open_ended"``. Multiple choice: ``correct_option`` = the
+``options`` holds options (an object, a list of lettered strings ``["A. x", ...]`` as in the
+legacy question files, or either as a JSON string), else ``"open_ended"``. Multiple choice: ``correct_option`` = the
 letter in ``A``, ``answer`` = that option's text. Evidence: each ``R`` entry names a day, a
 group and a ``message_index`` that may be a range or list (``"1-6"``, ``"2-3, 6-7"``); it expands
 to the ids of the messages that exist (others are listed in ``extra["evidence_dropped"]``; the
@@ -52,6 +53,7 @@ from loaders._common import (
     existing_path,
     iter_jsonl,
     parse_date,
+    parse_options,
     parse_ts,
     validate_item,
 )
@@ -116,7 +118,7 @@ class EverQA(BaseModel):
     Q: StrictStr
     A: StrictStr | StrictInt | StrictFloat
     R: list[EverEvidence] | None = None
-    options: dict[str, StrictStr] | None = None
+    options: Any = None  # every published form: loaders._common.parse_options
 
 
 def group_id_of(topic_id: str | int) -> str:
@@ -323,16 +325,17 @@ def load_questions(path: PathLike, group: str | None = None, dialogues: PathLike
         extra: dict[str, object] = {"qa_id": item.id, "task_code": m.group(1) if m else ""}
         answer = str(item.A)
         correct = ""
-        if item.options is not None:
-            letter = _correct_letter(answer, item.options)
+        options = parse_options(item.options, source=source, record=record)
+        if options:
+            letter = _correct_letter(answer, options)
             if letter is None:
                 raise InvalidInputError(
-                    f"answer {answer!r} names none of the options {sorted(item.options)}",
+                    f"answer {answer!r} names none of the options {sorted(options)}",
                     source=source,
                     record=record,
                     field="A",
                 )
-            correct, answer = letter, item.options[letter]
+            correct, answer = letter, options[letter]
         raw_r = [r.model_dump() for r in item.R or []]
         extra["evidence_raw"] = raw_r
         evidence: list[str] = []
@@ -354,9 +357,9 @@ def load_questions(path: PathLike, group: str | None = None, dialogues: PathLike
                 group_id=gid,
                 question=item.Q,
                 answer=answer,
-                category="multiple_choice" if item.options is not None else "open_ended",
+                category="multiple_choice" if options else "open_ended",
                 evidence_ids=evidence,
-                options=dict(item.options or {}),
+                options=options,
                 correct_option=correct,
                 extra=extra,
             )

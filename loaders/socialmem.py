@@ -15,7 +15,9 @@ One file = one network = one :class:`Conversation` (single channel ``""``):
 - Speakers are first names that recur across networks: identity is always scoped by group.
 
 Questions (``qa_pairs``): ``id = "<network_id>/<qa id>"`` (the raw id is in
-``extra["qa_id"]``), ``category`` = ``Q1``..``Q9``, ``options`` = the options dict or ``{}``,
+``extra["qa_id"]``), ``category`` = ``Q1``..``Q9``, ``options`` = the options by letter or ``{}``
+(given as an object ``{"A": "Sonia"}``, a list of lettered strings ``["A. Sonia", ...]``, or
+either as a JSON string; :func:`loaders._common.parse_options`),
 ``evidence_ids`` = ``evidence_anchors[].turn_id`` that name a turn of the network. Answers:
 
 - ``multiple_choice``: ``correct_option`` = the letter, ``answer`` = that option's text
@@ -43,6 +45,7 @@ from loaders._common import (
     check_unique_ids,
     existing_path,
     parse_date,
+    parse_options,
     parse_ts,
     read_json_file,
     validate_item,
@@ -112,17 +115,10 @@ class SocialQA(BaseModel):
     answer: StrictStr
     answer_format: StrictStr = ""
     difficulty: StrictStr | None = None
-    options: dict[str, StrictStr] | list[Any] | None = None
+    options: Any = None  # every published form: loaders._common.parse_options
     correct_option: StrictStr | None = None
     evidence_anchors: list[EvidenceAnchor] = []
     temporal_anchors: list[Any] = []
-
-    @field_validator("options")
-    @classmethod
-    def _empty_list_only(cls, v: dict[str, str] | list[Any] | None) -> dict[str, str] | list[Any] | None:
-        if isinstance(v, list) and v:
-            raise ValueError("options must be an object of letter -> text, or empty")
-        return v
 
 
 def network_files(path: PathLike) -> list[Path]:
@@ -285,7 +281,7 @@ def load_conversations(path: PathLike, group: str | None = None) -> list[Convers
 def _question(raw: Any, index: int, source: str, nid: str, turn_ids: set[str]) -> Question:
     label = raw.get("id") if isinstance(raw, dict) and isinstance(raw.get("id"), str) else f"qa_pairs[{index}]"
     item = validate_item(SocialQA, raw, source=source, record=label)
-    options = item.options if isinstance(item.options, dict) else {}
+    options = parse_options(item.options, source=source, record=label)
     extra: dict[str, object] = {
         "qa_id": item.id,
         "answer_format": item.answer_format,

@@ -200,7 +200,10 @@ def qa(**kw: Any) -> dict[str, Any]:
         (qa(A=None), "A"),
         (qa(id=...), "id"),
         (qa(options={"A": "x", "B": "y"}, A="C"), "A"),
-        (qa(options=["A. x"]), "options"),
+        (qa(options=["x"]), "options"),
+        (qa(options=["A. x", "A. y"]), "options"),
+        (qa(options={"A": 3}), "options"),
+        (qa(options=5), "options"),
         (qa(R=[{"date": "2025-01-09", "group": "Group 1"}]), "R.0.message_index"),
         (qa(R=[{"date": "soon", "group": "Group 1", "message_index": "1"}]), "R.0.date"),
         (qa(id="F_SH_Top01_001"), "id"),
@@ -223,3 +226,20 @@ def test_mc_letter_variants(tmp_path: Path) -> None:
         qa(id="x_Top01_2", A="(a)", options=opts),
     )
     assert [(q.correct_option, q.answer) for q in evermem.load_questions(p)] == [("B", "Tuesday"), ("A", "Monday")]
+
+
+def test_options_as_lettered_list_or_json_string(tmp_path: Path) -> None:
+    shutil.copy(DIALOGUES, tmp_path / "dialogues.jsonl")
+    p = write(
+        tmp_path,
+        "qars.jsonl",
+        qa(id="x_Top01_1", A="B", options=["A. Monday", "B. Tuesday"]),  # legacy question files
+        qa(id="x_Top01_2", A="A", options=json.dumps({"A": "Monday", "B": "Tuesday"})),
+        qa(id="x_Top01_3", A="open", options=[]),
+    )
+    got = [(q.category, q.options, q.correct_option, q.answer) for q in evermem.load_questions(p)]
+    assert got == [
+        ("multiple_choice", {"A": "Monday", "B": "Tuesday"}, "B", "Tuesday"),
+        ("multiple_choice", {"A": "Monday", "B": "Tuesday"}, "A", "Monday"),
+        ("open_ended", {}, "", "open"),
+    ]

@@ -231,7 +231,12 @@ def test_bad_network_input(tmp_path: Path, edit: Any, record: str, field: str) -
         (lambda d: d["qa_pairs"][0].pop("question"), "Q1_c0s3c1", "question"),
         (lambda d: d["qa_pairs"][0].update(answer=3), "Q1_c0s3c1", "answer"),
         (lambda d: d["qa_pairs"][0].pop("id"), "qa_pairs[0]", "id"),
-        (lambda d: d["qa_pairs"][0].update(options=["A. x"]), "Q1_c0s3c1", "options"),
+        (lambda d: d["qa_pairs"][0].update(options=["no letter here"]), "Q1_c0s3c1", "options"),
+        (lambda d: d["qa_pairs"][0].update(options=["A. x", "a) y"]), "Q1_c0s3c1", "options"),
+        (lambda d: d["qa_pairs"][0].update(options=[{"A": "x"}]), "Q1_c0s3c1", "options"),
+        (lambda d: d["qa_pairs"][0].update(options={"A": 1}), "Q1_c0s3c1", "options"),
+        (lambda d: d["qa_pairs"][0].update(options=7), "Q1_c0s3c1", "options"),
+        (lambda d: d["qa_pairs"][0].update(options="A. x"), "Q1_c0s3c1", "options"),
         (
             lambda d: d["qa_pairs"][0].update(evidence_anchors=[{"session_index": 1}]),
             "Q1_c0s3c1",
@@ -264,3 +269,26 @@ def test_dangling_evidence_dropped(tmp_path: Path) -> None:
     q = socialmem.load_questions(p)[0]
     assert q.evidence_ids == ["grp_0d1e2f3a_s03_t002", "grp_0d1e2f3a_s05_t001"]
     assert q.extra["evidence_dropped"] == ["grp_0d1e2f3a_s09_t000"]
+
+
+def _mc(d: dict[str, Any]) -> dict[str, Any]:
+    return next(q for q in d["qa_pairs"] if q["id"] == "Q4_c0s2c2")
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        ["A. Josh", "B. Leon", "C. Mei", "D. Priya"],  # lettered strings, as other networks give them
+        ["(A) Josh", "B) Leon", "c: Mei", "D.Priya"],
+        json.dumps({"A": "Josh", "B": "Leon", "C": "Mei", "D": "Priya"}),  # HF options_json column
+        json.dumps(["A. Josh", "B. Leon", "C. Mei", "D. Priya"]),
+    ],
+)
+def test_every_published_options_form_gives_the_same_question(tmp_path: Path, options: Any) -> None:
+    (tmp_path / "other").mkdir()
+    plain = {q.id: q for q in socialmem.load_questions(variant(tmp_path, lambda d: None))}
+    edited = variant(tmp_path / "other", lambda d: _mc(d).update(options=options))
+    other = {q.id: q for q in socialmem.load_questions(edited)}
+    assert other == plain  # every question, the multiple-choice one included
+    mc = other["grp_0d1e2f3a/Q4_c0s2c2"]
+    assert loaders.question_with_options(mc)[1] == "C. Mei"
