@@ -93,6 +93,13 @@ class Settings(BaseSettings):
     s2_min_cosine: float = 0.3  # an issue matches a record at this cosine or above
     s2_max_candidates: int = 2000  # cap on fulltext hits read per derived-track query
     answer_max_tokens: int = 512  # cap on the answerer's output tokens
+    # Compose: the evidence handed to the answerer stays within this many tokens (estimated at
+    # four characters a token); the compose file's model serves a 32k context, leaving room
+    # for the system prompt and the answer. What is cut is said in the evidence and the note.
+    evidence_max_tokens: int = 24_000
+    # Compose: a longer message is clipped to this many characters around the passage that
+    # matches the question best, with a marker saying how much was left out.
+    evidence_message_max_chars: int = 2000
 
     # --- HTTP API (``graphmem serve``) --------------------------------------------------
     api_key: SecretStr = SecretStr("")  # when set, every request needs header X-API-Key

@@ -67,3 +67,108 @@ def test_as_of_answer_holds_nothing_after_the_instant(store, embedder, group_id,
         text = json.dumps(result)
         leaked = [mid for mid in later if f'"{mid}"' in text or f"msg {mid}" in text]
         assert leaked == [], leaked  # nothing stamped after the instant, anywhere in the answer
+
+
+# ----------------------------------------------------------------------------- labels
+
+TWO_ALEXES = [
+    {"id": "a1", "speaker": "Alex", "speaker_id": "u_alex_r", "text": "I will repaint the boat blue this weekend."},
+    {"id": "a2", "speaker": "Alex", "speaker_id": "u_alex_k", "text": "I think the boat should stay white."},
+    {"id": "a3", "speaker": "Sam", "speaker_id": "u_sam", "text": "Whatever colour, the boat needs paint."},
+]
+
+
+def _labelled_group(store, embedder, gid: str) -> None:
+    from graphmem.ingest import ingest_conversations
+    from tests.factories import conversation
+
+    ingest_conversations(store, [conversation(gid, TWO_ALEXES)], embedder)
+    specs = [("r-red", "u_alex_r", "Alex wants to repaint the boat blue", ["a1"]),
+             ("r-kay", "u_alex_k", "Alex wants the boat to stay white", ["a2"])]
+    vecs = embedder.encode([c for _, _, c, _ in specs])
+    records = [memory.NewRecord(id=rid, layer="per_speaker_core", utype="stance", content=c, owner=o, source=o,
+                                ts="2026-01-01T10:00:00", from_ids=f, embedding=vecs[i].tolist())
+               for i, (rid, o, c, f) in enumerate(specs)]
+    memory.write_segment(store, gid, memory.SegmentMarker(id="seg-0001", index=1, message_ids=["a1", "a2", "a3"]), records)
+
+
+def _check_labels(result: dict) -> None:
+    ev = result["evidence"]
+    excerpts, slice_ = ev.split("[MEMORY SLICE]")
+    # every line naming an Alex says which one; Sam's name is not shared and stays bare
+    assert "(Alex (u_alex_r) @" in excerpts and "(Alex (u_alex_k) @" in excerpts
+    assert "(Alex @" not in excerpts and "(Sam @" in excerpts
+    assert "\nAlex (u_alex_r)\n" in slice_ and "\nAlex (u_alex_k)\n" in slice_
+    assert "\nAlex\n" not in slice_
+
+
+def test_shared_display_names_are_told_apart_library_cli_api(store, embedder, group_id, client):
+    _labelled_group(store, embedder, group_id)
+    q = "What do the two people called Alex want for the boat, and what does Sam think?"
+    lib = ask(store, embedder, group_id, q, tense="head", settings=Settings(_env_file=None, s1_ask_enabled=False))
+    assert {r.id for r in lib.rows} >= {"u_alex_r", "u_alex_k"}, [r.id for r in lib.rows]
+    _check_labels(lib.model_dump(mode="json"))
+    _check_labels(cli_json("ask", q, "--group", group_id, "--tense", "head"))
+    r = client.post(f"/groups/{group_id}/ask", json={"question": q, "tense": "head"})
+    assert r.status_code == 200, r.text
+    _check_labels(r.json())
+
+
+# ----------------------------------------------------------------------------- size
+
+FILLER = "The weather was fine and we talked about many unrelated things on that long afternoon. "
+SECRET = "The harbour gate code is 4471, keep it to yourself."
+
+
+def _long_group(store, embedder, gid: str) -> str:
+    """A 58 KB message with one passage that answers the question, among short ones."""
+    from graphmem.ingest import ingest_conversations
+    from tests.factories import conversation
+
+    long_text = FILLER * 340 + SECRET + " " + FILLER * 340
+    assert len(long_text.encode()) > 58_000
+    rows = [
+        {"id": "s1", "speaker": "Ana", "text": "Who knows how to get into the harbour?"},
+        {"id": "big", "speaker": "Bo", "text": long_text},
+        {"id": "s3", "speaker": "Cy", "text": "Thanks Bo, very thorough as always."},
+    ]
+    ingest_conversations(store, [conversation(gid, rows)], embedder)
+    return long_text
+
+
+def _check_size(result: dict, budget: int) -> None:
+    from graphmem.llm import estimate_tokens
+
+    ev = result["evidence"]
+    assert estimate_tokens(ev) <= budget
+    assert ev.count("4471") == 1  # the matching passage, once (not excerpt + raw fallback)
+    assert ev.count("msg big)") + ev.count("msg big,") <= 1 and "characters clipped ...]" in ev
+    assert "clipped around the matching passage (msg big)" in result["note"]
+
+
+def test_long_message_is_clipped_once_within_the_budget_library_cli_api(store, embedder, group_id, client, monkeypatch):
+    _long_group(store, embedder, group_id)
+    q = "What is the harbour gate code Bo gave?"
+    s = Settings(_env_file=None, s1_ask_enabled=False)
+    lib = ask(store, embedder, group_id, q, settings=s)
+    assert "big" in lib.message_ids
+    _check_size(lib.model_dump(mode="json"), s.evidence_max_tokens)
+    assert len(lib.evidence) < 6000  # was 117k characters: the message twice, whole
+
+    # a tight budget: everything still fits by clipping harder, or the cut is named
+    tight = ask(store, embedder, group_id, q, settings=Settings(_env_file=None, s1_ask_enabled=False,
+                                                              evidence_max_tokens=250))
+    assert len(tight.evidence) <= 1000 and "4471" in tight.evidence
+    tiny = ask(store, embedder, group_id, q, settings=Settings(_env_file=None, s1_ask_enabled=False,
+                                                             evidence_max_tokens=80))
+    assert len(tiny.evidence) <= 320 and "[CUT] To fit the evidence budget, left out:" in tiny.evidence
+    assert "evidence cut to fit 80 tokens" in tiny.note
+
+    monkeypatch.setenv("GRAPHMEM_S1_ASK_ENABLED", "false")
+    _check_size(cli_json("ask", q, "--group", group_id), s.evidence_max_tokens)
+    monkeypatch.setenv("GRAPHMEM_EVIDENCE_MAX_TOKENS", "80")
+    small = cli_json("ask", q, "--group", group_id)
+    assert "evidence cut to fit 80 tokens" in small["note"] and len(small["evidence"]) <= 320
+    r = client.post(f"/groups/{group_id}/ask", json={"question": q, "ask": False})
+    assert r.status_code == 200, r.text
+    _check_size(r.json(), s.evidence_max_tokens)

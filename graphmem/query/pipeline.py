@@ -24,12 +24,13 @@ from graphmem.embed import Embedder
 from graphmem.errors import InvalidInputError, NotFoundError
 from graphmem.llm import ChatModel, Usage
 from graphmem.query.compose import answer as run_answer
-from graphmem.query.compose import compose
+from graphmem.query.compose import compose_evidence
 from graphmem.query.people import read_roster
 from graphmem.query.project import project
 from graphmem.query.system1 import System1Result, run_system1
 from graphmem.query.system2 import System2Result, ablate_rows, run_system2
 from graphmem.query.types import Ablation, AskResult, Budgets, StageUsage, Tense
+from graphmem.roster import Roster
 from graphmem.times import parse_as_of, to_instant  # noqa: F401  (parse_as_of re-exported)
 
 NO_MODEL_NOTE = (
@@ -223,7 +224,16 @@ def ask(
     timings["s2"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    evidence = compose(question, projection, s1.excerpts, s2.rows, as_of_text)
+    composed = compose_evidence(
+        question, projection, s1.excerpts, s2.rows, as_of_text, roster=Roster(roster),
+        max_tokens=s.evidence_max_tokens, max_message_chars=s.evidence_message_max_chars,
+    )
+    evidence = composed.text
+    if composed.clipped:
+        notes.append(f"{len(composed.clipped)} long message(s) clipped around the matching passage "
+                     f"(msg {', '.join(composed.clipped)})")
+    if composed.cut:
+        notes.append(f"evidence cut to fit {s.evidence_max_tokens} tokens: {'; '.join(composed.cut)}")
     message_ids: dict[str, None] = {}
     record_ids: dict[str, None] = {}
     for e in s1.excerpts:
