@@ -25,10 +25,10 @@ def sample(gid: str):
         {"id": "a2", "speaker": "Ben", "text": "Yes, \"the usual\" place, with a\nnew line", "session": "s1",
          "reply_to": "a1"},
         {"id": "b1", "speaker": "Ana B.", "speaker_id": "u1", "text": "Ops channel: deploy at 3",
-         "session": "ops-1", "channel": "ops"},
+         "session": "ops/1", "channel": "ops"},
         {"id": "a3", "speaker": "Chloe", "text": "I'll book; who, by the way, is coming?", "session": "s2",
          "reply_to": "zz-missing"},
-        {"id": "b2", "speaker": "Ben", "text": "deploy done", "session": "ops-1", "channel": "ops",
+        {"id": "b2", "speaker": "Ben", "text": "deploy done", "session": "ops/1", "channel": "ops",
          "reply_to": "b1"},
         {"id": "a4", "speaker": "Ana", "speaker_id": "u1", "text": "me", "session": "s2", "reply_to": "a3"},
     ]
