@@ -95,7 +95,7 @@ class Corpus:
         while len(msgs) < n:
             ch = rng.choice(channels)
             index[ch] += 1
-            sid = f"{ch or 'main'}-s{index[ch]}"
+            sid = f"{ch}/s{index[ch]}" if ch else f"main-s{index[ch]}"  # channel-qualified (graphmem.limits)
             ts += timedelta(hours=rng.randint(2, 72))
             session_ts = ts.isoformat()
             for turn in range(min(rng.randint(8, 80), n - len(msgs))):
