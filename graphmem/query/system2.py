@@ -309,13 +309,21 @@ def _raw_fallback(
 ) -> dict[str, list[Excerpt]]:
     """Each person's own messages that match the issue, best first (at most ``fallback_k``)."""
     depth = max(4 * budgets.fallback_k, 20)
-    vec_rows = store.read(
-        "query/vector_person_messages", group_id=group_id, person_ids=person_ids, vector=vector,
-        k=depth, max_instant=max_instant,
-    )
+    state = group_state(store, group_id)
+    if state.vector_index:  # a large group: its own index, not a scan of every message
+        vec_rows = store.read(
+            "query/vector_person_messages_scoped", index=state.vector_index, group_id=group_id,
+            person_ids=person_ids, vector=vector, fetch=min(max_candidates, 50 * depth), k=depth,
+            max_instant=max_instant,
+        )
+    else:
+        vec_rows = store.read(
+            "query/vector_person_messages", group_id=group_id, person_ids=person_ids,
+            vector=vector, k=depth, max_instant=max_instant,
+        )
     ft: list[dict[str, Any]] = []
     if terms:
-        total = group_state(store, group_id).total
+        total = state.total
         ft = _widening(
             store, "query/fulltext_person_messages", min(depth * len(person_ids), max_candidates),
             max(total, 1), query=terms, group_id=group_id, group_key=group_key(group_id),

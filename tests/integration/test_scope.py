@@ -69,6 +69,15 @@ def test_identical_groups_never_see_each_other(store, embedder, make_group, n: i
                     assert len(hits) == n
         top = search_messages(store, embedder, gid, "lighthouse tour", k=1, mode="fulltext")[0]
         assert "lighthouse" in top.text
+        if n > EXACT_MAX:  # System 2's raw fallback reads the group's own index too
+            vec = embedder.encode(["lighthouse tour"])[0].tolist()
+            found = store.read(
+                "query/vector_person_messages_scoped", index=state.vector_index, group_id=gid,
+                person_ids=["Ana", "Ben"], vector=vec, fetch=n, k=3, max_instant=None,
+            )
+            assert {r["person_id"] for r in found} == {"Ana", "Ben"}
+            assert all(r["id"].startswith(prefix + "-") for r in found)
+            assert all(sum(r["person_id"] == p for r in found) <= 3 for p in ("Ana", "Ben"))
 
 
 def test_later_writes_into_a_scoped_group_join_its_index(store, embedder, make_group) -> None:
