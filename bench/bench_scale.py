@@ -211,6 +211,38 @@ def measure_search(store: Store, embedder: Embedder, gid: str, corpus: Corpus, n
     return out
 
 
+def db_hits(store: Store, name: str, **params) -> tuple[int, int]:
+    """(database hits, rows) of one template run under PROFILE: work done, whatever the load."""
+    from graphmem.db import cypher
+
+    def total(plan) -> int:
+        return int(plan.get("dbHits", 0)) + sum(total(c) for c in plan.get("children", []))
+
+    with store.driver.session(database=store.database) as session:
+        result = session.run("PROFILE " + cypher(name), params)
+        rows = len(list(result))
+        return total(result.consume().profile), rows
+
+
+def measure_work(store: Store, embedder: Embedder, gid: str, corpus: Corpus) -> str:
+    """Database hits of the two candidate queries of one search in ``gid`` (k = 40)."""
+    from graphmem.scope import group_key
+    from graphmem.search import group_state, search_terms
+
+    q = corpus.query()
+    terms = search_terms(q) or "kalo"
+    vec = embedder.encode([q])[0].tolist()
+    ft = db_hits(store, "search/fulltext_messages", group_id=gid, group_key=group_key(gid), terms=terms, k=40)
+    state = group_state(store, gid)
+    if state.vector_index:
+        vq = db_hits(store, "search/vector_messages_scoped", index=state.vector_index, group_id=gid, vector=vec, k=40)
+        how = "own index"
+    else:
+        vq = db_hits(store, "search/vector_messages_exact", group_id=gid, vector=vec, k=40)
+        how = "exact"
+    return f"db hits per search: fulltext {ft[0]:,} ({ft[1]} rows), vector {how} {vq[0]:,} ({vq[1]} rows)"
+
+
 def measure_ask(store: Store, embedder: Embedder, gid: str, corpus: Corpus, n: int) -> list[float]:
     from bench_ask import scripted_handler
 
@@ -376,6 +408,7 @@ def main() -> None:
             am = measure_ask(store, vec_embedder, t_gid, corpus, args.asks)
             print(f"{t_gid:>14}: search p50 {pct(sm, .5):6.1f} ms p95 {pct(sm, .95):6.1f} ms | "
                   f"non-model ask p50 {pct(am, .5):6.1f} ms p95 {pct(am, .95):6.1f} ms")
+            print(f"{'':>14}  {measure_work(store, vec_embedder, t_gid, corpus)}")
         d = measure_derive(store, vec_embedder, corpus, f"{step}")
         print(f"derive non-model overhead: {d:.2f} s per 100 messages")
     driver.close()

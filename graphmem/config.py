@@ -65,7 +65,7 @@ class Settings(BaseSettings):
     # --- group scoping of the vector ranking (graphmem/scope.py) ------------------------
     # Groups up to this many messages are scored exactly (cosine over the group's messages);
     # larger groups get their own vector index on a per-group label (docs/scale.md).
-    vector_exact_max: int = 2_000
+    vector_exact_max: int = 500
 
     # --- System 1 retrieval (SpeakerMem-R1 App. A defaults) ------------------------------
     s1_recall_n: int = 40

@@ -44,11 +44,11 @@ def apply_schema(store: Store, dimensions: int, timeout_s: float = 300.0) -> Sch
         StoreUnavailableError: an index FAILED or stayed POPULATING past ``timeout_s``.
     """
     _check_vector_dimensions(store, dimensions)
-    _backfill_group_key(store)
     _migrate_fulltext(store)
     store.write("meta/backfill_search_text")
     for name in schema_templates():
         store.write(name, dimensions=dimensions)
+    _backfill_group_key(store)  # after the templates: they create the label and property names
     indexes = wait_online(store, timeout_s)
     constraints = [r["name"] for r in store.read("meta/list_constraints")]
     return SchemaReport(constraints=constraints, indexes=indexes, dimensions=dimensions)

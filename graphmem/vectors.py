@@ -43,7 +43,7 @@ class EmbedSummary:
 
 def embed_group(
     store: Store, embedder: Embedder, group_id: str, *, batch_size: int = 1000,
-    exact_max: int = 2_000, progress: bool = False,
+    exact_max: int = 500, progress: bool = False,
 ) -> EmbedSummary:
     """Give every message of a group that lacks a vector its embedding (resumable, idempotent).
 
