@@ -9,9 +9,12 @@ For each benchmark and system this runs ``graphmem eval run`` with no answer mod
 questions (recall over the 1,535 non-adversarial questions with valid evidence) and the
 SocialMemBench anchors of the 10 staged networks. graphmem uses its natural groups
 (conv-26, grp_0d1e2f3a, ...; ingested when missing, idempotent) and its recall pool without a
-model: the fused fulltext+vector order cut to top-10 - the System 1 pool. BM25 and Embed index
-single messages (top-10). Prints recall@1/5/10 and hit@10 and the wall time of each run, then
-writes the combined report into --out. --fresh deletes earlier records of these runs first.
+model: the System 1 recall pool (group-local BM25 + dense + person/time anchors, see
+docs/query.md), whose first 10 are the excerpts. BM25 and Embed index single messages as the
+paper runs them (top-10 to the answerer; ranked 40 deep for recall@40). Prints, per benchmark,
+system and category, recall@1/5/10/40 and hit@10, and the retrieval latency p50/p95 (the whole
+retrieval of one question; graphmem's also per stage), then writes the combined report into
+--out. --fresh deletes earlier records of these runs first.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ def main() -> None:
     from graphmem.cli.eval import _execute
     from graphmem.config import get_settings
     from graphmem.eval.report import summarize, write_report
+    from graphmem.eval.runner import read_records
 
     get_settings.cache_clear()
     settings = get_settings()
@@ -62,13 +66,46 @@ def main() -> None:
             wall = time.perf_counter() - t
             s = summarize(out)
             rows.append((bench, system, s, outcome, wall))
-            r = s.recall
-            print(f"{bench:9s} {system:10s} scored {s.recall_scored:5d}  "
-                  + "  ".join(f"R@{k} {100 * r[k]['recall']:5.1f}" for k in sorted(r, key=int))
-                  + f"  hit@10 {100 * r['10']['hit']:5.1f}  ({outcome.done} new, {outcome.skipped} done before; "
-                  f"wall {wall:.1f} s, retrieval p50 {s.latency_ms.get('retrieve_p50', 0):.0f} ms)", flush=True)
+            print(f"{bench} / {system}: {outcome.done} new, {outcome.skipped} done before, wall {wall:.1f} s",
+                  flush=True)
+            print_table(bench, system, read_records(out))
     report, _ = write_report(args.out, n_resamples=settings.eval_bootstrap_resamples, seed=settings.eval_bootstrap_seed)
     print(f"report: {report}")
+
+
+KS = ("1", "5", "10", "40")
+
+
+def _pct(values: list[float], q: float) -> float:
+    v = sorted(values)
+    return v[min(len(v) - 1, int(q * len(v)))] if v else 0.0
+
+
+def print_table(bench: str, system: str, records: list) -> None:
+    """Recall@1/5/10/40 and hit@10 per category (and all), retrieval p50/p95 in ms."""
+    from graphmem.eval.benchmarks import CATEGORY_ORDER
+
+    scored = [r for r in records if r.recall_scored]
+    cats = [c for c in CATEGORY_ORDER.get(bench, []) if any(r.category == c for r in scored)]
+    cats += sorted({r.category for r in scored} - set(cats))
+    print(f"  {'category':12s} {'n':>5s} " + " ".join(f"{'R@' + k:>6s}" for k in KS) + f" {'hit@10':>6s}")
+    for cat in [*cats, "all"]:
+        recs = scored if cat == "all" else [r for r in scored if r.category == cat]
+        if not recs:
+            continue
+        vals = [sum(r.recall.get(k) or 0.0 for r in recs) / len(recs) for k in KS]
+        hit = sum(r.hit.get("10") or 0.0 for r in recs) / len(recs)
+        print(f"  {cat:12s} {len(recs):5d} " + " ".join(f"{100 * v:6.1f}" for v in vals) + f" {100 * hit:6.1f}")
+    lat = [1000 * r.latency_s.get("retrieve", 0.0) for r in records]
+    line = f"  retrieval p50 {_pct(lat, 0.5):.0f} ms, p95 {_pct(lat, 0.95):.0f} ms"
+    stages = sorted({k for r in records for k in r.timings_s if k not in ("retrieve", "answer")})
+    parts = []
+    for st in stages:
+        v = [1000 * r.timings_s[st] for r in records if st in r.timings_s]
+        parts.append(f"{st} {_pct(v, 0.5):.0f}/{_pct(v, 0.95):.0f}")
+    if parts:
+        line += "; per stage p50/p95 ms: " + ", ".join(parts)
+    print(line, flush=True)
 
 
 if __name__ == "__main__":

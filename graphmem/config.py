@@ -113,7 +113,7 @@ class Settings(BaseSettings):
     eval_rubric_max_tokens: int = 300  # cap on one SocialMem rubric answer, in tokens
     eval_bootstrap_resamples: int = 10_000  # MeanN CI: network bootstrap resamples (App. C)
     eval_bootstrap_seed: int = 0  # MeanN CI: generator seed (same records -> same interval)
-    eval_recall_ks: str = "1,5,10"  # cut-offs of evidence recall@k / hit@k, comma-separated
+    eval_recall_ks: str = "1,5,10,40"  # cut-offs of evidence recall@k / hit@k, comma-separated
 
     @model_validator(mode="after")
     def _default_uri(self) -> "Settings":

@@ -170,8 +170,11 @@ class RetrievalBaseline:
 
     def answer(self, unit: Unit, question: str) -> SystemOutput:
         watch = Stopwatch()
-        hits = self.retriever(unit).rank(question, self.top_k)
-        out = SystemOutput(answer=None, evidence_ids=[m.id for m in hits], s1_ids=[m.id for m in hits])
+        # ranked as deep as graphmem's recall pool so recall@40 compares like with like; the
+        # answerer still gets only the top-k, as the paper runs the baseline
+        ranked = self.retriever(unit).rank(question, max(self.top_k, POOL_DEPTH))
+        hits = ranked[: self.top_k]
+        out = SystemOutput(answer=None, evidence_ids=[m.id for m in ranked], s1_ids=[m.id for m in hits])
         out.timings_s["retrieve"] = watch.elapsed_s
         if self.model is None:
             out.note = NO_ANSWERER
@@ -181,6 +184,10 @@ class RetrievalBaseline:
         out.timings_s["answer"] = watch.elapsed_s
         out.answer, out.usage = text, _usage_dict([usage])
         return out
+
+
+POOL_DEPTH = 40
+"""How deep the baselines rank for recall@k (graphmem's recall pool n, App. A)."""
 
 
 class FullContext:
@@ -269,7 +276,9 @@ class SpeakerMem:
         )
         wall = watch.elapsed_s
         s1_ids = [e.id for e in result.excerpts]
-        evidence = list(dict.fromkeys([*s1_ids, *result.message_ids]))
+        # the final excerpts first, then the rest of the recall pool Select would rank (recall@40
+        # is pool recall), then the other messages behind the composed evidence
+        evidence = list(dict.fromkeys([*s1_ids, *result.pool_ids, *result.message_ids]))
         usage = {
             stage: {"calls": u.calls, "prompt_tokens": u.prompt_tokens, "completion_tokens": u.completion_tokens}
             for stage, u in result.usage.items()

@@ -206,7 +206,8 @@ def ask(
     s1 = System1Result()
     if ablate != "s1":
         s1 = run_system1(
-            store, embedder, group_id, question, budgets, model, rrf_k=s.rrf_k, max_instant=max_instant
+            store, embedder, group_id, question, budgets, model, rrf_k=s.rrf_k, max_instant=max_instant,
+            roster=roster, projection=projection,
         )
     timings.update(s1.timings_s)
     usages += s1.usages
@@ -269,6 +270,7 @@ def ask(
         evidence=evidence,
         message_ids=list(message_ids),
         record_ids=list(record_ids),
+        pool_ids=s1.pool_ids,
         as_of=as_of_text,
         budgets=budgets,
         usage=_usage_by_stage(usages),

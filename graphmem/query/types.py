@@ -171,6 +171,7 @@ class AskResult(BaseModel):
         message_ids: every message id behind the evidence (excerpts, raw fallback, and the FROM
             messages of every record shown), in first-seen order.
         record_ids: every derived record id shown (heads and history versions).
+        pool_ids: the System 1 recall pool (what Select ranks, ``recall_n`` messages), best first.
         as_of: the as-of time used (ISO-8601), or "".
         budgets: the budgets used.
         usage: model calls and tokens per stage (``project``, ``select``, ``sufficiency``,
@@ -193,6 +194,7 @@ class AskResult(BaseModel):
     evidence: str = ""
     message_ids: list[str] = Field(default_factory=list)
     record_ids: list[str] = Field(default_factory=list)
+    pool_ids: list[str] = Field(default_factory=list)
     as_of: str = ""
     budgets: Budgets
     usage: dict[str, StageUsage] = Field(default_factory=dict)

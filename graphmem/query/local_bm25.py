@@ -1,0 +1,168 @@
+"""Group-local BM25: a group's fulltext order that does not depend on other groups.
+
+Lucene keeps its term statistics (document count, document frequency, mean document length)
+for the whole index, i.e. for every group in the store, so the BM25 order of one group's
+messages moves when unrelated groups are loaded. System 1 therefore uses Lucene only to find
+candidates and re-scores them here with statistics of the group alone:
+
+    score(d, q) = sum_{t in q} idf(t) * tf(t, d) * (k1 + 1) / (tf(t, d) + k1 * (1 - b + b * |d| / avgdl))
+    idf(t) = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))
+
+(Robertson & Zaragoza 2009; Lucene's BM25Similarity form, k1 = 1.2, b = 0.75), where N, df and
+avgdl count the group's messages only. Documents are the messages' ``search_text`` (previous
+turn + "speaker: text", see :func:`graphmem.ingest.search_text`), analysed like Lucene's
+``english`` analyzer: word tokens, possessive "'s" dropped, lower-cased, Lucene's English stop
+words removed, Porter-stemmed.
+
+The statistics of a group are built once from one read of its documents and kept in process
+(:func:`group_stats`); they are rebuilt when the group's message count changes (for groups over
+:data:`DRIFT_FREE_MAX` messages only once the count has drifted by :data:`MAX_DRIFT`, so that a
+large, busy group is not re-read on every append). An edit that keeps the count leaves the
+statistics a little stale until the next rebuild; scores stay group-local either way.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+from collections import Counter
+from dataclasses import dataclass
+from functools import lru_cache
+
+from nltk.stem.porter import PorterStemmer
+
+from graphmem.db import Store
+
+K1 = 1.2
+B = 0.75
+DRIFT_FREE_MAX = 20_000
+"""Groups up to this many messages get exact statistics (rebuilt on every count change)."""
+MAX_DRIFT = 0.05
+"""Larger groups rebuild once their message count moved by this share since the last build."""
+
+#: Lucene's ``EnglishAnalyzer`` default stop set.
+LUCENE_STOP_WORDS = frozenset(
+    "a an and are as at be but by for if in into is it no not of on or such that the their then "
+    "there these they this to was will with".split()
+)
+_WORD = re.compile(r"\w+(?:['’]\w+)*", re.UNICODE)
+_STEMMER = PorterStemmer(mode=PorterStemmer.ORIGINAL_ALGORITHM)
+
+
+@lru_cache(maxsize=200_000)
+def _stem(word: str) -> str:
+    return _STEMMER.stem(word, to_lowercase=False)
+
+
+def analyze(text: str) -> list[str]:
+    """Index terms of ``text`` in order (close to Lucene's ``english`` analyzer).
+
+    ``"Caroline's dogs ran"`` -> ``["carolin", "dog", "ran"]``.
+    """
+    out: list[str] = []
+    for w in _WORD.findall(text or ""):
+        w = w.lower()
+        if w.endswith(("'s", "’s")):
+            w = w[:-2]
+        w = w.replace("’", "'")
+        for part in w.split("'"):
+            if part and part not in LUCENE_STOP_WORDS:
+                out.append(_stem(part))
+    return out
+
+
+@dataclass(frozen=True)
+class GroupStats:
+    """Term statistics of one group's fulltext documents.
+
+    Attributes:
+        group_id: the group.
+        n_docs: messages counted (N).
+        avgdl: mean document length in terms (>= 1 when the group has any term).
+        df: term -> number of the group's documents containing it.
+    """
+
+    group_id: str
+    n_docs: int
+    avgdl: float
+    df: dict[str, int]
+
+    def idf(self, term: str) -> float:
+        """BM25 idf of ``term`` in the group (0 < idf; a term the group lacks gets the largest)."""
+        df = self.df.get(term, 0)
+        return math.log(1.0 + (self.n_docs - df + 0.5) / (df + 0.5))
+
+
+_CACHE: dict[str, GroupStats] = {}
+_LOCK = threading.Lock()
+_CACHE_MAX_GROUPS = 256
+
+
+def build_stats(store: Store, group_id: str) -> GroupStats:
+    """Read the group's documents once and count N, df and the mean length."""
+    df: Counter[str] = Counter()
+    n = 0
+    total = 0
+    for row in store.read("query/group_documents", group_id=group_id):
+        terms = analyze(row["doc"] or "")
+        n += 1
+        total += len(terms)
+        df.update(set(terms))
+    return GroupStats(group_id=group_id, n_docs=n, avgdl=(total / n) if n and total else 1.0, df=dict(df))
+
+
+def group_stats(store: Store, group_id: str, message_count: int) -> GroupStats:
+    """The group's statistics, from the process cache when still current (see module docstring).
+
+    Args:
+        message_count: the group's message count now (the caller has it from its count query).
+    """
+    with _LOCK:
+        cached = _CACHE.get(group_id)
+    if cached is not None and (
+        cached.n_docs == message_count
+        or (cached.n_docs > DRIFT_FREE_MAX and abs(message_count - cached.n_docs) <= MAX_DRIFT * cached.n_docs)
+    ):
+        return cached
+    stats = build_stats(store, group_id)
+    with _LOCK:
+        if len(_CACHE) >= _CACHE_MAX_GROUPS and group_id not in _CACHE:
+            _CACHE.pop(next(iter(_CACHE)))
+        _CACHE[group_id] = stats
+    return stats
+
+
+def forget_stats(group_id: str | None = None) -> None:
+    """Drop the cached statistics of one group (None: of every group)."""
+    with _LOCK:
+        if group_id is None:
+            _CACHE.clear()
+        else:
+            _CACHE.pop(group_id, None)
+
+
+def rescore(query: str, docs: dict[str, str], stats: GroupStats) -> list[tuple[str, float]]:
+    """BM25 of each candidate document for ``query`` with the group's statistics.
+
+    Args:
+        query: free text (analysed like the documents; repeated query terms count once).
+        docs: message id -> fulltext document.
+        stats: the group's statistics.
+
+    Returns:
+        (message id, score >= 0) for documents with a positive score, best first; ties by id.
+    """
+    terms = list(dict.fromkeys(analyze(query)))
+    if not terms:
+        return []
+    idf = {t: stats.idf(t) for t in terms}
+    out: list[tuple[str, float]] = []
+    for mid, doc in docs.items():
+        tf = Counter(analyze(doc))
+        norm = K1 * (1.0 - B + B * sum(tf.values()) / stats.avgdl)
+        s = sum(idf[t] * tf[t] * (K1 + 1.0) / (tf[t] + norm) for t in terms if tf.get(t))
+        if s > 0:
+            out.append((mid, s))
+    out.sort(key=lambda x: (-x[1], x[0]))
+    return out
