@@ -12,7 +12,7 @@ from graphmem.query.local_bm25 import GroupStats, analyze, forget_stats, rescore
 from graphmem.query.people import read_roster
 from graphmem.query.project import fallback_projection
 from graphmem.query.system1 import DEFAULT_RECALL, RecallConfig, recall_pool
-from graphmem.query.types import RosterMember
+from graphmem.roster import RosterMember
 from tests.factories import conversation
 
 
@@ -64,40 +64,38 @@ def test_find_anchors_names_people_sessions_and_change():
 
 
 GARDEN = [
-    ("Ana", "The garden beds need new soil before spring planting."),
-    ("Bo", "I can bring compost for the garden beds on Saturday."),
-    ("Ana", "Great, the garden fence also needs fixing."),
-    ("Bo", "The garden fence post by the gate is loose."),
-    ("Ana", "Should we plant the garden with beans again?"),
-    ("Bo", "Beans did well in the garden last year, yes."),
-    ("Ana", "Let's water the garden every evening then."),
-    ("Bo", "I'll set up a garden watering rota."),
-    ("Ana", "The garden shed key is under the pot."),
-    ("Bo", "Thanks, I'll lock the garden shed after work."),
-    ("Cy", "honestly I'd rather we grew herbs, basil and mint mostly"),
-    ("Ana", "The garden hose has a leak near the tap."),
-    ("Bo", "I'll buy a new garden hose tomorrow."),
-    ("Ana", "Garden party on Sunday for the neighbours?"),
-    ("Bo", "Yes, a garden party sounds good."),
+    ("Ana", "Cy asked if we could grow tomatoes in the garden beds this spring."),
+    ("Bo", "I can bring compost so Cy and we can grow more in the garden."),
+    ("Ana", "Cy said the garden fence needs fixing before we grow anything."),
+    ("Bo", "Let's grow beans in the garden again, Cy liked them last year."),
+    ("Ana", "Should we grow pumpkins in the garden for Cy's kids?"),
+    ("Bo", "Cy wants the garden watered every evening so things grow."),
+    ("Ana", "Cy left the garden shed key under the pot."),
+    ("Bo", "We could grow sunflowers along the garden path, Cy would agree."),
+    ("Cy", "honestly I'd rather we planted herbs, basil and mint mostly"),
+    ("Ana", "The garden hose leaks, Cy noticed it first."),
+    ("Bo", "Garden party on Sunday, Cy is bringing lemonade."),
 ]
 
 
 @pytest.mark.neo4j
 def test_a_rare_speakers_only_turn_is_found_for_a_question_naming_them(store, embedder, group_id):
-    rows = [{"speaker": s, "text": t} for s, t in GARDEN]
+    # Cy's turn opens a later session: no previous turn lends it the question's words
+    rows = [{"speaker": s, "text": t, "session": "s2" if s == "Cy" else "s1"} for s, t in GARDEN]
     ingest_conversations(store, [conversation(group_id, rows)], embedder)
     roster = read_roster(store, group_id)
     q = "What would Cy like to grow in the garden?"
     proj = fallback_projection(q, roster)
-    pool = recall_pool(store, embedder, group_id, q, 10, roster=roster, projection=proj)
-    cy_turn = "m0010"
-    assert cy_turn in [h.id for h in pool[:3]]
-    # the person anchor is what brings it up: without it the garden turns of the others win
+    cy_turn = "m0008"
+    pool = recall_pool(store, embedder, group_id, q, 5, roster=roster, projection=proj)
+    assert cy_turn in [h.id for h in pool]
+    # the person anchor (Cy's own turns, on their own budget) is what brings it in: without it
+    # the others' turns about Cy and the garden fill the pool
     plain = recall_pool(
-        store, embedder, group_id, q, 10, roster=roster, projection=proj,
+        store, embedder, group_id, q, 5, roster=roster, projection=proj,
         config=RecallConfig(w_person=0.0, person_budget=0, member_budget=0),
     )
-    assert cy_turn not in [h.id for h in plain[:3]]
+    assert cy_turn not in [h.id for h in plain]
 
 
 DATED = [

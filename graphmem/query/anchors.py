@@ -24,7 +24,8 @@ from datetime import datetime, timezone
 from typing import Sequence
 
 from graphmem.query.project import _ALL_WORDS, find_persons
-from graphmem.query.types import Projection, RosterMember
+from graphmem.query.types import Projection
+from graphmem.roster import RosterMember
 
 _MONTH_NAMES = {
     name.lower(): i for i, name in enumerate(calendar.month_name) if name

@@ -21,22 +21,22 @@ from __future__ import annotations
 
 import re
 import time
-from datetime import datetime, timezone
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from typing import Any
 
 from graphmem.db import Store
 from graphmem.embed import Embedder
-from graphmem.times import instant
+from graphmem.errors import NotFoundError
 from graphmem.llm import ChatModel, Usage
 from graphmem.query import prompts
-from graphmem.query.project import call_json
-from graphmem.query.types import Budgets, Excerpt
 from graphmem.query.anchors import Anchors, find_anchors
 from graphmem.query.local_bm25 import group_stats, rescore
-from graphmem.query.types import Projection, RosterMember
-from graphmem.search import MessageHit, expand_hits, fulltext_ranking, hydrate, group_counts, vector_ranking
-from graphmem.errors import NotFoundError
+from graphmem.query.project import call_json
+from graphmem.query.types import Budgets, Excerpt, Projection
+from graphmem.roster import RosterMember
+from graphmem.search import MessageHit, expand_hits, fulltext_ranking, group_counts, hydrate, vector_ranking
+from graphmem.times import instant
 
 _MAY_NEED_YEARS = re.compile(r"\d")  # a day named without a year needs the group's years
 _MAX_TEXT = 600  # characters of one candidate shown to Select / Sufficiency
@@ -145,22 +145,24 @@ class RecallConfig:
             (w_member: each member's sub-pool in "each / every" questions).
         local_bm25: re-score fulltext candidates with the group's own statistics (False: Lucene's
             index-wide order, which moves when other groups are loaded).
+        fuse_depth: how deep the fulltext and dense rankings enter the fusion (RRF).
     """
 
     fulltext_depth: int = 200
-    vector_depth: int = 100
+    vector_depth: int = 40
     person_depth: int = 20
-    person_budget: int = 0
-    member_budget: int = 0
+    person_budget: int = 2
+    member_budget: int = 1
     time_depth: int = 20
-    time_budget: int = 0
+    time_budget: int = 2
     change_budget: int = 0
     w_fulltext: float = 1.0
     w_vector: float = 1.0
-    w_person: float = 0.0
+    w_person: float = 0.5
     w_member: float = 0.0
-    w_time: float = 0.0
+    w_time: float = 1.0
     local_bm25: bool = True
+    fuse_depth: int = 40
 
 
 DEFAULT_RECALL = RecallConfig()
@@ -289,7 +291,9 @@ def fuse_recall(inputs: RecallInputs, n: int, *, rrf_k: int = 60, config: Recall
     """
     anchors = inputs.anchors
     ft_ids = [i for i, _ in inputs.fulltext]
-    rankings: list[tuple[float, list[str]]] = [(config.w_fulltext, ft_ids), (config.w_vector, inputs.vector)]
+    rankings: list[tuple[float, list[str]]] = [
+        (config.w_fulltext, ft_ids[: config.fuse_depth]), (config.w_vector, inputs.vector[: config.fuse_depth])
+    ]
     reserved: list[tuple[int, list[str]]] = []
     per_budget = config.person_budget if anchors.persons else config.member_budget
     for pid, own_vec in inputs.person_vector.items():
@@ -385,14 +389,6 @@ def _recall(
         store, embedder, group_id, query, n, roster=roster, projection=projection, rrf_k=rrf_k,
         max_instant=max_instant, config=config,
     )
-
-
-def recall_for_eval(store, embedder, group_id, question, budgets, roster, projection, cfg=None):  # scratch
-    if cfg and cfg.get("legacy"):
-        from graphmem.search import search_messages
-        return search_messages(store, embedder, group_id, question, k=budgets.recall_n, pool_n=budgets.recall_n)
-    config = RecallConfig(**cfg) if cfg else DEFAULT_RECALL
-    return _recall(store, embedder, group_id, question, budgets.recall_n, 60, None, roster, projection, config)
 
 
 def _instant_or_inf(ts: str) -> float:

@@ -179,8 +179,8 @@ def test_recall_at_k_on_a_hand_made_case_through_the_runner(tmp_path):
                    settings=settings(tmp_path), store=None, embedder=None, answer=None, judge=None, system=system)
     assert (out.total, out.done) == (5, 5)
     recs = {r.id.split("/")[1]: r for r in read_records(tmp_path / "run")}
-    assert recs["q1"].recall == {"1": 0.5, "5": 0.5, "10": 1.0} and recs["q1"].hit["1"] == 1.0
-    assert recs["q0"].recall == {"1": 0.0, "5": 1.0, "10": 1.0}
+    assert recs["q1"].recall == {"1": 0.5, "5": 0.5, "10": 1.0, "40": 1.0} and recs["q1"].hit["1"] == 1.0
+    assert recs["q0"].recall == {"1": 0.0, "5": 1.0, "10": 1.0, "40": 1.0}
     assert recs["q2"].recall["10"] == 0.0  # a repeated id takes no second slot, gold never reached
     assert not recs["q3"].recall_scored and recs["q3"].recall["10"] is None  # no evidence
     assert not recs["q4"].recall_scored  # adversarial excluded
