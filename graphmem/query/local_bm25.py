@@ -15,10 +15,12 @@ turn + "speaker: text", see :func:`graphmem.ingest.search_text`), analysed like 
 words removed, Porter-stemmed.
 
 The statistics of a group are built once from one read of its documents and kept in process
-(:func:`group_stats`); they are rebuilt when the group's message count changes (for groups over
-:data:`DRIFT_FREE_MAX` messages only once the count has drifted by :data:`MAX_DRIFT`, so that a
-large, busy group is not re-read on every append). An edit that keeps the count leaves the
-statistics a little stale until the next rebuild; scores stay group-local either way.
+(:func:`group_stats`), versioned by the write position of the group's latest message (one
+index lookup per query, ``query/group_version``). They are rebuilt when a message was added
+since - for groups over :data:`DRIFT_FREE_MAX` messages only once the group has grown by
+:data:`MAX_DRIFT`, so that a large, busy group is not re-read on every append. An edit or an
+erasure leaves the counts a little stale until the next rebuild; scores stay group-local either
+way (and the documents themselves are always read fresh).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from functools import lru_cache
 from nltk.stem.porter import PorterStemmer
 
 from graphmem.db import Store
+from graphmem.text import LUCENE_STOP_WORDS
 
 K1 = 1.2
 B = 0.75
@@ -41,11 +44,6 @@ DRIFT_FREE_MAX = 20_000
 MAX_DRIFT = 0.05
 """Larger groups rebuild once their message count moved by this share since the last build."""
 
-#: Lucene's ``EnglishAnalyzer`` default stop set.
-LUCENE_STOP_WORDS = frozenset(
-    "a an and are as at be but by for if in into is it no not of on or such that the their then "
-    "there these they this to was will with".split()
-)
 _WORD = re.compile(r"\w+(?:['’]\w+)*", re.UNICODE)
 _STEMMER = PorterStemmer(mode=PorterStemmer.ORIGINAL_ALGORITHM)
 
@@ -81,12 +79,14 @@ class GroupStats:
         n_docs: messages counted (N).
         avgdl: mean document length in terms (>= 1 when the group has any term).
         df: term -> number of the group's documents containing it.
+        version: write position (turn_created) of the group's latest message when built.
     """
 
     group_id: str
     n_docs: int
     avgdl: float
     df: dict[str, int]
+    version: int = -1
 
     def idf(self, term: str) -> float:
         """BM25 idf of ``term`` in the group (0 < idf; a term the group lacks gets the largest)."""
@@ -99,7 +99,7 @@ _LOCK = threading.Lock()
 _CACHE_MAX_GROUPS = 256
 
 
-def build_stats(store: Store, group_id: str) -> GroupStats:
+def build_stats(store: Store, group_id: str, version: int = -1) -> GroupStats:
     """Read the group's documents once and count N, df and the mean length."""
     df: Counter[str] = Counter()
     n = 0
@@ -109,23 +109,23 @@ def build_stats(store: Store, group_id: str) -> GroupStats:
         n += 1
         total += len(terms)
         df.update(set(terms))
-    return GroupStats(group_id=group_id, n_docs=n, avgdl=(total / n) if n and total else 1.0, df=dict(df))
+    return GroupStats(
+        group_id=group_id, n_docs=n, avgdl=(total / n) if n and total else 1.0, df=dict(df), version=version
+    )
 
 
-def group_stats(store: Store, group_id: str, message_count: int) -> GroupStats:
-    """The group's statistics, from the process cache when still current (see module docstring).
-
-    Args:
-        message_count: the group's message count now (the caller has it from its count query).
-    """
+def group_stats(store: Store, group_id: str) -> GroupStats:
+    """The group's statistics, from the process cache when still current (see module docstring)."""
+    rows = store.read("query/group_version", group_id=group_id)
+    version = int(rows[0]["last"]) if rows else -1
     with _LOCK:
         cached = _CACHE.get(group_id)
     if cached is not None and (
-        cached.n_docs == message_count
-        or (cached.n_docs > DRIFT_FREE_MAX and abs(message_count - cached.n_docs) <= MAX_DRIFT * cached.n_docs)
+        cached.version == version
+        or (cached.n_docs > DRIFT_FREE_MAX and 0 <= version - cached.version <= MAX_DRIFT * cached.n_docs)
     ):
         return cached
-    stats = build_stats(store, group_id)
+    stats = build_stats(store, group_id, version)
     with _LOCK:
         if len(_CACHE) >= _CACHE_MAX_GROUPS and group_id not in _CACHE:
             _CACHE.pop(next(iter(_CACHE)))

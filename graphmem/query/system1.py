@@ -35,7 +35,7 @@ from graphmem.query.local_bm25 import group_stats, rescore
 from graphmem.query.project import call_json
 from graphmem.query.types import Budgets, Excerpt, Projection
 from graphmem.roster import RosterMember
-from graphmem.search import MessageHit, expand_hits, fulltext_ranking, group_counts, hydrate, vector_ranking
+from graphmem.search import MessageHit, expand_hits, fulltext_ranking, group_state, hydrate, vector_ranking
 from graphmem.times import instant
 
 _MAY_NEED_YEARS = re.compile(r"\d")  # a day named without a year needs the group's years
@@ -232,8 +232,8 @@ def gather_recall(
     Raises:
         NotFoundError: the group has no messages.
     """
-    counts = group_counts(store, group_id)
-    if counts[0] == 0:
+    state = group_state(store, group_id)
+    if not state.has_messages:
         raise NotFoundError(f"group {group_id!r} has no messages")
     roster = roster or []
     anchors = find_anchors(question, roster, projection)
@@ -245,17 +245,19 @@ def gather_recall(
             anchors = find_anchors(question, roster, projection, years=list(range(first, last + 1)))
     out = RecallInputs(anchors=anchors)
 
-    ft = fulltext_ranking(store, group_id, question, max(config.fulltext_depth, n), counts)
+    ft = fulltext_ranking(store, group_id, question, max(config.fulltext_depth, n), state)
     if ft:
         rows = store.read("query/message_documents", group_id=group_id, ids=[i for i, _ in ft])
         out.docs = {r["id"]: r for r in rows}
     if config.local_bm25 and out.docs:
-        stats = group_stats(store, group_id, counts[0])
+        stats = group_stats(store, group_id)
         ft = rescore(question, {i: d["doc"] or "" for i, d in out.docs.items()}, stats)
     if max_instant is not None:
         ft = [(i, s) for i, s in ft if (out.docs.get(i, {}).get("instant") or float("inf")) <= max_instant]
     out.fulltext = ft
-    out.vector = [i for i, _ in vector_ranking(store, embedder, group_id, question, max(config.vector_depth, n), counts)]
+    out.vector = [
+        i for i, _ in vector_ranking(store, embedder, group_id, question, max(config.vector_depth, n), state)
+    ]
 
     persons = list(anchors.persons)
     if not persons and anchors.every_member:
