@@ -40,6 +40,14 @@ def test_rescore_uses_only_the_given_statistics():
     assert rescore("garden tomatoes", docs, rare_garden)[0][1] != ranked[0][1]
 
 
+def test_reserved_turns_replace_the_tail_of_the_pool():
+    from graphmem.query.system1 import _reserve
+
+    assert _reserve(list("abcdefgh"), ["g", "x"], 5) == ["a", "b", "c", "g", "x"]
+    assert _reserve(list("abcdefgh"), ["b"], 3) == ["a", "b", "c"]  # already inside: no change
+    assert _reserve(list("abc"), [], 5) == ["a", "b", "c"]
+
+
 def test_time_windows_read_dates_months_and_years():
     assert time_windows("What happened on 8 May 2023?") == [_day(2023, 5, 8)]
     assert time_windows("What did Ana say on May 8th, 2023?") == [_day(2023, 5, 8)]

@@ -1,7 +1,8 @@
 """System 1 path: recall pool -> Select -> Expand -> Sufficiency/ASK -> top-k (App. A, B.3, I.4-I.5).
 
-1. Recall: ``recall_n`` candidates from the fused fulltext+vector search of the group
-   (:func:`graphmem.search.search_messages`).
+1. Recall: the pool of ``recall_n`` messages (:func:`recall_pool`): group-local BM25 over the
+   group's fulltext candidates, the dense ranking, and the question's person and time anchors
+   on their own budgets (Anchor, §3.3), fused by weighted reciprocal rank.
 2. Select: the model orders the pool by necessity and may name at most ``expand_anchors``
    anchors (prompt I.4). Candidates it leaves out follow, in fused order.
 3. Expand: ``expand_window`` neighbouring turns (NEXT) before and after each anchor
@@ -13,7 +14,7 @@
 5. top-k: the ranked list is cut to ``top_k``; expansion neighbours are placed next to their
    anchor and do not use the top-k budget (at most ``expand_anchors * 2 * expand_window`` more).
 
-Without a model: the fused order, cut to ``top_k``; no Select, Expand or ASK.
+Without a model: the pool's order, cut to ``top_k``; no Select, Expand or ASK.
 In as-of mode, messages written after the as-of instant are dropped from every pool.
 """
 
