@@ -1,74 +1,18 @@
-"""System 1 recall pool: group-local BM25, person anchors, time anchors (issue 11)."""
+"""System 1 recall pool against the real Neo4j: person anchor, time anchor, tenant independence."""
 
 from __future__ import annotations
-
-from datetime import datetime, timezone
 
 import pytest
 
 from graphmem.ingest import ingest_conversations
-from graphmem.query.anchors import find_anchors, time_windows
-from graphmem.query.local_bm25 import GroupStats, analyze, forget_stats, rescore
-from graphmem.query.people import read_roster
+from graphmem.query.local_bm25 import forget_stats
+from graphmem.roster import read_roster
 from graphmem.query.project import fallback_projection
-from graphmem.query.system1 import DEFAULT_RECALL, RecallConfig, recall_pool
-from graphmem.roster import RosterMember
+from graphmem.query.recall import DEFAULT_RECALL, RecallConfig, recall_pool
 from tests.factories import conversation
 
+pytestmark = pytest.mark.neo4j
 
-def _day(y: int, m: int, d: int) -> tuple[float, float]:
-    start = datetime(y, m, d, tzinfo=timezone.utc).timestamp()
-    return start, start + 86_400.0
-
-
-# --- pure parts -------------------------------------------------------------------------------
-
-
-def test_analyze_follows_the_english_analyzer():
-    assert analyze("Caroline's dogs were RUNNING to the park") == ["carolin", "dog", "were", "run", "park"]
-    assert analyze("") == []
-
-
-def test_rescore_uses_only_the_given_statistics():
-    docs = {"a": "Ana: tomatoes in the garden", "b": "Bo: the garden gate", "c": "Cy: nothing here"}
-    # "garden" is in every document of this group, "tomato" in one: tomato decides the order
-    stats = GroupStats("g", n_docs=3, avgdl=3.0, df={"garden": 3, "tomato": 1, "gate": 1})
-    ranked = rescore("garden tomatoes", docs, stats)
-    assert [i for i, _ in ranked] == ["a", "b"]
-    # the same documents under other statistics give the other order: scores depend on them alone
-    rare_garden = GroupStats("g", n_docs=1000, avgdl=3.0, df={"garden": 1, "tomato": 900, "gate": 1})
-    assert rescore("garden tomatoes", docs, rare_garden)[0][1] != ranked[0][1]
-
-
-def test_reserved_turns_replace_the_tail_of_the_pool():
-    from graphmem.query.system1 import _reserve
-
-    assert _reserve(list("abcdefgh"), ["g", "x"], 5) == ["a", "b", "c", "g", "x"]
-    assert _reserve(list("abcdefgh"), ["b"], 3) == ["a", "b", "c"]  # already inside: no change
-    assert _reserve(list("abc"), [], 5) == ["a", "b", "c"]
-
-
-def test_time_windows_read_dates_months_and_years():
-    assert time_windows("What happened on 8 May 2023?") == [_day(2023, 5, 8)]
-    assert time_windows("What did Ana say on May 8th, 2023?") == [_day(2023, 5, 8)]
-    assert time_windows("Anything on 2024-02-29?") == [_day(2024, 2, 29)]
-    assert time_windows("What happened on March 3?", years=[2025, 2026]) == [_day(2025, 3, 3), _day(2026, 3, 3)]
-    start = datetime(2023, 3, 1, tzinfo=timezone.utc).timestamp()
-    end = datetime(2023, 4, 1, tzinfo=timezone.utc).timestamp()
-    assert time_windows("What did they plan in March 2023?") == [(start, end)]
-    assert time_windows("May I ask what Bo thinks?") == []  # "May" the verb is no month
-    assert time_windows("Who will march on?") == []
-
-
-def test_find_anchors_names_people_sessions_and_change():
-    roster = [RosterMember(id="u1", name="Ana"), RosterMember(id="u2", name="Bo", aliases=["Bobby"])]
-    a = find_anchors("How did Bobby's view change after session 2?", roster)
-    assert a.persons == ["u2"] and a.sessions == [2] and a.change and not a.every_member
-    b = find_anchors("What does each member think about the trip?", roster)
-    assert b.persons == [] and b.every_member
-
-
-# --- against the real Neo4j ---------------------------------------------------------------------
 
 
 GARDEN = [
@@ -86,7 +30,6 @@ GARDEN = [
 ]
 
 
-@pytest.mark.neo4j
 def test_a_rare_speakers_only_turn_is_found_for_a_question_naming_them(store, embedder, group_id):
     # Cy's turn opens a later session: no previous turn lends it the question's words
     rows = [{"speaker": s, "text": t, "session": "s2" if s == "Cy" else "s1"} for s, t in GARDEN]
@@ -115,7 +58,6 @@ DATED = [
 ]
 
 
-@pytest.mark.neo4j
 def test_a_dated_question_finds_the_turn_of_that_day(store, embedder, group_id):
     rows = [{"speaker": s, "text": t, "ts": ts, "session": ts[:10]} for s, t, ts in DATED]
     ingest_conversations(store, [conversation(group_id, rows)], embedder)
@@ -149,7 +91,6 @@ QUERIES = [
 ]
 
 
-@pytest.mark.neo4j
 def test_loading_other_groups_changes_nothing_in_a_groups_results(store, embedder, make_group):
     mine = make_group()
     ingest_conversations(store, [conversation(mine, [{"speaker": s, "text": t} for s, t in CHAT])], embedder)

@@ -1,0 +1,293 @@
+"""The System 1 recall pool: what Select ranks (SpeakerMem-R1 §3.3 Anchor, App. A n = 40).
+
+:func:`gather_recall` reads the rankings, each inside the group only: the group's fulltext
+candidates re-scored with its own BM25 statistics (:mod:`graphmem.query.local_bm25`), the dense
+ranking, and the sub-pools of the question's anchors (:mod:`graphmem.query.anchors`): each named
+person's own turns and the turns that mention them, and the turns of named days, months and
+sessions. :func:`fuse_recall` fuses them by weighted reciprocal rank and keeps each anchor's best
+turns in the pool on its own budget; it touches no store. :class:`RecallConfig` is the one
+configuration, the same for every benchmark (measured in docs/query.md).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from graphmem.db import Store
+from graphmem.embed import Embedder
+from graphmem.errors import NotFoundError
+from graphmem.query.anchors import Anchors, find_anchors
+from graphmem.query.local_bm25 import group_stats, rescore
+from graphmem.query.types import Projection
+from graphmem.roster import RosterMember
+from graphmem.search import MessageHit, fulltext_ranking, group_state, hydrate, vector_ranking
+from graphmem.times import instant
+
+_MAY_NEED_YEARS = re.compile(r"\d")  # a day named without a year needs the group's years
+
+
+def _instant_or_inf(ts: str) -> float:
+    try:
+        return instant(ts)
+    except (TypeError, ValueError):
+        return float("inf")
+
+
+@dataclass(frozen=True)
+class RecallConfig:
+    """How the System 1 recall pool is built (one configuration for every benchmark).
+
+    Attributes:
+        fulltext_depth: fulltext candidates (within the group) re-scored with group-local BM25.
+        vector_depth: depth of the dense ranking over the group's messages.
+        person_depth: depth of each named person's sub-pool rankings.
+        person_budget: pool places reserved for each named person's best turns.
+        member_budget: places reserved per member in "each / every / who never" questions.
+        time_depth: depth of the time-anchor ranking (messages of the named days, months, sessions).
+        time_budget: pool places reserved for the time anchor's best turns.
+        change_budget: for change questions, the earliest and latest of this many best turns
+            are kept in the pool.
+        w_fulltext, w_vector, w_person, w_member, w_time: weights of the rankings in the fusion
+            (w_member: each member's sub-pool in "each / every" questions).
+        local_bm25: re-score fulltext candidates with the group's own statistics (False: Lucene's
+            index-wide order, which moves when other groups are loaded).
+        fuse_depth: how deep the fulltext and dense rankings enter the fusion (RRF).
+    """
+
+    fulltext_depth: int = 200
+    vector_depth: int = 40
+    person_depth: int = 20
+    person_budget: int = 2
+    member_budget: int = 1
+    time_depth: int = 20
+    time_budget: int = 2
+    change_budget: int = 0
+    w_fulltext: float = 1.0
+    w_vector: float = 1.0
+    w_person: float = 0.5
+    w_member: float = 0.0
+    w_time: float = 1.0
+    local_bm25: bool = True
+    fuse_depth: int = 40
+
+
+DEFAULT_RECALL = RecallConfig()
+
+
+def _weighted_rrf(rankings: list[tuple[float, list[str]]], rrf_k: int) -> dict[str, float]:
+    scores: dict[str, float] = {}
+    for weight, ids in rankings:
+        if weight <= 0:
+            continue
+        for rank, mid in enumerate(ids, start=1):
+            scores[mid] = scores.get(mid, 0.0) + weight / (rrf_k + rank)
+    return scores
+
+
+def _reserve(order: list[str], wanted: list[str], n: int) -> list[str]:
+    """The first ``n`` of ``order`` with every id of ``wanted`` inside (each replaces the tail).
+
+    Kept ids stay in ``order``'s order; a wanted id that ``order`` lacks goes last.
+    """
+    must = list(dict.fromkeys(wanted))[:n]
+    must_set = set(must)
+    rest = [m for m in order if m not in must_set][: n - len(must)]
+    chosen = must_set | set(rest)
+    ranked = [m for m in order if m in chosen]
+    return ranked + [m for m in must if m not in set(ranked)]
+
+
+@dataclass
+class RecallInputs:
+    """Everything the recall pool is fused from (what :func:`gather_recall` read).
+
+    Attributes:
+        anchors: the question's anchors.
+        fulltext: (id, score) of the fulltext candidates, best first (group-local BM25 when
+            configured, else Lucene's order).
+        vector: ids of the dense ranking, best first.
+        person_vector: person id -> ids of that person's own turns by cosine, best first.
+        window: ids of the time anchor's turns by cosine, best first.
+        docs: candidate id -> {"doc", "person_id", "instant"}.
+        names: person id -> names and aliases (for "turns that mention them").
+    """
+
+    anchors: Anchors
+    fulltext: list[tuple[str, float]] = field(default_factory=list)
+    vector: list[str] = field(default_factory=list)
+    person_vector: dict[str, list[str]] = field(default_factory=dict)
+    window: list[str] = field(default_factory=list)
+    docs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    names: dict[str, list[str]] = field(default_factory=dict)
+
+
+def gather_recall(
+    store: Store,
+    embedder: Embedder,
+    group_id: str,
+    question: str,
+    n: int,
+    *,
+    roster: list[RosterMember] | None = None,
+    projection: Projection | None = None,
+    max_instant: float | None = None,
+    config: RecallConfig = DEFAULT_RECALL,
+) -> RecallInputs:
+    """Read the rankings the pool is fused from (store and embedder work only).
+
+    Raises:
+        NotFoundError: the group has no messages.
+    """
+    state = group_state(store, group_id)
+    if not state.has_messages:
+        raise NotFoundError(f"group {group_id!r} has no messages")
+    roster = roster or []
+    anchors = find_anchors(question, roster, projection)
+    if not anchors.windows and _MAY_NEED_YEARS.search(question):
+        row = store.read("query/group_years", group_id=group_id)[0]
+        if row["first"] is not None:
+            first = datetime.fromtimestamp(row["first"], timezone.utc).year
+            last = datetime.fromtimestamp(row["last"], timezone.utc).year
+            anchors = find_anchors(question, roster, projection, years=list(range(first, last + 1)))
+    out = RecallInputs(anchors=anchors)
+
+    ft = fulltext_ranking(store, group_id, question, max(config.fulltext_depth, n), state)
+    if ft:
+        rows = store.read("query/message_documents", group_id=group_id, ids=[i for i, _ in ft])
+        out.docs = {r["id"]: r for r in rows}
+    if config.local_bm25 and out.docs:
+        stats = group_stats(store, group_id)
+        ft = rescore(question, {i: d["doc"] or "" for i, d in out.docs.items()}, stats)
+    if max_instant is not None:
+        ft = [(i, s) for i, s in ft if (out.docs.get(i, {}).get("instant") or float("inf")) <= max_instant]
+    out.fulltext = ft
+    out.vector = [
+        i for i, _ in vector_ranking(store, embedder, group_id, question, max(config.vector_depth, n), state)
+    ]
+
+    persons = list(anchors.persons)
+    if not persons and anchors.every_member:
+        persons = [m.id for m in roster]
+    if persons and len(roster) > 1:
+        vec = embedder.encode([question])[0].tolist()
+        rows = store.read(
+            "query/vector_person_messages", group_id=group_id, person_ids=persons, vector=vec,
+            k=config.person_depth, max_instant=max_instant,
+        )
+        for r in rows:
+            out.person_vector.setdefault(r["person_id"], []).append(r["id"])
+        for pid in persons:
+            out.person_vector.setdefault(pid, [])
+        out.names = {m.id: [t for t in {m.name, *m.aliases} if len(t) >= 2] for m in roster}
+    if anchors.windows or anchors.sessions:
+        vec = embedder.encode([question])[0].tolist()
+        rows = store.read(
+            "query/window_messages", group_id=group_id, windows=[list(w) for w in anchors.windows],
+            sessions=anchors.sessions, vector=vec, k=config.time_depth, max_instant=max_instant,
+        )
+        out.window = [r["id"] for r in rows]
+    return out
+
+
+def fuse_recall(inputs: RecallInputs, n: int, *, rrf_k: int = 60, config: RecallConfig = DEFAULT_RECALL) -> list[tuple[str, float]]:
+    """The pool's (id, fused score), best first, at most ``n`` (no store access).
+
+    Weighted reciprocal-rank fusion of the fulltext, dense, per-person and time rankings; then
+    each anchor's best turns are kept inside the ``n`` on its own budget (person_budget per named
+    person, member_budget per member for "each / every" questions, time_budget for the time
+    anchor; for change questions the earliest and latest of the change_budget best turns).
+    """
+    anchors = inputs.anchors
+    ft_ids = [i for i, _ in inputs.fulltext]
+    rankings: list[tuple[float, list[str]]] = [
+        (config.w_fulltext, ft_ids[: config.fuse_depth]), (config.w_vector, inputs.vector[: config.fuse_depth])
+    ]
+    reserved: list[tuple[int, list[str]]] = []
+    per_budget = config.person_budget if anchors.persons else config.member_budget
+    for pid, own_vec in inputs.person_vector.items():
+        pats = [re.compile(rf"(?<!\w){re.escape(t)}(?!\w)", re.IGNORECASE) for t in inputs.names.get(pid, [])]
+        own_ft = [
+            i for i in ft_ids
+            if inputs.docs.get(i, {}).get("person_id") == pid
+            or any(p.search(_own_text(inputs.docs.get(i, {}).get("doc") or "")) for p in pats)
+        ][: config.person_depth]
+        sub = _fuse_ids([own_ft, own_vec], rrf_k)
+        w = config.w_person if anchors.persons else config.w_member
+        rankings.append((w, sub))
+        if per_budget > 0:
+            reserved.append((per_budget, sub))
+    if inputs.window:
+        window_ids = set(inputs.window)
+        sub = _fuse_ids([[i for i in ft_ids if i in window_ids], inputs.window], rrf_k)
+        rankings.append((config.w_time, sub))
+        if config.time_budget > 0:
+            reserved.append((config.time_budget, sub))
+
+    scores = _weighted_rrf(rankings, rrf_k)
+    order = sorted(scores, key=lambda m: (-scores[m], m))
+    wanted: list[str] = []
+    for budget, sub in reserved:
+        wanted += sub[:budget]
+    if anchors.change and config.change_budget > 0 and order:
+        inst: dict[str, float] = {
+            i: float(d["instant"]) for i, d in inputs.docs.items() if d.get("instant") is not None
+        }
+        dated = [i for i in order[: config.change_budget] if i in inst]
+        if dated:
+            wanted += [min(dated, key=inst.__getitem__), max(dated, key=inst.__getitem__)]
+    return [(m, scores.get(m, 0.0)) for m in _reserve(order, wanted, n)]
+
+
+def recall_pool(
+    store: Store,
+    embedder: Embedder,
+    group_id: str,
+    question: str,
+    n: int,
+    *,
+    roster: list[RosterMember] | None = None,
+    projection: Projection | None = None,
+    rrf_k: int = 60,
+    max_instant: float | None = None,
+    config: RecallConfig = DEFAULT_RECALL,
+) -> list[MessageHit]:
+    """The System 1 recall pool: ``n`` messages of the group for ``question``, best first.
+
+    :func:`gather_recall` reads the rankings - fulltext candidates re-scored with the group's
+    own BM25 statistics (:mod:`graphmem.query.local_bm25`), the dense ranking, and the anchors'
+    sub-pools (:mod:`graphmem.query.anchors`): each named person's own turns and the turns that
+    mention them, the turns of named days, months and sessions - and :func:`fuse_recall` fuses
+    them and keeps each anchor's best turns on its own budget. ``score`` of a hit is its fused
+    weighted-RRF score.
+
+    Raises:
+        NotFoundError: the group has no messages.
+    """
+    inputs = gather_recall(
+        store, embedder, group_id, question, n, roster=roster, projection=projection,
+        max_instant=max_instant, config=config,
+    )
+    fused = fuse_recall(inputs, n, rrf_k=rrf_k, config=config)
+    hits = hydrate(store, group_id, [i for i, _ in fused])
+    out: list[MessageHit] = []
+    for mid, score in fused:
+        if mid in hits:
+            h = hits[mid]
+            h.score = score
+            out.append(h)
+    if max_instant is not None:
+        out = [h for h in out if _instant_or_inf(h.ts) <= max_instant]
+    return out
+
+
+def _own_text(doc: str) -> str:
+    """The message's own line of its fulltext document (the previous turn dropped)."""
+    return doc.rsplit("\n", 1)[-1]
+
+
+def _fuse_ids(lists: list[list[str]], rrf_k: int) -> list[str]:
+    scores = _weighted_rrf([(1.0, ids) for ids in lists], rrf_k)
+    return sorted(scores, key=lambda m: (-scores[m], m))

@@ -1,0 +1,57 @@
+"""System 1 recall pool, pure parts: analyzer, group-local BM25, anchors, budgets (issue 11)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from graphmem.query.anchors import find_anchors, time_windows
+from graphmem.query.local_bm25 import GroupStats, analyze, rescore
+from graphmem.query.recall import _reserve
+from graphmem.roster import RosterMember
+
+
+def _day(y: int, m: int, d: int) -> tuple[float, float]:
+    start = datetime(y, m, d, tzinfo=timezone.utc).timestamp()
+    return start, start + 86_400.0
+
+
+def test_analyze_follows_the_english_analyzer():
+    assert analyze("Caroline's dogs were RUNNING to the park") == ["carolin", "dog", "were", "run", "park"]
+    assert analyze("") == []
+
+
+def test_rescore_uses_only_the_given_statistics():
+    docs = {"a": "Ana: tomatoes in the garden", "b": "Bo: the garden gate", "c": "Cy: nothing here"}
+    # "garden" is in every document of this group, "tomato" in one: tomato decides the order
+    stats = GroupStats("g", n_docs=3, avgdl=3.0, df={"garden": 3, "tomato": 1, "gate": 1})
+    ranked = rescore("garden tomatoes", docs, stats)
+    assert [i for i, _ in ranked] == ["a", "b"]
+    # the same documents under other statistics score otherwise: scores depend on them alone
+    rare_garden = GroupStats("g", n_docs=1000, avgdl=3.0, df={"garden": 1, "tomato": 900, "gate": 1})
+    assert rescore("garden tomatoes", docs, rare_garden)[0][1] != ranked[0][1]
+
+
+def test_reserved_turns_replace_the_tail_of_the_pool():
+    assert _reserve(list("abcdefgh"), ["g", "x"], 5) == ["a", "b", "c", "g", "x"]
+    assert _reserve(list("abcdefgh"), ["b"], 3) == ["a", "b", "c"]  # already inside: no change
+    assert _reserve(list("abc"), [], 5) == ["a", "b", "c"]
+
+
+def test_time_windows_read_dates_months_and_years():
+    assert time_windows("What happened on 8 May 2023?") == [_day(2023, 5, 8)]
+    assert time_windows("What did Ana say on May 8th, 2023?") == [_day(2023, 5, 8)]
+    assert time_windows("Anything on 2024-02-29?") == [_day(2024, 2, 29)]
+    assert time_windows("What happened on March 3?", years=[2025, 2026]) == [_day(2025, 3, 3), _day(2026, 3, 3)]
+    start = datetime(2023, 3, 1, tzinfo=timezone.utc).timestamp()
+    end = datetime(2023, 4, 1, tzinfo=timezone.utc).timestamp()
+    assert time_windows("What did they plan in March 2023?") == [(start, end)]
+    assert time_windows("May I ask what Bo thinks?") == []  # "May" the verb is no month
+    assert time_windows("Who will march on?") == []
+
+
+def test_find_anchors_names_people_sessions_and_change():
+    roster = [RosterMember(id="u1", name="Ana"), RosterMember(id="u2", name="Bo", aliases=["Bobby"])]
+    a = find_anchors("How did Bobby's view change after session 2?", roster)
+    assert a.persons == ["u2"] and a.sessions == [2] and a.change and not a.every_member
+    b = find_anchors("What does each member think about the trip?", roster)
+    assert b.persons == [] and b.every_member
