@@ -9,7 +9,8 @@ Formats (``fmt``), one module each:
 - ``locomo``: LoCoMo ``locomo10.json`` (:mod:`loaders.locomo`).
 - ``socialmem``: SocialMemBench network files (:mod:`loaders.socialmem`).
 - ``groupmem``: GroupMemBench domain conversations and question sets (:mod:`loaders.groupmem`).
-- ``evermem``: EverMemBench ``dialogues.jsonl`` / ``qars.jsonl`` (:mod:`loaders.evermem`).
+- ``evermem``: EverMemBench ``dialogues.jsonl`` / ``qars.jsonl`` (Hugging Face) or the GitHub
+  evaluation layout ``dataset/<batch>/dialogue.json`` / ``qa_<batch>.json`` (:mod:`loaders.evermem`).
 
 Conventions shared by all formats:
 

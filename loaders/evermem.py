@@ -1,4 +1,20 @@
-"""EverMemBench(-Dynamic) (Hu et al., arXiv 2602.01313), Hugging Face layout.
+"""EverMemBench(-Dynamic) (Hu et al., arXiv 2602.01313): the Hugging Face layout and the
+GitHub evaluation layout (both published releases).
+
+Hugging Face layout (below), or the evaluation layout of the GitHub repository, one folder per
+batch: ``dataset/<batch>/dialogue.json`` (or ``dialogue_en.json``)::
+
+    {"dialogues": {"2025-01-09": {"Group 1": [{"speaker": "...", "time": "2025-01-09 09:32:15",
+                                               "dialogue": "text"}, ...], ...}, ...}}
+
+and ``dataset/<batch>/qa_<batch>.json``, either ``{"qars": [{"id", "Q", "A", "task_id",
+"options"}]}`` or the legacy ``{"questions": [{"question_id", "question", "options": ["A. ..."],
+"correct_option", "answer"}]}`` (or that list bare). A batch is one group,
+``evermem-<batch>``; a message's ``message_index`` is its own when given, else its 1-based
+position in its group's list that day (``text`` is accepted for ``dialogue``, as upstream);
+questions have no evidence ids. Everything else maps as in the Hugging Face layout.
+
+Hugging Face layout:
 
 ``dialogues.jsonl``, one row per topic-day::
 
@@ -260,6 +276,11 @@ def load_conversations(path: PathLike, group: str | None = None) -> list[Convers
             ``time`` or ``date``, duplicate message ids (same date, group and index), or an
             unknown ``group``.
     """
+    from loaders import evermem_batches  # the GitHub evaluation layout
+
+    batches = evermem_batches.batch_files(path, "dialogue")
+    if batches:
+        return evermem_batches.load_conversations(batches, path, group)
     p = _resolve(path, DIALOGUES_FILE)
     source = str(p)
     conversations = []
@@ -300,6 +321,11 @@ def load_questions(path: PathLike, group: str | None = None, dialogues: PathLike
             ``R`` entry, a duplicate id, or no ``dialogues.jsonl`` to resolve evidence
             (field ``dialogues``).
     """
+    from loaders import evermem_batches  # the GitHub evaluation layout
+
+    batches = evermem_batches.batch_files(path, "qa")
+    if batches:
+        return evermem_batches.load_questions(batches, path, group)
     q_path = _resolve(path, QARS_FILE)
     source = str(q_path)
     d_path = Path(dialogues) if dialogues is not None else q_path.parent / DIALOGUES_FILE

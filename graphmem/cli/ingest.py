@@ -18,7 +18,7 @@ def ingest(
         "--format", "-f",
         help="jsonl (generic chat: one JSON object per line), locomo (locomo10.json), socialmem "
              "(network file or folder), groupmem (channel file or folder), evermem (folder with "
-             "dialogues.jsonl)",
+             "dialogues.jsonl, or a batch folder / dataset folder of the GitHub layout with dialogue.json)",
     )] = "jsonl",
     group: Annotated[Optional[str], typer.Option("--group", help="Group id (override/select).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary.")] = False,

@@ -243,3 +243,111 @@ def test_options_as_lettered_list_or_json_string(tmp_path: Path) -> None:
         ("multiple_choice", {"A": "Monday", "B": "Tuesday"}, "A", "Monday"),
         ("open_ended", {}, "", "open"),
     ]
+
+
+# ----------------------------------------------------------------------------- GitHub evaluation layout
+
+BATCH_DIALOGUE = {"dialogues": {
+    "2025-01-09": {
+        "Group 1": [{"speaker": "Wei Zhang", "time": "2025-01-09 09:32:15", "dialogue": "Standup at ten."},
+                    {"speaker": "Li Na", "time": "2025-01-09 09:33:00", "text": "OK, see you."}],
+        "Group 2": [{"speaker": "Li Na", "time": "2025-01-09 11:00:00", "dialogue": "Budget is 65%.",
+                     "message_index": "7"}],
+    },
+    "2025-01-10": {"Group 1": [{"speaker": "Wei Zhang", "time": "2025-01-10 08:00:00", "dialogue": "Friday release."}]},
+}}
+QARS_FORM = {"qars": [
+    {"id": "F_SH_Top004_001", "Q": "When is the release?", "A": "B", "task_id": "T1",
+     "options": {"A": "Monday", "B": "Friday"}},
+    {"id": "F_SH_Top004_002", "Q": "What is the budget?", "A": "65%", "task_id": "T2", "options": None},
+]}
+LEGACY_FORM = {"questions": [
+    {"question_id": "004_mc_001", "question": "When is the release?", "options": ["A. Monday", "B. Friday"],
+     "correct_option": "B", "answer": "Friday"},
+    {"question_id": "004_mc_002", "question": "When is standup?", "options": ["A. At ten", "B. At noon"],
+     "answer": "At ten"},
+    {"question_id": "004_oe_001", "question": "What is the budget?", "answer": "65%"},
+]}
+
+
+def batch(tmp_path: Path, dialogue: Any = BATCH_DIALOGUE, qa: Any = QARS_FORM, name: str = "dialogue_en.json") -> Path:
+    folder = tmp_path / "dataset" / "004"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_text(json.dumps(dialogue, ensure_ascii=False), encoding="utf-8")
+    (folder / "qa_004.json").write_text(json.dumps(qa, ensure_ascii=False), encoding="utf-8")
+    return folder
+
+
+def test_evaluation_layout_conversations(tmp_path: Path) -> None:
+    from graphmem.ingest import validate
+
+    folder = batch(tmp_path)
+    for path in (folder, folder.parent, folder / "dialogue_en.json"):
+        (conv,) = loaders.load_conversations(path, "evermem")
+        assert conv.group_id == "evermem-004"
+        got = [(m.id, m.channel, m.session, m.turn, m.text) for m in conv.messages]
+        assert got == [
+            ("2025-01-09|Group 1|1", "Group 1", "Group 1/2025-01-09", 0, "Standup at ten."),
+            ("2025-01-09|Group 1|2", "Group 1", "Group 1/2025-01-09", 1, "OK, see you."),
+            ("2025-01-10|Group 1|1", "Group 1", "Group 1/2025-01-10", 0, "Friday release."),
+            ("2025-01-09|Group 2|7", "Group 2", "Group 2/2025-01-09", 0, "Budget is 65%."),
+        ]
+        validate(conv)  # the library's input rules hold for what the loader produced
+    assert loaders.load_conversations(folder.parent, "evermem", group="004")[0].group_id == "evermem-004"
+    with pytest.raises(InvalidInputError, match="field 'group'"):
+        loaders.load_conversations(folder.parent, "evermem", group="005")
+
+
+@pytest.mark.parametrize("qa", [QARS_FORM, LEGACY_FORM, LEGACY_FORM["questions"]], ids=["qars", "legacy", "bare-list"])
+def test_evaluation_layout_questions(tmp_path: Path, qa: Any) -> None:
+    folder = batch(tmp_path, qa=qa)
+    questions = loaders.load_questions(folder, "evermem")
+    assert questions == loaders.load_questions(folder / "qa_004.json", "evermem")
+    mc = questions[0]
+    assert (mc.group_id, mc.category, mc.options, mc.correct_option, mc.answer) == (
+        "evermem-004", "multiple_choice", {"A": "Monday", "B": "Friday"}, "B", "Friday")
+    assert loaders.question_with_options(mc)[1] == "B. Friday"
+    opens = [q for q in questions if q.category == "open_ended"]
+    assert [(q.answer, q.options, q.evidence_ids) for q in opens] == [("65%", {}, [])]
+    if qa is not QARS_FORM:
+        assert (questions[1].correct_option, questions[1].answer) == ("A", "At ten")  # answer given as text
+
+
+@pytest.mark.parametrize(
+    ("dialogue", "qa", "record", "field"),
+    [
+        ({"days": {}}, QARS_FORM, "top level", "dialogues"),
+        ({"dialogues": {"2025-01-09": {"Group 1": [{"time": "2025-01-09 09:00:00", "dialogue": "x"}]}}}, QARS_FORM,
+         "dialogues.2025-01-09.Group 1[0]", "dialogues.2025-01-09.Group 1.0.speaker"),
+        ({"dialogues": {"2025-01-09": {"Group 1": [{"speaker": "A", "time": "2025-01-09 09:00:00"}]}}}, QARS_FORM,
+         "dialogues.2025-01-09.Group 1[0]", "dialogues.2025-01-09.Group 1.0.dialogue"),
+        ({"dialogues": {"2025-01-09": {"Group 1": [{"speaker": "A", "time": "soon", "dialogue": "x"}]}}}, QARS_FORM,
+         "dialogues.2025-01-09.Group 1[0]", "dialogues.2025-01-09.Group 1.0.time"),
+        ({"dialogues": {"someday": {}}}, QARS_FORM, "dialogues.someday", "dialogues"),
+    ],
+)
+def test_evaluation_layout_bad_dialogue(tmp_path: Path, dialogue: Any, qa: Any, record: str, field: str) -> None:
+    folder = batch(tmp_path, dialogue=dialogue, qa=qa)
+    with pytest.raises(InvalidInputError) as e:
+        loaders.load_conversations(folder, "evermem")
+    assert (e.value.record, e.value.field) == (record, field)
+
+
+@pytest.mark.parametrize(
+    ("qa", "record", "field"),
+    [
+        ({"items": []}, "top level", "qars"),
+        ({"qars": [{"id": "x", "A": "B"}]}, "qars[0]", "Q"),
+        ({"qars": [{"id": "x", "Q": "q?", "A": "C", "options": {"A": "a", "B": "b"}}]}, "qars[0]", "A"),
+        ({"qars": [{"id": "x", "Q": "q?", "A": "A", "options": ["a", "b"]}]}, "qars[0]", "options"),
+        ({"questions": [{"question_id": "x", "question": "q?", "answer": "zz", "options": ["A. a"]}]},
+         "questions[0]", "correct_option"),
+        ({"questions": [{"question_id": "x", "question": "q?", "answer": "a"},
+                        {"question_id": "x", "question": "q2?", "answer": "b"}]}, "questions[1]", "question_id"),
+    ],
+)
+def test_evaluation_layout_bad_questions(tmp_path: Path, qa: Any, record: str, field: str) -> None:
+    folder = batch(tmp_path, qa=qa)
+    with pytest.raises(InvalidInputError) as e:
+        loaders.load_questions(folder, "evermem")
+    assert (e.value.record, e.value.field) == (record, field)
