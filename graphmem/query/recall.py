@@ -171,6 +171,7 @@ def gather_recall(
     persons = list(anchors.persons)
     if not persons and anchors.every_member:
         persons = [m.id for m in roster]
+    vec: list[float] | None = None  # the question's vector, encoded once for both anchors
     if persons and len(roster) > 1:
         vec = embedder.encode([question])[0].tolist()
         rows = store.read(
@@ -183,7 +184,7 @@ def gather_recall(
             out.person_vector.setdefault(pid, [])
         out.names = {m.id: [t for t in {m.name, *m.aliases} if len(t) >= 2] for m in roster}
     if anchors.windows or anchors.sessions:
-        vec = embedder.encode([question])[0].tolist()
+        vec = vec if vec is not None else embedder.encode([question])[0].tolist()
         rows = store.read(
             "query/window_messages", group_id=group_id, windows=[list(w) for w in anchors.windows],
             sessions=anchors.sessions, vector=vec, k=config.time_depth, max_instant=max_instant,

@@ -1,0 +1,62 @@
+"""Store-side latency of the System 1 recall pool against the plain fused search, interleaved.
+
+Usage:
+    .venv/bin/python bench/bench_recall.py [--data ../shared/data] [--repeat 2]
+
+For every SocialMemBench question of the staged networks (ingested beforehand, e.g. by
+bench/eval_retrieval.py), runs the plain fulltext+dense RRF search (``search_messages``, 40) and
+the recall pool (``recall_pool``, 40: group-local BM25, person and time anchors) one after the
+other, so both see the same machine load. The question's vector is encoded once up front, as
+``ask`` does, so only store-side work and fusion are timed. Prints p50/p95 of each.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--data", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "data")
+    ap.add_argument("--repeat", type=int, default=2)
+    args = ap.parse_args()
+    from graphmem.db import Store, open_driver
+    from graphmem.embed import get_embedder
+    from graphmem.eval.benchmarks import load_bench, question_text
+    from graphmem.query.pipeline import _BatchedEmbedder
+    from graphmem.query.project import fallback_projection
+    from graphmem.query.recall import recall_pool
+    from graphmem.roster import read_roster
+    from graphmem.search import search_messages
+
+    store = Store(open_driver())
+    base = get_embedder()
+    data = load_bench("socialmem", args.data / "socialmembench" / "networks")
+    old: list[float] = []
+    new: list[float] = []
+    for unit in data.units:
+        roster = read_roster(store, unit.group_id)
+        for q in unit.questions:
+            text, _ = question_text(q)
+            projection = fallback_projection(text, roster)
+            emb = _BatchedEmbedder(base)
+            emb.prefetch([text])
+            for _ in range(args.repeat):
+                t = time.perf_counter()
+                search_messages(store, emb, unit.group_id, text, k=40, pool_n=40)
+                old.append(time.perf_counter() - t)
+                t = time.perf_counter()
+                recall_pool(store, emb, unit.group_id, text, 40, roster=roster, projection=projection)
+                new.append(time.perf_counter() - t)
+    for name, v in (("fused search (before)", old), ("recall pool (now)", new)):
+        v.sort()
+        print(f"{name:22s} p50 {1000 * v[len(v) // 2]:.0f} ms  p95 {1000 * v[int(0.95 * len(v))]:.0f} ms  (n={len(v)})")
+
+
+if __name__ == "__main__":
+    main()
