@@ -12,6 +12,7 @@ from __future__ import annotations
 import typer
 
 from graphmem.cli import ask, derive, embed, ingest, neo4j, schema, search, serve, stats, summary
+from graphmem.cli import train
 from graphmem.cli import eval as eval_group
 from graphmem.cli.common import emit_json, err, open_store, out
 from graphmem.errors import GraphMemError
@@ -34,6 +35,7 @@ app.command("ask")(ask.ask_command)
 app.command("serve")(serve.serve_command)
 app.command("summary")(summary.summary_cmd)
 app.add_typer(eval_group.eval_app, name="eval")
+app.add_typer(train.app, name="train")
 
 
 def run_cli() -> None:

@@ -1,0 +1,73 @@
+"""``train collect``: teacher trajectories recorded from a real derive run (Neo4j), and the
+in-memory Writer state (used by GRPO rollouts) rebuilding exactly the same Writer inputs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from graphmem import memory
+from graphmem.errors import InvalidInputError
+from graphmem.ingest import ingest_conversations
+from graphmem.train.rewards import state_agreement
+from graphmem.train.state import MemoryState
+from graphmem.train.trajectories import collect_group, networks, prompt_version, read_steps, write_steps
+from graphmem.writer import ReplayWriter
+from loaders import load_conversations
+
+pytestmark = pytest.mark.neo4j
+NETS = Path(__file__).resolve().parents[1] / "examples" / "train"
+
+
+def _collect(store, embedder, group_id, name):
+    convs = load_conversations(NETS / f"{name}.jsonl", "jsonl", group=group_id)
+    ingest_conversations(store, convs, embedder)
+    return collect_group(store, group_id, model=ReplayWriter(NETS / f"{name}.actions.jsonl"), embedder=embedder)
+
+
+def test_collect_records_derive_inputs_and_states(store, embedder, group_id, tmp_path):
+    steps = _collect(store, embedder, group_id, "r1-launch")
+    assert [s.position for s in steps] == [0, 1, 2] and [s.index for s in steps] == [1, 2, 3]
+    assert {s.prompt_version for s in steps} == {prompt_version()}
+    first, second, third = steps
+    assert first.pre_state == [] and "(empty - nothing recorded yet)" in first.prompt[1]["content"]
+    # the pre-state shown at position 1 is the post-state of position 0, as stored by derive
+    assert [r.id for r in second.pre_state] == [r.id for r in first.post_state] == ["e1.1", "e1.2", "e1.3", "e1.4"]
+    assert "e1.2 [per_speaker_core|Raj(by Raj)@2026-04-01] Raj's payments module is 40% done" in second.prompt[1]["content"]
+    # UPDATE-heavy: 4 + 3 updates after the first session; every state is a chain edge
+    assert [len(s.chain) for s in steps] == [0, 4, 7]
+    assert third.chain[-1]["new"] == "Lena finished the checkout styling"
+    assert json.loads(first.completion)["actions"][0]["owner"] == "GROUP"
+    assert second.report["accepted"] == 4 and second.report["rejected"] == 0
+    # the store holds what the last post-state says
+    assert {r.id for r in memory.current_heads(store, group_id)} == {r.id for r in third.post_state}
+
+    # the in-memory state replays the teacher to the very same prompts and states
+    state = MemoryState(group_id, first.make_roster())
+    for step in steps:
+        out = state.apply(step.segment(), step.actions)
+        assert out.prompt == step.prompt
+        assert state_agreement(state.heads(), step.post_state).phi == 1.0
+        assert [r.id for r in state.heads()] == [r.id for r in step.post_state]
+    key = lambda e: tuple(e.values())  # noqa: E731 - edge order is immaterial to R_chain
+    assert sorted(state.edges, key=key) == sorted(third.chain, key=key)
+
+    path = tmp_path / "t.jsonl"
+    write_steps(path, steps)
+    back = read_steps(path)
+    assert back == steps and list(networks(back)) == [group_id]
+    # another Writer contract is refused, naming the line and field
+    line = json.loads(path.read_text().splitlines()[1])
+    line["prompt_version"] = "0" * 16
+    path.write_text(json.dumps(line) + "\n")
+    with pytest.raises(InvalidInputError, match=r"line 1.*prompt_version"):
+        read_steps(path)
+    assert read_steps(path, any_version=True)[0].position == 1
+
+
+def test_collect_noop_network(store, embedder, group_id):
+    steps = _collect(store, embedder, group_id, "r1-hello")
+    assert len(steps) == 2 and all(s.post_state == [] for s in steps)
+    assert all(s.report["noops"] == 1 and s.actions == [{"action": "NOOP"}] for s in steps)
