@@ -21,14 +21,16 @@ pytestmark = pytest.mark.neo4j
 NETS = Path(__file__).resolve().parents[1] / "examples" / "train"
 
 
-def _collect(store, embedder, group_id, name):
-    convs = load_conversations(NETS / f"{name}.jsonl", "jsonl", group=group_id)
-    ingest_conversations(store, convs, embedder)
-    return collect_group(store, group_id, model=ReplayWriter(NETS / f"{name}.actions.jsonl"), embedder=embedder)
+def _collect(store, embedder, group_id, name, tmp_path):
+    lines = [line for line in (NETS / "networks.jsonl").read_text().splitlines() if json.loads(line)["group"] == name]
+    chat = tmp_path / f"{name}.jsonl"
+    chat.write_text("\n".join(lines) + "\n")
+    ingest_conversations(store, load_conversations(chat, "jsonl", group=group_id), embedder)
+    return collect_group(store, group_id, model=ReplayWriter(NETS / "actions" / f"{name}.jsonl"), embedder=embedder)
 
 
 def test_collect_records_derive_inputs_and_states(store, embedder, group_id, tmp_path):
-    steps = _collect(store, embedder, group_id, "r1-launch")
+    steps = _collect(store, embedder, group_id, "r1-launch", tmp_path)
     assert [s.position for s in steps] == [0, 1, 2] and [s.index for s in steps] == [1, 2, 3]
     assert {s.prompt_version for s in steps} == {prompt_version()}
     first, second, third = steps
@@ -67,7 +69,7 @@ def test_collect_records_derive_inputs_and_states(store, embedder, group_id, tmp
     assert read_steps(path, any_version=True)[0].position == 1
 
 
-def test_collect_noop_network(store, embedder, group_id):
-    steps = _collect(store, embedder, group_id, "r1-hello")
+def test_collect_noop_network(store, embedder, group_id, tmp_path):
+    steps = _collect(store, embedder, group_id, "r1-hello", tmp_path)
     assert len(steps) == 2 and all(s.post_state == [] for s in steps)
     assert all(s.report["noops"] == 1 and s.actions == [{"action": "NOOP"}] for s in steps)

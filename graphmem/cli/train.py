@@ -14,9 +14,8 @@ import typer
 
 from graphmem.cli.common import emit_json, open_store, out
 
-app = typer.Typer(help="Train the Writer: trajectories, SFT, GRPO, evaluation (extra: graphmem[train]).",
+app = typer.Typer(help="Train the Writer: trajectories, SFT, GRPO, evaluation (needs the optional extra 'train').",
                   no_args_is_help=True)
-train_app = app
 
 
 def _print(data: dict, as_json: bool, lines: list[str]) -> None:
@@ -27,7 +26,7 @@ def _print(data: dict, as_json: bool, lines: list[str]) -> None:
         out.print(line, highlight=False, soft_wrap=True, markup=False)
 
 
-@train_app.command("collect")
+@app.command("collect")
 def collect(
     group: Annotated[list[str], typer.Option("--group", "-g", help="Group(s) to run the teacher Writer over.")],
     output: Annotated[Path, typer.Option("--out", "-o", help="Trajectory JSONL to write.")],
@@ -35,6 +34,10 @@ def collect(
         Optional[list[Path]],
         typer.Option("--replay", help="Recorded/hand-written actions (JSONL per session), one per --group, "
                      "instead of the teacher endpoint (GRAPHMEM_WRITER_*)."),
+    ] = None,
+    replay_dir: Annotated[
+        Optional[Path],
+        typer.Option("--replay-dir", help="Folder with one <group>.jsonl of recorded actions per --group."),
     ] = None,
     append: Annotated[bool, typer.Option("--append", help="Append to --out instead of replacing it.")] = False,
     max_segments: Annotated[Optional[int], typer.Option("--max-segments")] = None,
@@ -48,6 +51,10 @@ def collect(
     from graphmem.train.trajectories import collect_group, write_steps
     from graphmem.writer import ReplayWriter
 
+    if replay_dir is not None:
+        if replay:
+            raise InvalidInputError("give --replay or --replay-dir, not both", field="replay")
+        replay = [replay_dir / f"{gid}.jsonl" for gid in group]
     if replay and len(replay) != len(group):
         raise InvalidInputError(f"give one --replay per --group ({len(replay)} for {len(group)})", field="replay")
     settings = get_settings()
@@ -75,7 +82,7 @@ def collect(
             for r in rows] + [f"-> {output}"])
 
 
-@train_app.command("tiny")
+@app.command("tiny")
 def tiny(
     trajectories: Annotated[list[Path], typer.Argument(help="Trajectory JSONL (tokenizer training text).")],
     output: Annotated[Path, typer.Option("--out", "-o", help="Folder for the tiny model.")],
@@ -93,7 +100,7 @@ def tiny(
     out.print(f"tiny random Writer -> {path}", highlight=False)
 
 
-@train_app.command("sft")
+@app.command("sft")
 def sft(
     trajectories: Annotated[list[Path], typer.Argument(help="Teacher trajectory JSONL file(s).")],
     model: Annotated[str, typer.Option("--model", "-m", help="Base causal LM: folder or hub id (offline cache).")],
@@ -127,7 +134,7 @@ def sft(
     ])
 
 
-@train_app.command("grpo")
+@app.command("grpo")
 def grpo(
     trajectories: Annotated[list[Path], typer.Argument(help="Teacher trajectory JSONL file(s) (reference states).")],
     model: Annotated[str, typer.Option("--model", "-m", help="The SFT policy (merged folder) = frozen reference.")],
@@ -164,7 +171,7 @@ def grpo(
     _print(result, as_json, lines)
 
 
-@train_app.command("eval")
+@app.command("eval")
 def evaluate(
     trajectories: Annotated[list[Path], typer.Argument(help="Reference trajectory JSONL of held-apart networks.")],
     model: Annotated[Optional[str], typer.Option("--model", "-m", help="Writer folder (model or adapter).")] = None,

@@ -52,9 +52,19 @@ __all__ = [
 FORMAT = "graphmem.writer-trajectory/1"
 
 
-def prompt_version(system_prompt: str = WRITER_SYSTEM_PROMPT) -> str:
-    """First 16 hex digits of the SHA-256 of the Writer's system prompt (the contract)."""
-    return hashlib.sha256(system_prompt.encode("utf-8")).hexdigest()[:16]
+def prompt_version() -> str:
+    """Version of the Writer input: 16 hex digits of a SHA-256 over the system prompt (the
+    contract) and the user message rendered for a fixed probe (roster, one head, one message),
+    so a change to either the contract or the input layout changes the version."""
+    roster = Roster([{"id": "p1", "name": "Ada"}, {"id": "p2", "name": "Bo"}])
+    msg = SegmentMessage(id="m1", session="s1", turn=0, ts="2026-01-02T03:04:05+00:00", turn_created=1,
+                         text="probe text", speaker="Ada", person_id="p1")
+    head = DerivedRecord(id="e1.1", group_id="g", layer="per_speaker_core", utype="fact", content="probe record",
+                         ts="2026-01-01T00:00:00+00:00", owner="p2", owner_kind="person", source="p1",
+                         source_kind="person")
+    probe = build_writer_messages(roster, WriterSegment("s1", "", 1, 1, (msg,)), [head], 8)
+    text = WRITER_SYSTEM_PROMPT + "\x00" + json.dumps(probe, ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
 def _sha(value: Any) -> str:
