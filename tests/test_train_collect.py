@@ -73,3 +73,39 @@ def test_collect_noop_network(store, embedder, group_id, tmp_path):
     steps = _collect(store, embedder, group_id, "r1-hello", tmp_path)
     assert len(steps) == 2 and all(s.post_state == [] for s in steps)
     assert all(s.report["noops"] == 1 and s.actions == [{"action": "NOOP"}] for s in steps)
+
+
+def test_cli_collect_from_a_teacher_endpoint(store, embedder, group_id, tmp_path, scripted_llm, monkeypatch):
+    """`graphmem train collect` with a teacher Writer endpoint (the scripted OpenAI-compatible
+    server): each segment's recorded prompt is exactly what the endpoint received."""
+    from typer.testing import CliRunner
+
+    from graphmem.cli import app
+    from graphmem.config import get_settings
+    from tests.scripted_llm import Reply, ScriptedLLM
+
+    lines = [line for line in (NETS / "networks.jsonl").read_text().splitlines()
+             if json.loads(line)["group"] == "r1-dinner"]
+    chat = tmp_path / "dinner.jsonl"
+    chat.write_text("\n".join(lines) + "\n")
+    ingest_conversations(store, load_conversations(chat, "jsonl", group=group_id), embedder)
+    teacher = [json.loads(line)["actions"] for line in (NETS / "actions" / "r1-dinner.jsonl").read_text().splitlines()]
+    for session, actions in zip(("s1", "s2"), teacher):
+        scripted_llm.route(ScriptedLLM.any_message_contains(f"SESSION: {session}\n"), Reply.json({"actions": actions}))
+    for key, value in scripted_llm.settings_env("GRAPHMEM_WRITER").items():
+        monkeypatch.setenv(key, value)
+    get_settings.cache_clear()
+    try:
+        out = tmp_path / "teacher.jsonl"
+        result = CliRunner().invoke(app, ["train", "collect", "-g", group_id, "--out", str(out), "--json"])
+        assert result.exit_code == 0, result.output
+        summary = json.loads(result.stdout)
+        assert summary["groups"][0]["steps"] == 2 and summary["groups"][0]["actions"] == 5
+    finally:
+        get_settings.cache_clear()
+    steps = read_steps(out)
+    sent = [r.messages for r in scripted_llm.requests if r.path.endswith("/chat/completions")]
+    assert [s.prompt for s in steps] == [[{"role": m["role"], "content": m["content"]} for m in msgs] for msgs in sent]
+    assert [s.actions for s in steps] == teacher and steps[0].teacher == scripted_llm.model
+    decision = [r for r in steps[0].post_state if r.layer == "group_interaction"]
+    assert [(r.owner, r.source, r.utype) for r in decision] == [("GROUP", "sam", "decision")]

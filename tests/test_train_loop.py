@@ -1,6 +1,6 @@
 """SFT, GRPO and eval on a tiny random causal LM (CPU, no downloads, no Neo4j).
 
-The model is built from a config in the test (Llama architecture, ~50 k parameters) with a
+The model is built from a config in the test (Llama architecture, about 70 k parameters) with a
 byte-level BPE tokenizer trained on the shipped teacher trajectories
 (examples/train/teacher.jsonl, recorded by ``graphmem train collect`` from the hand-written
 networks). It learns nothing useful; the tests check the training machinery.

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from graphmem.train.grpo import QA_NOTE_SKIPPED
-from graphmem.train.rewards import memory_agreement, structural_penalty, validity_reward
+from graphmem.train.rewards import DEFAULT_WEIGHTS, chain_agreement, state_agreement, structural_penalty, validity_reward
 from graphmem.train.state import MemoryState
 from graphmem.train.trajectories import WriterStep, networks
 
@@ -33,7 +33,8 @@ def score_trajectory(steps: Sequence[WriterStep], writer: WriterFn) -> list[dict
     """Let ``writer`` write one network (its steps, in order) and score every position.
 
     Returns:
-        One dict per position: t, session, validity parts, penalty, r_mem, phi_sl, r_chain,
+        One dict per position: t, session, validity parts, penalty, r_mem, phi_sl, per_owner
+        (F_p by owner id), r_chain,
         parsed, accepted/rejected counts, the answer text.
     """
     first = steps[0]
@@ -48,9 +49,12 @@ def score_trajectory(steps: Sequence[WriterStep], writer: WriterFn) -> list[dict
         v = validity_reward(outcome.actions, outcome.rejections, heads=outcome.pre_state, roster=roster)
         p = structural_penalty(outcome.actions, outcome.rejections, max_actions=outcome.max_actions,
                                finish_reason=finish)
-        r_mem, phi, chain = memory_agreement(state.heads(), step.post_state, state.edges, step.chain)
+        sl = state_agreement(state.heads(), step.post_state)
+        chain = chain_agreement(state.edges, step.chain)
+        phi = sl.phi
+        r_mem = DEFAULT_WEIGHTS.sl * phi + DEFAULT_WEIGHTS.chain * chain
         rows.append({"t": t, "session": step.session, "validity": v.to_dict(), "penalty": p.value,
-                     "r_mem": r_mem, "phi_sl": phi, "r_chain": chain, "parsed": outcome.actions is not None,
+                     "r_mem": r_mem, "phi_sl": phi, "per_owner": sl.per_owner, "r_chain": chain, "parsed": outcome.actions is not None,
                      "accepted": outcome.report.accepted, "rejected": outcome.report.rejected,
                      "finish_reason": finish, "answer": text[:2000]})
     return rows

@@ -54,7 +54,7 @@ def build_tiny_model(
         texts: training text for the tokenizer (e.g. every prompt and completion of a
             trajectory file).
         vocab_size: BPE vocabulary size (byte-level, so any text encodes).
-        hidden_size / layers / heads: model size (defaults: about 0.2 M parameters).
+        hidden_size / layers / heads: model size (defaults: about 0.15 M parameters with a 1024-token vocabulary).
         max_positions: longest sequence the model accepts (tokens).
         seed: weight initialisation seed.
 

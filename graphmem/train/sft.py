@@ -122,6 +122,9 @@ def run_sft(steps: Sequence[WriterStep], model_name: str, out_dir: str | Path, c
     )
     trainer = SFTTrainer(model=model, args=args, train_dataset=Dataset.from_list(rows), processing_class=tokenizer,
                          peft_config=peft_config, callbacks=[_Losses()])
+    from transformers.trainer_callback import PrinterCallback
+
+    trainer.remove_callback(PrinterCallback)  # losses go to sft.json and the summary, not raw dicts
     started = time.perf_counter()
     trainer.train()
     wall = time.perf_counter() - started
