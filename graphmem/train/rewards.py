@@ -34,6 +34,9 @@ Where the paper leaves a choice open, the choice made here (each also stated on 
 - Action keys: owner and source are resolved through the roster (so ``"mom"`` and ``"Mom"`` are
   one person), content is :func:`graphmem.memory.normalise_content`.
 
+Size (over 500 lines on purpose): every reward term of the paper lives here next to its
+equation, so the table above maps one-to-one onto this file.
+
 Source: SpeakerMem-R1 §4 (eq. 7-9) and App. E (eq. 13-27).
 """
 

@@ -18,7 +18,7 @@ from graphmem.writer import ReplayWriter
 from loaders import load_conversations
 
 pytestmark = pytest.mark.neo4j
-NETS = Path(__file__).resolve().parents[1] / "examples" / "train"
+NETS = Path(__file__).resolve().parents[2] / "examples" / "train"
 
 
 def _collect(store, embedder, group_id, name, tmp_path):

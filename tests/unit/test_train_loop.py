@@ -26,7 +26,7 @@ from graphmem.train.models import build_tiny_model, generate, load_policy  # noq
 from graphmem.train.sft import SftConfig, run_sft  # noqa: E402
 from graphmem.train.trajectories import networks, read_steps  # noqa: E402
 
-TEACHER = Path(__file__).resolve().parents[1] / "examples" / "train" / "teacher.jsonl"
+TEACHER = Path(__file__).resolve().parents[2] / "examples" / "train" / "teacher.jsonl"
 
 
 @pytest.fixture(scope="module")
