@@ -43,6 +43,7 @@ def score_trajectory(steps: Sequence[WriterStep], writer: WriterFn) -> list[dict
     rows = []
     for t, step in enumerate(steps):
         segment = step.segment()
+        state.segments_done = step.index - 1  # a blank segment derive skipped used up its index
         prompt, _budget = state.prompt_for(segment)
         text, finish = writer(prompt)
         outcome = state.apply(segment, text)

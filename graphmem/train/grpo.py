@@ -150,6 +150,8 @@ def rollout_network(
     T = len(steps)
     for t, step in enumerate(steps):
         segment = step.segment()
+        for state in states:  # a blank segment derive skipped still used up its index
+            state.segments_done = step.index - 1
         # trajectories whose states (hence prompts) are equal share one batched generation
         buckets: dict[str, list[int]] = {}
         prompts = {}

@@ -148,7 +148,9 @@ def collect_group(
 
     Returns:
         One :class:`WriterStep` per written segment, in order (positions start at 0 for the
-        first segment this run wrote).
+        first segment this run wrote). A segment whose messages are all blank gets no Writer
+        call from ``derive`` and so no step; it still uses up its segment index, which the
+        next step's ``index`` shows.
 
     Raises:
         NotFoundError, LLMError, StoreUnavailableError: as :func:`graphmem.writer.derive_group`.
@@ -184,6 +186,9 @@ def collect_group(
 
     def on_segment(segment: WriterSegment, report: Any, _summary: Any) -> None:
         nonlocal pre
+        if segment.blank:  # derive made no Writer call (nothing to read): no writing position
+            answers.clear()
+            return
         post = memory.current_heads(store, group_id)
         every = memory.list_records(store, group_id, heads_only=False)
         raw = answers[-1] if answers else []
