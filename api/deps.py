@@ -7,7 +7,6 @@ to open the driver again and answers 503 until it can.
 
 from __future__ import annotations
 
-import secrets
 import threading
 from typing import Annotated
 
@@ -17,6 +16,7 @@ from fastapi.security import APIKeyHeader
 from graphmem.config import Settings
 from graphmem.db import Store, open_driver
 from graphmem.embed import Embedder
+from graphmem.exposure import keys_match
 from graphmem.llm import ChatModel
 
 API_KEY_HEADER = "X-API-Key"
@@ -80,7 +80,7 @@ def require_api_key(
     expected = settings.api_key.get_secret_value()
     if not expected:
         return
-    if key is None or not secrets.compare_digest(key.encode(), expected.encode()):
+    if not keys_match(key, expected):
         raise HTTPException(
             status_code=status.HTTP_401_UNAUTHORIZED,
             detail=f"missing or wrong {API_KEY_HEADER} header",

@@ -6,6 +6,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from graphmem.cli.common import err
 from graphmem.config import get_settings
 
 
@@ -14,15 +15,27 @@ def serve_command(
     port: Annotated[Optional[int], typer.Option("--port", help="TCP port (default GRAPHMEM_API_PORT, 8000).")] = None,
     workers: Annotated[int, typer.Option("--workers", help="uvicorn worker processes.")] = 1,
     log_level: Annotated[str, typer.Option("--log-level")] = "info",
+    allow_no_key: Annotated[bool, typer.Option(
+        "--allow-no-key", help="Serve on a non-loopback address without GRAPHMEM_API_KEY (logged loudly).",
+    )] = False,
 ) -> None:
-    """Serve the HTTP API (FastAPI; OpenAPI docs at /docs) with uvicorn."""
+    """Serve the HTTP API (FastAPI; OpenAPI docs at /docs) with uvicorn.
+
+    On an address other than loopback an API key (GRAPHMEM_API_KEY) is required unless
+    ``--allow-no-key`` is given.
+    """
+    from graphmem.exposure import check_exposure, open_warning
+
+    settings = get_settings()
+    bind = host or settings.api_host
+    if check_exposure(bind, settings.api_key.get_secret_value(), allow_no_key=allow_no_key, what="graphmem serve"):
+        err.print(f"[bold red]WARNING:[/bold red] {open_warning(bind, 'graphmem serve')}", highlight=False)
     try:
         import uvicorn
     except ImportError as e:
         raise SystemExit("graphmem serve needs the api extra: pip install 'graphmem[api]'") from e
 
-    settings = get_settings()
     uvicorn.run(
-        "api.main:create_app", factory=True, host=host or settings.api_host,
+        "api.main:create_app", factory=True, host=bind,
         port=port or settings.api_port, workers=workers, log_level=log_level,
     )
