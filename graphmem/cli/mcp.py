@@ -1,0 +1,56 @@
+"""``graphmem mcp``: group memory as MCP tools for agents (stdio or streamable HTTP)."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import Annotated, Optional
+
+import typer
+
+from graphmem.cli.common import err
+from graphmem.config import get_settings
+
+
+def mcp_command(
+    transport: Annotated[str, typer.Option(
+        "--transport", "-t", help="stdio (the agent starts this command) or http (streamable HTTP at /mcp).",
+    )] = "stdio",
+    tools: Annotated[str, typer.Option(
+        "--tools", help="core (append, search, ask, roster, person memory, provenance, forget) or "
+                        "all (core + read_cypher + export_group).",
+    )] = "core",
+    host: Annotated[Optional[str], typer.Option("--host", help="HTTP interface (default GRAPHMEM_API_HOST, 127.0.0.1).")] = None,
+    port: Annotated[Optional[int], typer.Option("--port", help="HTTP port (default GRAPHMEM_API_PORT + 1).")] = None,
+    allow_no_key: Annotated[bool, typer.Option(
+        "--allow-no-key", help="Serve HTTP on a non-loopback address without GRAPHMEM_API_KEY (logged loudly).",
+    )] = False,
+    log_level: Annotated[str, typer.Option("--log-level")] = "warning",
+) -> None:
+    """Serve graphmem's tools over the Model Context Protocol (needs the ``mcp`` extra)."""
+    from graphmem.errors import InvalidInputError
+    from graphmem.exposure import check_exposure, open_warning
+
+    # stdout is the protocol channel on stdio: logs go to stderr only.
+    logging.basicConfig(stream=sys.stderr, level=log_level.upper())
+    if transport not in ("stdio", "http"):
+        raise InvalidInputError("transport must be 'stdio' or 'http'", field="transport")
+    settings = get_settings()
+    key = settings.api_key.get_secret_value()
+    bind = host or settings.api_host
+    if transport == "http":
+        if check_exposure(bind, key, allow_no_key=allow_no_key, what="graphmem mcp"):
+            err.print(f"[bold red]WARNING:[/bold red] {open_warning(bind, 'graphmem mcp')}", highlight=False)
+    try:
+        from graphmem.mcp_server import build_server, http_app
+    except ImportError as e:  # the optional extra is missing
+        raise InvalidInputError(f"graphmem mcp needs the MCP SDK: pip install 'graphmem[mcp]' ({e})") from e
+
+    server = build_server(settings, tools=tools)  # type: ignore[arg-type]
+    if transport == "stdio":
+        server.run("stdio")
+        return
+    import uvicorn
+
+    uvicorn.run(http_app(server, host=bind, api_key=key), host=bind,
+                port=port or settings.api_port + 1, log_level=log_level)

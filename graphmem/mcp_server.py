@@ -1,0 +1,550 @@
+"""graphmem as an MCP server: group memory as tools for agents (``graphmem mcp``).
+
+Built on the official MCP Python SDK (``mcp`` >= 2, :class:`mcp.server.mcpserver.MCPServer`;
+optional extra ``graphmem[mcp]``). Transports: stdio (the agent starts ``graphmem mcp`` as a
+subprocess) and streamable HTTP (``graphmem mcp --transport http``, endpoint ``/mcp``).
+
+Tool sets:
+
+- **core** (always): ``append_messages``, ``search_messages``, ``ask``, ``roster``,
+  ``person_memory``, ``record_provenance``, ``forget_person``.
+- **extended** (``--tools all``): ``read_cypher`` (read-only Cypher, refused unless the
+  planner classifies it as a read, run in a read transaction, time- and row-limited) and
+  ``export_group`` (every node and relationship of one group, vectors left out).
+
+Every tool carries MCP annotations: read-only tools say ``readOnlyHint``; ``forget_person``
+says ``destructiveHint``. Each tool calls the same library function the HTTP API calls, so
+both faces answer alike. graphmem errors come back as tool errors (``isError``) whose text
+starts with the error class (``NotFoundError: no group 'x'``).
+
+The server opens one Neo4j driver on first use and closes it when the session ends; the
+embedder is loaded on first use; the answer model comes from ``GRAPHMEM_LLM_*`` (without it
+``ask`` returns the composed evidence with message and record ids, and no answer).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from datetime import date, datetime, time, timedelta
+from typing import Any, Literal, TypeVar
+
+import neo4j
+from neo4j.exceptions import ClientError, Neo4jError
+from pydantic import BaseModel, Field
+
+from api.schemas import IngestPublic, MessageCreate
+from graphmem import __version__
+from graphmem.config import Settings, get_settings
+from graphmem.db import Store, open_driver
+from graphmem.errors import GraphMemError, InvalidInputError, NotFoundError
+from graphmem.query import AskResult, ForgetSummary, PersonMemory, RecordProvenance, RosterMember
+
+logger = logging.getLogger(__name__)
+
+ToolSet = Literal["core", "all"]
+T = TypeVar("T")
+
+#: Property names never returned by export or read_cypher (vectors: 384 floats each; the
+#: derived retrieval text duplicates ``text``).
+HIDDEN_PROPERTIES = frozenset({"embedding", "search_text"})
+
+CORE_TOOLS = (
+    "append_messages", "search_messages", "ask", "roster", "person_memory", "record_provenance",
+    "forget_person",
+)
+EXTENDED_TOOLS = ("read_cypher", "export_group")
+
+
+# ----------------------------------------------------------------------------- results
+class SearchHitPublic(BaseModel):
+    """One System 1 hit: the stored message and its fused score (RRF, > 0; 0 for a neighbour
+    added by expansion, which names its anchor in ``expanded_from``)."""
+
+    id: str
+    speaker: str
+    person_id: str = ""
+    session: str
+    turn: int
+    ts: str
+    channel: str = ""
+    text: str
+    score: float
+    expanded_from: str = ""
+
+
+class SearchPublic(BaseModel):
+    """``search_messages``: hits best first."""
+
+    group_id: str
+    query: str
+    hits: list[SearchHitPublic]
+
+
+class RosterPublic(BaseModel):
+    """``roster``: every person of the group with their message count."""
+
+    group_id: str
+    persons: list[RosterMember]
+
+
+class CypherResult(BaseModel):
+    """``read_cypher``: at most ``max_rows`` rows; ``truncated`` when the query had more.
+
+    Nodes come back as their property maps and vectors (``embedding``) are left out.
+    """
+
+    columns: list[str]
+    rows: list[dict[str, Any]]
+    truncated: bool
+
+
+class ExportNode(BaseModel):
+    """One node of an export: its labels, its ``id`` and its properties (vectors left out)."""
+
+    labels: list[str]
+    id: str
+    properties: dict[str, Any]
+
+
+class ExportRelationship(BaseModel):
+    """One relationship of an export, between two nodes of the group (by label and id)."""
+
+    type: str
+    start_label: str
+    start_id: str
+    end_label: str
+    end_id: str
+
+
+class GroupExport(BaseModel):
+    """``export_group``: every node of one group and every relationship among them."""
+
+    group_id: str
+    nodes: list[ExportNode]
+    relationships: list[ExportRelationship] = Field(default_factory=list)
+
+
+# ----------------------------------------------------------------------------- library calls
+_LABEL_ORDER = ("Group", "Person", "Session", "Message", "Core", "Profile", "Interaction", "Insight",
+                "Segment", "Derived")
+
+
+def _main_label(labels: list[str]) -> str:
+    """The most specific known label of a node (``Core`` before ``Derived``)."""
+    for label in _LABEL_ORDER:
+        if label in labels:
+            return label
+    return labels[0] if labels else ""
+
+
+def _plain(value: Any) -> Any:
+    """A JSON-ready copy of a value read from Neo4j (temporal values as ISO-8601 text, nodes
+    and relationships as property maps, vectors dropped)."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items() if k not in HIDDEN_PROPERTIES}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, (neo4j.graph.Node, neo4j.graph.Relationship)):
+        return _plain(dict(value))
+    if isinstance(value, neo4j.graph.Path):
+        return [_plain(dict(n)) for n in value.nodes]
+    if hasattr(value, "iso_format"):
+        return value.iso_format()
+    if isinstance(value, (datetime, date, time)):
+        return value.isoformat()
+    if isinstance(value, timedelta):
+        return value.total_seconds()
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    return str(value)
+
+
+def export_group(store: Store, group_id: str) -> GroupExport:
+    """Every node of one group (Group, Person, Session, Message, derived records, Writer
+    segments) with its properties, and every relationship among them.
+
+    Vectors and the retrieval text (``embedding``, ``search_text``) are left out; everything
+    else is as stored (message text byte-exact, times as stored).
+
+    Raises:
+        NotFoundError: no such group.
+    """
+    nodes = store.read("groups/export_nodes", group_id=group_id)
+    if not nodes:
+        raise NotFoundError(f"no group {group_id!r}")
+    rels = store.read("groups/export_relationships", group_id=group_id)
+    return GroupExport(
+        group_id=group_id,
+        nodes=[ExportNode(labels=sorted(r["labels"]), id=str(r["id"]), properties=_plain(r["props"]))
+               for r in nodes],
+        relationships=[
+            ExportRelationship(type=r["type"], start_label=_main_label(r["start_labels"]),
+                               start_id=str(r["start_id"]), end_label=_main_label(r["end_labels"]),
+                               end_id=str(r["end_id"]))
+            for r in rels
+        ],
+    )
+
+
+def read_cypher(
+    store: Store,
+    query: str,
+    params: dict[str, Any] | None = None,
+    *,
+    max_rows: int = 100,
+    timeout_s: float = 10.0,
+) -> CypherResult:
+    """Run one analyst's Cypher query, read-only, with a row and a time limit.
+
+    Three guards: the query planner must classify the query as read-only (``EXPLAIN`` query
+    type ``r``: no CREATE/MERGE/SET/DELETE, no writing or schema procedure); ``LOAD CSV`` is
+    refused (it reads server files); and it runs in a read transaction, which the server
+    itself refuses to let write. The transaction is cut off after ``timeout_s`` seconds.
+
+    Args:
+        store: open store.
+        query: one Cypher statement; values belong in ``params`` (``$name``).
+        params: query parameters.
+        max_rows: rows returned at most (1-10,000); more sets ``truncated``.
+        timeout_s: transaction time limit in seconds (> 0).
+
+    Returns:
+        The column names and at most ``max_rows`` rows, JSON-ready.
+
+    Raises:
+        InvalidInputError: not a read query, a syntax error, past the time limit, or limits
+            out of range (field ``query``, ``max_rows`` or ``timeout_s``).
+    """
+    if not 1 <= max_rows <= 10_000:
+        raise InvalidInputError("max_rows must be 1 to 10000", field="max_rows")
+    if not timeout_s > 0:
+        raise InvalidInputError("timeout_s must be > 0", field="timeout_s")
+    text = query.strip().rstrip(";")
+    if not text:
+        raise InvalidInputError("empty query", field="query")
+    if "load csv" in " ".join(text.lower().split()):
+        raise InvalidInputError("LOAD CSV is not allowed in read_cypher", field="query")
+    params = dict(params or {})
+    try:
+        with store.driver.session(database=store.database, default_access_mode=neo4j.READ_ACCESS) as session:
+            kind = session.run(f"EXPLAIN {text}", params).consume().query_type
+            if kind != "r":
+                raise InvalidInputError(
+                    f"read_cypher runs read-only queries; the planner classifies this one as "
+                    f"{_QUERY_TYPES.get(kind, kind)!r}", field="query",
+                )
+
+            @neo4j.unit_of_work(timeout=timeout_s)
+            def work(tx: neo4j.ManagedTransaction) -> CypherResult:
+                result = tx.run(text, params)
+                columns = list(result.keys())
+                rows: list[dict[str, Any]] = []
+                truncated = False
+                for record in result:
+                    if len(rows) == max_rows:
+                        truncated = True
+                        break
+                    rows.append(_plain(dict(record.items())))
+                return CypherResult(columns=columns, rows=rows, truncated=truncated)
+
+            return session.execute_read(work)
+    except ClientError as e:
+        code = e.code or ""
+        if "TransactionTimedOut" in code or "Transaction.Terminated" in code:
+            raise InvalidInputError(f"query ran past the time limit of {timeout_s:g} s", field="query") from e
+        raise InvalidInputError(f"query refused by Neo4j: {e.message}", field="query") from e
+    except Neo4jError as e:
+        if "TimedOut" in (e.code or ""):
+            raise InvalidInputError(f"query ran past the time limit of {timeout_s:g} s", field="query") from e
+        raise
+
+
+_QUERY_TYPES = {"r": "read", "rw": "read-write", "w": "write", "s": "schema"}
+
+
+# ----------------------------------------------------------------------------- the server
+class _Backend:
+    """What the tools share: settings, the driver (opened on first use), the embedder and the
+    answer model (built on first use). No I/O in the constructor."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._lock = threading.Lock()
+        self._driver: neo4j.Driver | None = None
+        self._embedder: Any = None
+        self._answer_model: Any = None
+        self._answer_model_built = False
+
+    def store(self) -> Store:
+        with self._lock:
+            if self._driver is None:
+                self._driver = open_driver(self.settings)
+            return Store(self._driver, self.settings.neo4j_database)
+
+    def embedder(self) -> Any:
+        from graphmem.embed import get_embedder
+
+        with self._lock:
+            if self._embedder is None:
+                self._embedder = get_embedder(self.settings.embed_model)
+            return self._embedder
+
+    def answer_model(self) -> Any:
+        from graphmem.llm import answer_model
+
+        with self._lock:
+            if not self._answer_model_built:
+                self._answer_model = answer_model(self.settings)
+                self._answer_model_built = True
+            return self._answer_model
+
+    def close(self) -> None:
+        with self._lock:
+            if self._answer_model is not None:
+                self._answer_model.close()
+            if self._driver is not None:
+                self._driver.close()
+            self._driver = None
+            self._answer_model = None
+            self._answer_model_built = False
+
+
+def _tool_errors(fn: Callable[[], T]) -> T:
+    """Run ``fn``; a graphmem error becomes an MCP tool error naming its class."""
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    try:
+        return fn()
+    except GraphMemError as e:
+        raise ToolError(f"{type(e).__name__}: {e}") from e
+
+
+def build_server(settings: Settings | None = None, *, tools: ToolSet = "core") -> Any:
+    """Build the MCP server (an :class:`mcp.server.mcpserver.MCPServer`).
+
+    Args:
+        settings: configuration (default: :func:`graphmem.config.get_settings`).
+        tools: ``"core"`` (seven tools) or ``"all"`` (core plus ``read_cypher`` and
+            ``export_group``).
+
+    Raises:
+        ImportError: the ``mcp`` package is not installed (``pip install 'graphmem[mcp]'``).
+        InvalidInputError: unknown ``tools`` value (field ``tools``).
+    """
+    from mcp.server.mcpserver import MCPServer
+    from mcp.types import ToolAnnotations
+
+    if tools not in ("core", "all"):
+        raise InvalidInputError("tools must be 'core' or 'all'", field="tools")
+    s = settings or get_settings()
+    backend = _Backend(s)
+
+    @asynccontextmanager
+    async def lifespan(_server: Any) -> AsyncIterator[None]:
+        logging.getLogger("neo4j.notifications").setLevel(logging.ERROR)
+        try:
+            yield
+        finally:
+            backend.close()
+
+    server = MCPServer(
+        name="graphmem",
+        title="graphmem group-chat memory",
+        version=__version__,
+        instructions=(
+            "Speaker-centred memory of group chats (SpeakerMem-R1) on Neo4j. Every tool is scoped "
+            "by group_id. Append new chat messages with append_messages; answer questions with "
+            "ask (evidence carries message_ids and record_ids you can cite); look a person up "
+            "with roster and person_memory; trace a derived record to its messages with "
+            "record_provenance. forget_person erases a person's data for good."
+        ),
+        lifespan=lifespan,
+    )
+
+    def annotations(title: str, *, read_only: bool, destructive: bool = False,
+                    idempotent: bool = True) -> ToolAnnotations:
+        return ToolAnnotations(title=title, read_only_hint=read_only, destructive_hint=destructive,
+                               idempotent_hint=idempotent, open_world_hint=False)
+
+    # --- core ----------------------------------------------------------------------------
+    @server.tool(annotations=annotations("Append chat messages", read_only=False))
+    def append_messages(group_id: str, messages: list[MessageCreate], name: str = "") -> IngestPublic:
+        """Append messages, in conversation order, to a group's verbatim memory (System 1).
+
+        The group and its persons are created when needed. Idempotent by message id: sending
+        a message id that is stored already writes nothing. Each message needs id, speaker,
+        text and ts (ISO-8601); session defaults to "main"; speaker_id, channel and reply_to
+        are optional. A bad message is refused with the message and field named, and nothing
+        of the call is written. Derived memory (System 2) is built later by the Writer.
+        """
+        from graphmem.groups import append_messages as append
+
+        def run() -> IngestPublic:
+            summary = append(backend.store(), backend.embedder(), group_id,
+                             [m.model_dump() for m in messages], name=name,
+                             batch_size=s.write_batch_size)
+            return IngestPublic(
+                group_id=group_id, messages_written=summary.messages_written,
+                messages_skipped=summary.messages_skipped, persons_created=summary.persons_created,
+                sessions_created=summary.sessions_created, group_created=bool(summary.groups_created),
+            )
+
+        return _tool_errors(run)
+
+    @server.tool(annotations=annotations("Search chat messages", read_only=True))
+    def search_messages(group_id: str, query: str, k: int = 10, expand: int = 0) -> SearchPublic:
+        """Hybrid search (fulltext + vector, reciprocal-rank fusion) over one group's messages.
+
+        Returns up to k messages best first (k 1-100), each with id, speaker, session, turn,
+        time and text; expand (0-5) adds that many neighbouring turns around each hit.
+        """
+        from graphmem.search import search_messages as search
+
+        def run() -> SearchPublic:
+            if not 1 <= k <= 100:
+                raise InvalidInputError("k must be 1 to 100", field="k")
+            hits = search(backend.store(), backend.embedder(), group_id, query, k=k,
+                          pool_n=max(s.s1_recall_n, k), expand=expand, rrf_k=s.rrf_k)
+            return SearchPublic(group_id=group_id, query=query, hits=[
+                SearchHitPublic(**{f: getattr(h, f) for f in SearchHitPublic.model_fields}) for h in hits
+            ])
+
+        return _tool_errors(run)
+
+    @server.tool(annotations=annotations("Ask about the group", read_only=True))
+    def ask(
+        group_id: str,
+        question: str,
+        as_of: str | None = None,
+        tense: Literal["head", "full"] | None = None,
+        evidence_only: bool = False,
+    ) -> AskResult:
+        """Answer a question from the group's memory: verbatim messages and per-person records.
+
+        The result has the answer (null when no answer model is configured or evidence_only
+        is true), the composed evidence text, and message_ids / record_ids of everything
+        behind it. as_of (ISO-8601) answers from the state at that time; tense forces "head"
+        (current state) or "full" (how it changed).
+        """
+        from graphmem.query import ask as run_ask
+
+        def run() -> AskResult:
+            model = None if evidence_only else backend.answer_model()
+            return run_ask(backend.store(), backend.embedder(), group_id, question, model=model,
+                           settings=s, as_of=as_of, tense=tense)
+
+        return _tool_errors(run)
+
+    @server.tool(annotations=annotations("List the group's people", read_only=True))
+    def roster(group_id: str) -> RosterPublic:
+        """Every person of the group: id (speaker_id, else display name), latest name, every
+        alias and the number of messages they sent."""
+        from graphmem.query import read_roster
+        from graphmem.groups import get_group
+
+        def run() -> RosterPublic:
+            store = backend.store()
+            get_group(store, group_id)
+            return RosterPublic(group_id=group_id, persons=read_roster(store, group_id))
+
+        return _tool_errors(run)
+
+    @server.tool(annotations=annotations("Read one person's memory", read_only=True))
+    def person_memory(
+        group_id: str, person_id: str, mode: Literal["head", "full"] = "head", as_of: str | None = None
+    ) -> PersonMemory:
+        """One person's derived memory: the records they own (one chain per entry, oldest
+        first; "head" shows the current state, "full" every state) and what they said about
+        others. as_of (ISO-8601) shows the state that held at that time."""
+        from graphmem.query import person_memory as read
+
+        return _tool_errors(lambda: read(backend.store(), group_id, person_id, mode=mode, as_of=as_of))
+
+    @server.tool(annotations=annotations("Trace a record to its messages", read_only=True))
+    def record_provenance(group_id: str, record_id: str) -> RecordProvenance:
+        """A derived record, the verbatim messages it was written from (conversation order)
+        and every state of its update chain (oldest first)."""
+        from graphmem.query import provenance
+
+        return _tool_errors(lambda: provenance(backend.store(), group_id, record_id))
+
+    @server.tool(annotations=annotations("Erase a person", read_only=False, destructive=True))
+    def forget_person(group_id: str, person_id: str) -> ForgetSummary:
+        """Erase one person from a group for good: the messages they sent, every derived record
+        they own or are the source of (all versions), and their roster entry, with their
+        vectors and index entries. Other people's messages stay. Cannot be undone; a second
+        call erases nothing."""
+        from graphmem.query import forget_person as forget
+        from graphmem.groups import get_group
+
+        def run() -> ForgetSummary:
+            store = backend.store()
+            get_group(store, group_id)
+            return forget(store, group_id, person_id)
+
+        return _tool_errors(run)
+
+    if tools == "core":
+        return server
+
+    # --- extended --------------------------------------------------------------------------
+    @server.tool(name="read_cypher", annotations=annotations("Read-only Cypher", read_only=True))
+    def read_cypher_tool(
+        query: str, params: dict[str, Any] | None = None, max_rows: int = 100, timeout_s: float = 10.0
+    ) -> CypherResult:
+        """Run one read-only Cypher query against the memory graph (writes are refused).
+
+        Scope every query by group_id (e.g. MATCH (m:Message {group_id: $group}) ...) and put
+        values in params. Labels: Group, Person, Session, Message, Derived (with Core, Profile,
+        Interaction, Insight); relationships SOURCE, OWNER, FROM, SUPERSEDED_BY, NEXT,
+        REPLY_TO, IN_SESSION, MEMBER_OF. At most max_rows rows (<= 10000) and timeout_s seconds.
+        """
+        return _tool_errors(lambda: read_cypher(backend.store(), query, params, max_rows=max_rows,
+                                                timeout_s=min(timeout_s, 60.0)))
+
+
+    @server.tool(name="export_group", annotations=annotations("Export a group", read_only=True))
+    def export_group_tool(group_id: str) -> GroupExport:
+        """Every node of one group (people, sessions, messages, derived records) with its
+        properties, and every relationship among them; vectors are left out."""
+        return _tool_errors(lambda: export_group(backend.store(), group_id))
+
+    return server
+
+
+# ----------------------------------------------------------------------------- HTTP
+class _RequireKey:
+    """ASGI wrapper: every HTTP request must carry the key as ``X-API-Key`` or
+    ``Authorization: Bearer``; compared in constant time; 401 otherwise."""
+
+    def __init__(self, app: Any, key: str) -> None:
+        self.app = app
+        self.key = key
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        from graphmem.exposure import keys_match
+
+        if scope["type"] == "http":
+            headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+            given = headers.get("x-api-key")
+            auth = headers.get("authorization", "")
+            if given is None and auth.lower().startswith("bearer "):
+                given = auth[7:].strip()
+            if not keys_match(given, self.key):
+                body = b'{"detail": "missing or wrong X-API-Key header"}'
+                await send({"type": "http.response.start", "status": 401, "headers": [
+                    (b"content-type", b"application/json"), (b"www-authenticate", b"APIKey"),
+                    (b"content-length", str(len(body)).encode())]})
+                await send({"type": "http.response.body", "body": body})
+                return
+        await self.app(scope, receive, send)
+
+
+def http_app(server: Any, *, host: str, api_key: str, max_request_bytes: int = 4 * 1024 * 1024) -> Any:
+    """The streamable-HTTP ASGI app of ``server`` at ``/mcp``, behind the API key when one is
+    set. Request bodies above ``max_request_bytes`` are refused by the SDK (413)."""
+    app = server.streamable_http_app(host=host, max_request_body_size=max_request_bytes)
+    return _RequireKey(app, api_key) if api_key else app
