@@ -1,0 +1,325 @@
+"""Typed Python client of the graphmem HTTP API (``graphmem serve``): sync and async.
+
+    from graphmem.client import GraphMemClient
+
+    with GraphMemClient("http://127.0.0.1:8000", api_key="...") as gm:
+        gm.append_messages("trip", [{"id": "m1", "speaker": "Ben", "text": "...", "ts": "..."}])
+        result = gm.ask("trip", "Which trail did we pick?")
+        print(result.answer, result.message_ids)
+
+:class:`AsyncGraphMemClient` has the same methods as coroutines. Requests and responses are
+the API's own pydantic models (:mod:`api.schemas`, :mod:`graphmem.query`), so a response that
+does not match them fails loudly (``pydantic.ValidationError``) instead of drifting silently.
+
+Errors: the API's error body ``{"error": "<ClassName>", "detail", "field"?}`` is raised again
+as the same graphmem error class (``NotFoundError``, ``InvalidInputError`` with its ``field``,
+``ConflictError``, ``StoreUnavailableError``, ``LLMError``); a missing or wrong key raises
+:class:`AuthenticationError`; anything else, and an unreachable server, :class:`APIError`.
+Transport: httpx, with connection-level retries (a refused connection is tried again; a
+request that reached the server is not resent).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, Literal, TypeVar
+from urllib.parse import quote
+
+import httpx
+from pydantic import TypeAdapter, ValidationError
+
+from api.schemas import AskCreate, DerivePublic, HealthPublic, IngestPublic, MessageCreate, MessagesCreate
+from graphmem import errors
+from graphmem.query import AskResult, ForgetSummary, PersonMemory, RecordProvenance, RosterMember
+
+__all__ = ["APIError", "AsyncGraphMemClient", "AuthenticationError", "GraphMemClient"]
+
+M = TypeVar("M")
+API_KEY_HEADER = "X-API-Key"
+_ERRORS_BY_NAME: dict[str, type[errors.GraphMemError]] = {
+    cls.__name__: cls
+    for cls in (errors.NotFoundError, errors.ConflictError, errors.InvalidInputError,
+                errors.StoreUnavailableError, errors.LLMError)
+}
+
+
+class APIError(errors.GraphMemError):
+    """The API answered with an unexpected status, or could not be reached.
+
+    Attributes:
+        status: the HTTP status, or 0 when no answer came.
+        body: the decoded body (JSON value or text), or None.
+    """
+
+    def __init__(self, message: str, *, status: int = 0, body: Any = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.body = body
+
+
+class AuthenticationError(APIError):
+    """401: the API requires ``X-API-Key`` and the key is missing or wrong."""
+
+
+@dataclass(frozen=True)
+class _Call(Generic[M]):
+    """One API call: what to send and what model the answer is."""
+
+    method: str
+    path: str
+    answer: Any  # a TypeAdapter target: a model class or list[Model]
+    json: Any = None
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+def _seg(value: str) -> str:
+    """One path segment (ids may hold '/', spaces, anything)."""
+    if not value:
+        raise errors.InvalidInputError("ids must not be empty", field="id")
+    return quote(value, safe="")
+
+
+def _messages(messages: Sequence[MessageCreate | Mapping[str, Any]], name: str) -> dict[str, Any]:
+    """The request body, checked before anything is sent.
+
+    Raises:
+        InvalidInputError: a message is wrong (record = its id or index, field = the field).
+    """
+    checked = []
+    for i, m in enumerate(messages):
+        if isinstance(m, MessageCreate):
+            checked.append(m)
+            continue
+        try:
+            checked.append(MessageCreate.model_validate(dict(m)))
+        except ValidationError as e:
+            first = e.errors()[0]
+            raise errors.InvalidInputError(
+                first["msg"], record=str(dict(m).get("id") or f"message {i}"),
+                field=".".join(str(p) for p in first["loc"]),
+            ) from e
+    if not checked:
+        raise errors.InvalidInputError("no messages to append", field="messages")
+    return MessagesCreate(name=name, messages=checked).model_dump()
+
+
+class _Calls:
+    """The API's routes as :class:`_Call` values (shared by the sync and async clients)."""
+
+    @staticmethod
+    def health() -> _Call[HealthPublic]:
+        return _Call("GET", "/health", HealthPublic)
+
+    @staticmethod
+    def append_messages(group_id: str, messages: Sequence[MessageCreate | Mapping[str, Any]],
+                        name: str = "") -> _Call[IngestPublic]:
+        return _Call("POST", f"/groups/{_seg(group_id)}/messages", IngestPublic, json=_messages(messages, name))
+
+    @staticmethod
+    def derive(group_id: str, max_segments: int | None = None) -> _Call[DerivePublic]:
+        params = {} if max_segments is None else {"max_segments": max_segments}
+        return _Call("POST", f"/groups/{_seg(group_id)}/derive", DerivePublic, params=params)
+
+    @staticmethod
+    def ask(group_id: str, question: str, **options: Any) -> _Call[AskResult]:
+        body = AskCreate(question=question, **options).model_dump(exclude_none=True)
+        return _Call("POST", f"/groups/{_seg(group_id)}/ask", AskResult, json=body)
+
+    @staticmethod
+    def roster(group_id: str) -> _Call[list[RosterMember]]:
+        return _Call("GET", f"/groups/{_seg(group_id)}/roster", list[RosterMember])
+
+    @staticmethod
+    def person_memory(group_id: str, person_id: str, mode: Literal["head", "full"] = "head",
+                      as_of: str | None = None) -> _Call[PersonMemory]:
+        params: dict[str, Any] = {"mode": mode}
+        if as_of:
+            params["as_of"] = as_of
+        return _Call("GET", f"/groups/{_seg(group_id)}/persons/{_seg(person_id)}/memory", PersonMemory,
+                     params=params)
+
+    @staticmethod
+    def provenance(group_id: str, record_id: str) -> _Call[RecordProvenance]:
+        return _Call("GET", f"/groups/{_seg(group_id)}/records/{_seg(record_id)}/provenance", RecordProvenance)
+
+    @staticmethod
+    def forget_person(group_id: str, person_id: str) -> _Call[ForgetSummary]:
+        return _Call("DELETE", f"/groups/{_seg(group_id)}/persons/{_seg(person_id)}", ForgetSummary)
+
+
+def _decode(call: _Call[M], response: httpx.Response) -> M:
+    """The typed answer of a 2xx response, or the matching graphmem error."""
+    if response.is_success:
+        return TypeAdapter(call.answer).validate_python(response.json())
+    try:
+        body: Any = response.json()
+    except ValueError:
+        body = response.text
+    detail = body.get("detail") if isinstance(body, dict) else None
+    message = detail if isinstance(detail, str) else f"{call.method} {call.path}: HTTP {response.status_code} {body!r}"
+    if response.status_code == 401:
+        raise AuthenticationError(message, status=401, body=body)
+    cls = _ERRORS_BY_NAME.get(body.get("error", "")) if isinstance(body, dict) else None
+    if cls is errors.InvalidInputError:
+        raise errors.InvalidInputError(message, field=str(body.get("field") or ""))
+    if cls is not None:
+        raise cls(message)
+    if response.status_code == 422:  # request validation by FastAPI: detail is a list
+        raise errors.InvalidInputError(f"{call.method} {call.path}: {body!r}")
+    raise APIError(message, status=response.status_code, body=body)
+
+
+def _headers(api_key: str | None) -> dict[str, str]:
+    return {API_KEY_HEADER: api_key} if api_key else {}
+
+
+class GraphMemClient:
+    """Blocking client of one graphmem API.
+
+    Args:
+        base_url: the API's root, e.g. ``http://127.0.0.1:8000``.
+        api_key: the key when the API requires one (sent as ``X-API-Key``).
+        timeout_s: seconds per request (ask and derive may call models: allow for that).
+        retries: connection attempts retried when the server cannot be reached.
+        http: an ``httpx.Client`` to use instead (the caller then owns and closes it).
+    """
+
+    def __init__(self, base_url: str, api_key: str | None = None, *, timeout_s: float = 300.0,
+                 retries: int = 2, http: httpx.Client | None = None) -> None:
+        self._owned = http is None
+        self._http = http or httpx.Client(
+            base_url=base_url, headers=_headers(api_key), timeout=timeout_s,
+            transport=httpx.HTTPTransport(retries=retries),
+        )
+
+    def __enter__(self) -> GraphMemClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the connection pool (only when this client opened it)."""
+        if self._owned:
+            self._http.close()
+
+    def _send(self, call: _Call[M]) -> M:
+        try:
+            response = self._http.request(call.method, call.path, json=call.json, params=call.params)
+        except httpx.TransportError as e:
+            raise APIError(f"cannot reach graphmem API: {e}") from e
+        return _decode(call, response)
+
+    def health(self) -> HealthPublic:
+        """``GET /health``. Raises APIError (503) when Neo4j does not answer."""
+        return self._send(_Calls.health())
+
+    def append_messages(self, group_id: str, messages: Sequence[MessageCreate | Mapping[str, Any]],
+                        name: str = "") -> IngestPublic:
+        """Append messages in conversation order (idempotent by message id).
+
+        Raises:
+            InvalidInputError: a message is wrong (named with its field); nothing is written.
+        """
+        return self._send(_Calls.append_messages(group_id, messages, name))
+
+    def derive(self, group_id: str, max_segments: int | None = None) -> DerivePublic:
+        """Run the Writer synchronously over at most ``max_segments`` pending segments.
+
+        Raises:
+            NotFoundError, ConflictError (another run on the group), LLMError (no Writer).
+        """
+        return self._send(_Calls.derive(group_id, max_segments))
+
+    def ask(self, group_id: str, question: str, *, ask: bool | None = None, s1_k: int | None = None,
+            s2_k: int | None = None, source_k: int | None = None, as_of: str | None = None,
+            tense: Literal["head", "full"] | None = None) -> AskResult:
+        """Ask a question; the result has ``answer`` (None without an answer model), the
+        ``evidence`` and every ``message_ids`` / ``record_ids`` behind it.
+
+        Raises:
+            NotFoundError: unknown group. InvalidInputError: bad question, budget or as_of.
+        """
+        return self._send(_Calls.ask(group_id, question, ask=ask, s1_k=s1_k, s2_k=s2_k,
+                                     source_k=source_k, as_of=as_of, tense=tense))
+
+    def roster(self, group_id: str) -> list[RosterMember]:
+        """Every person of the group. Raises NotFoundError for an unknown group."""
+        return self._send(_Calls.roster(group_id))
+
+    def person_memory(self, group_id: str, person_id: str, mode: Literal["head", "full"] = "head",
+                      as_of: str | None = None) -> PersonMemory:
+        """One person's derived memory (head, full chains, or the state at ``as_of``)."""
+        return self._send(_Calls.person_memory(group_id, person_id, mode, as_of))
+
+    def provenance(self, group_id: str, record_id: str) -> RecordProvenance:
+        """A record's FROM messages and update chain. Raises NotFoundError."""
+        return self._send(_Calls.provenance(group_id, record_id))
+
+    def forget_person(self, group_id: str, person_id: str) -> ForgetSummary:
+        """Erase one person's data from the group (a second call erases nothing)."""
+        return self._send(_Calls.forget_person(group_id, person_id))
+
+
+class AsyncGraphMemClient:
+    """Asynchronous client: the methods of :class:`GraphMemClient` as coroutines.
+
+    Args: as :class:`GraphMemClient` (``http`` is an ``httpx.AsyncClient``).
+    """
+
+    def __init__(self, base_url: str, api_key: str | None = None, *, timeout_s: float = 300.0,
+                 retries: int = 2, http: httpx.AsyncClient | None = None) -> None:
+        self._owned = http is None
+        self._http = http or httpx.AsyncClient(
+            base_url=base_url, headers=_headers(api_key), timeout=timeout_s,
+            transport=httpx.AsyncHTTPTransport(retries=retries),
+        )
+
+    async def __aenter__(self) -> AsyncGraphMemClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the connection pool (only when this client opened it)."""
+        if self._owned:
+            await self._http.aclose()
+
+    async def _send(self, call: _Call[M]) -> M:
+        try:
+            response = await self._http.request(call.method, call.path, json=call.json, params=call.params)
+        except httpx.TransportError as e:
+            raise APIError(f"cannot reach graphmem API: {e}") from e
+        return _decode(call, response)
+
+    async def health(self) -> HealthPublic:
+        return await self._send(_Calls.health())
+
+    async def append_messages(self, group_id: str, messages: Sequence[MessageCreate | Mapping[str, Any]],
+                              name: str = "") -> IngestPublic:
+        return await self._send(_Calls.append_messages(group_id, messages, name))
+
+    async def derive(self, group_id: str, max_segments: int | None = None) -> DerivePublic:
+        return await self._send(_Calls.derive(group_id, max_segments))
+
+    async def ask(self, group_id: str, question: str, *, ask: bool | None = None, s1_k: int | None = None,
+                  s2_k: int | None = None, source_k: int | None = None, as_of: str | None = None,
+                  tense: Literal["head", "full"] | None = None) -> AskResult:
+        return await self._send(_Calls.ask(group_id, question, ask=ask, s1_k=s1_k, s2_k=s2_k,
+                                           source_k=source_k, as_of=as_of, tense=tense))
+
+    async def roster(self, group_id: str) -> list[RosterMember]:
+        return await self._send(_Calls.roster(group_id))
+
+    async def person_memory(self, group_id: str, person_id: str, mode: Literal["head", "full"] = "head",
+                            as_of: str | None = None) -> PersonMemory:
+        return await self._send(_Calls.person_memory(group_id, person_id, mode, as_of))
+
+    async def provenance(self, group_id: str, record_id: str) -> RecordProvenance:
+        return await self._send(_Calls.provenance(group_id, record_id))
+
+    async def forget_person(self, group_id: str, person_id: str) -> ForgetSummary:
+        return await self._send(_Calls.forget_person(group_id, person_id))
+
