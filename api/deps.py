@@ -8,10 +8,11 @@ to open the driver again and answers 503 until it can.
 from __future__ import annotations
 
 import threading
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import Depends, HTTPException, Request, Security, status
 from fastapi.security import APIKeyHeader
+from neo4j import Driver
 
 from graphmem.config import Settings
 from graphmem.db import Store, open_driver
@@ -39,11 +40,20 @@ def get_store(request: Request) -> Store:
         StoreUnavailableError: Neo4j cannot be reached (-> 503).
     """
     state = request.app.state
+    return Store(open_process_driver(state), state.settings.neo4j_database)
+
+
+def open_process_driver(state: Any) -> Driver:
+    """The app's driver, opened when it is not open yet (thread-safe).
+
+    Raises:
+        StoreUnavailableError: Neo4j cannot be reached.
+    """
     if state.driver is None:
         with _driver_lock:
             if state.driver is None:
                 state.driver = open_driver(state.settings)
-    return Store(state.driver, state.settings.neo4j_database)
+    return state.driver
 
 
 StoreDep = Annotated[Store, Depends(get_store)]

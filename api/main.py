@@ -21,12 +21,13 @@ from fastapi.staticfiles import StaticFiles
 
 from api import errors
 from api.deps import require_api_key
-from api.routes import ask, graph, groups, health, persons, records
+from api.routes import ask, graph, groups, health, jobs, persons, records
 from graphmem import __version__
 from graphmem.config import Settings, get_settings
-from graphmem.db import open_driver, quiet_notifications
+from graphmem.db import Store, open_driver, quiet_notifications
 from graphmem.embed import get_embedder
 from graphmem.errors import StoreUnavailableError
+from graphmem.jobs import JobRunner
 from graphmem.llm import answer_model, writer_model
 
 logger = logging.getLogger(__name__)
@@ -50,6 +51,13 @@ def _install_offline_docs(app: FastAPI) -> None:
         )
 
 
+def _store(app: FastAPI) -> Store:
+    """The process-wide store for background threads (opens the driver when it is closed)."""
+    from api.deps import open_process_driver
+
+    return Store(open_process_driver(app.state), app.state.settings.neo4j_database)
+
+
 def create_app(settings: Settings | None = None) -> FastAPI:
     """Build the app.
 
@@ -70,9 +78,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.answer_model = answer_model(s)
         app.state.writer_model = writer_model(s)
         quiet_notifications()
+        app.state.jobs = None
+        if s.derive_jobs_enabled:
+            app.state.jobs = JobRunner(lambda: _store(app), lambda: app.state.writer_model,
+                                       lambda: app.state.embedder, s)
+            app.state.jobs.start()  # also resumes jobs a stopped server left open
         try:
             yield
         finally:
+            if app.state.jobs is not None:
+                app.state.jobs.shutdown()
             for m in (app.state.answer_model, app.state.writer_model):
                 if m is not None:
                     m.close()
@@ -92,6 +107,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(health.router)
     app.include_router(graph.page_router)  # the graph page and its static files: no data, no key
     secured = [Depends(require_api_key)]
-    for r in (groups.router, ask.router, persons.router, records.router, graph.router):
+    for r in (groups.router, ask.router, persons.router, records.router, jobs.router, graph.router):
         app.include_router(r, dependencies=secured)
     return app

@@ -118,3 +118,17 @@ class AskCreate(BaseModel):
     source_k: int | None = Field(default=None, ge=0, le=limits.MAX_SOURCE_K)
     as_of: str | None = None
     tense: Literal["head", "full"] | None = None
+
+
+class DeriveJobAccepted(BaseModel):
+    """``POST /groups/{group_id}/derive?background=true`` (202): the job that derives the group.
+
+    Attributes:
+        job_id: poll ``GET /jobs/{job_id}`` (``status_url``) for its progress.
+        created: False when a job of this group was already queued or running (one per group).
+    """
+
+    job_id: str
+    group_id: str
+    created: bool
+    status_url: str

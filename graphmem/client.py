@@ -29,8 +29,9 @@ from urllib.parse import quote
 import httpx
 from pydantic import TypeAdapter, ValidationError
 
-from api.schemas import AskCreate, DerivePublic, HealthPublic, IngestPublic, MessageCreate, MessagesCreate
+from api.schemas import AskCreate, DeriveJobAccepted, DerivePublic, HealthPublic, IngestPublic, MessageCreate, MessagesCreate
 from graphmem import errors
+from graphmem.jobs import DeriveJob
 from graphmem.query import AskResult, ForgetSummary, PersonMemory, RecordProvenance, RosterMember
 
 __all__ = ["APIError", "AsyncGraphMemClient", "AuthenticationError", "GraphMemClient"]
@@ -120,6 +121,14 @@ class _Calls:
     def derive(group_id: str, max_segments: int | None = None) -> _Call[DerivePublic]:
         params = {} if max_segments is None else {"max_segments": max_segments}
         return _Call("POST", f"/groups/{_seg(group_id)}/derive", DerivePublic, params=params)
+
+    @staticmethod
+    def derive_in_background(group_id: str) -> _Call[DeriveJobAccepted]:
+        return _Call("POST", f"/groups/{_seg(group_id)}/derive", DeriveJobAccepted, params={"background": "true"})
+
+    @staticmethod
+    def job(job_id: str) -> _Call[DeriveJob]:
+        return _Call("GET", f"/jobs/{_seg(job_id)}", DeriveJob)
 
     @staticmethod
     def ask(group_id: str, question: str, **options: Any) -> _Call[AskResult]:
@@ -232,6 +241,35 @@ class GraphMemClient:
         """
         return self._send(_Calls.derive(group_id, max_segments))
 
+    def derive_in_background(self, group_id: str) -> DeriveJobAccepted:
+        """Open (or find) the group's background derive job; poll :meth:`job` for progress.
+
+        Raises:
+            NotFoundError: unknown group.
+        """
+        return self._send(_Calls.derive_in_background(group_id))
+
+    def job(self, job_id: str) -> DeriveJob:
+        """A background job's state and progress (segments, tokens, rate-limit waits, error)."""
+        return self._send(_Calls.job(job_id))
+
+    def wait_job(self, job_id: str, *, timeout_s: float = 3600.0, poll_s: float = 1.0) -> DeriveJob:
+        """Poll until the job is ``done`` or ``failed`` and return it.
+
+        Raises:
+            APIError: still open after ``timeout_s`` seconds.
+        """
+        import time
+
+        deadline = time.monotonic() + timeout_s
+        while True:
+            job = self.job(job_id)
+            if job.state in ("done", "failed"):
+                return job
+            if time.monotonic() > deadline:
+                raise APIError(f"job {job_id} still {job.state} after {timeout_s:g} s")
+            time.sleep(poll_s)
+
     def ask(self, group_id: str, question: str, *, ask: bool | None = None, s1_k: int | None = None,
             s2_k: int | None = None, source_k: int | None = None, as_of: str | None = None,
             tense: Literal["head", "full"] | None = None) -> AskResult:
@@ -303,6 +341,12 @@ class AsyncGraphMemClient:
 
     async def derive(self, group_id: str, max_segments: int | None = None) -> DerivePublic:
         return await self._send(_Calls.derive(group_id, max_segments))
+
+    async def derive_in_background(self, group_id: str) -> DeriveJobAccepted:
+        return await self._send(_Calls.derive_in_background(group_id))
+
+    async def job(self, job_id: str) -> DeriveJob:
+        return await self._send(_Calls.job(job_id))
 
     async def ask(self, group_id: str, question: str, *, ask: bool | None = None, s1_k: int | None = None,
                   s2_k: int | None = None, source_k: int | None = None, as_of: str | None = None,

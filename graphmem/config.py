@@ -82,6 +82,13 @@ class Settings(BaseSettings):
     writer_on_parse_error: str = "fail"  # "fail" (stop, resumable) | "skip" (store the report, go on)
     writer_from_max: int = 5  # supporting messages (FROM links) per derived record, at most
 
+    # --- background derive jobs (POST /groups/{id}/derive?background=true; graphmem/jobs.py) --
+    derive_jobs_enabled: bool = True  # the API runs (and resumes) background derive jobs
+    derive_job_lease_s: float = 60.0  # a runner's hold on a job; renewed while it works
+    derive_job_backoff_s: float = 5.0  # first wait after a model rate limit (HTTP 429), doubling
+    derive_job_backoff_max_s: float = 300.0  # cap on one such wait
+    derive_job_max_rate_limits: int = 50  # waits in a row before the job fails
+
     # --- query pipeline (SpeakerMem-R1 §3.3, App. A, B.3) ------------------------------
     s1_expand_anchors: int = 2  # Expand: at most this many anchors chosen by Select
     s1_expand_window: int = 1  # Expand: neighbouring turns before and after each anchor

@@ -161,3 +161,15 @@ def test_example_app_runs_against_serve(served, make_group):
                          for line in cited)
     again = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env, cwd=ROOT)
     assert again.returncode == 0 and again.stdout.splitlines()[0] == "appended 0 messages (18 were there already)"
+
+
+def test_background_derive_through_the_client(served, group_id):
+    with GraphMemClient(served.url, api_key=KEY) as gm:
+        gm.append_messages(group_id, family_messages())
+        accepted = gm.derive_in_background(group_id)
+        assert accepted.group_id == group_id and accepted.created
+        job = gm.wait_job(accepted.job_id, timeout_s=300, poll_s=0.3)
+        assert job.state == "done" and job.segments_done == job.segments_total == 3
+        assert [r.content for r in gm.person_memory(group_id, "Ben").chains[0]] == ["still prefers the ridge"]
+        with pytest.raises(NotFoundError):
+            gm.job("no-such-job")

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query
+from fastapi import APIRouter, Path, Query, Request, Response
 
 from api.deps import EmbedderDep, SettingsDep, StoreDep, WriterModelDep
-from api.schemas import DerivePublic, IngestPublic, MessagesCreate
+from api.schemas import DeriveJobAccepted, DerivePublic, IngestPublic, MessagesCreate
+from graphmem.errors import StoreUnavailableError
+from graphmem.jobs import open_derive_job
 from graphmem.query import RosterMember, read_roster
 from graphmem.groups import append_messages, derive_step, get_group
 
@@ -36,9 +38,15 @@ def post_messages(
     )
 
 
-@router.post("/derive", response_model=DerivePublic, summary="Run the Writer (synchronous, resumable)")
+@router.post(
+    "/derive", response_model=DerivePublic | DeriveJobAccepted,
+    summary="Run the Writer (synchronous and resumable, or as a background job)",
+    responses={202: {"model": DeriveJobAccepted, "description": "background=true: the job was accepted"}},
+)
 def post_derive(
     group_id: GroupId,
+    request: Request,
+    response: Response,
     store: StoreDep,
     embedder: EmbedderDep,
     model: WriterModelDep,
@@ -46,15 +54,30 @@ def post_derive(
     max_segments: Annotated[
         int | None, Query(ge=1, description="Write at most this many segments, then return.")
     ] = None,
-) -> DerivePublic:
-    """Derive System 2 for the messages no segment covers yet, and return when done.
+    background: Annotated[
+        bool, Query(description="Return 202 with a job id at once; the Writer runs in the background.")
+    ] = False,
+) -> DerivePublic | DeriveJobAccepted:
+    """Derive System 2 for the messages no segment covers yet.
 
-    Synchronous and resumable: each segment is committed on its own, so a call that is cut off
-    loses at most the segment in progress. Use ``max_segments`` to bound one call and repeat
-    while ``done`` is false. 404: unknown group; 409: another run is deriving the same group;
-    503: no Writer endpoint is configured (GRAPHMEM_WRITER_* or GRAPHMEM_LLM_*) while messages
-    are pending, or it failed.
+    Synchronous (default) and resumable: each segment is committed on its own, so a call that
+    is cut off loses at most the segment in progress. Use ``max_segments`` to bound one call
+    and repeat while ``done`` is false. With ``background=true`` the call answers 202 with a
+    job id at once (``GET /jobs/{id}`` reports progress); one job per group: while one is open
+    the same job is returned (``created`` false). 404: unknown group; 409: another run is
+    deriving the same group; 503: no Writer endpoint is configured (GRAPHMEM_WRITER_* or
+    GRAPHMEM_LLM_*) while messages are pending, or it failed; 503 for background when this
+    server runs no jobs (GRAPHMEM_DERIVE_JOBS_ENABLED=false).
     """
+    if background:
+        runner = getattr(request.app.state, "jobs", None)
+        if runner is None:
+            raise StoreUnavailableError("this server runs no background jobs (GRAPHMEM_DERIVE_JOBS_ENABLED=false)")
+        job_id, created = open_derive_job(store, group_id)
+        runner.submit(job_id)
+        response.status_code = 202
+        return DeriveJobAccepted(job_id=job_id, group_id=group_id, created=created,
+                                 status_url=str(request.url_for("get_job", job_id=job_id).path))
     summary, pending = derive_step(store, embedder, group_id, model, max_segments=max_segments, settings=settings)
     data = summary.as_dict()
     return DerivePublic(

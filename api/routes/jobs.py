@@ -1,0 +1,20 @@
+"""Background jobs: ``GET /jobs/{job_id}`` (derive jobs opened by ``POST /groups/{id}/derive?background=true``)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Path
+
+from api.deps import SettingsDep, StoreDep
+from graphmem.jobs import DeriveJob, get_derive_job
+
+router = APIRouter(prefix="/jobs", tags=["jobs"])
+
+
+@router.get("/{job_id}", response_model=DeriveJob, summary="A background job's state and progress", name="get_job")
+def get_job(job_id: Annotated[str, Path(min_length=1)], store: StoreDep, settings: SettingsDep) -> DeriveJob:
+    """State (queued, running, done, failed), segments done / total, Writer tokens, rate-limit
+    waits and the error, all read from the store (so it is the same on every replica and after
+    a restart). 404: unknown job."""
+    return get_derive_job(store, job_id, settings)
