@@ -1,0 +1,82 @@
+"""``graphmem.ogm`` (neomodel, read-only) against the demo group: the sample chat of
+``make demo`` and its replayed Writer actions, loaded under a fresh group id."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+ogm = pytest.importorskip("graphmem.ogm")
+
+from graphmem.errors import InvalidInputError, NotFoundError  # noqa: E402
+from graphmem.ingest import ingest_conversations  # noqa: E402
+from graphmem.writer import ReplayWriter, derive_group  # noqa: E402
+from loaders import load_conversations  # noqa: E402
+
+pytestmark = pytest.mark.neo4j
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+@pytest.fixture
+def demo(store, embedder, group_id, driver):
+    ingest_conversations(store, load_conversations(EXAMPLES / "sample_chat.jsonl", "jsonl", group=group_id), embedder)
+    derive_group(store, group_id, model=ReplayWriter(EXAMPLES / "sample_writer_actions.jsonl"), embedder=embedder)
+    ogm.connect(driver, store.database)
+    return group_id
+
+
+def test_objects_and_traversals_match_the_graph(store, demo):
+    gid = demo
+    constraints_before = store.read("meta/list_constraints")
+    g = ogm.group(gid)
+    roster = {r["id"]: r for r in store.read("query/list_roster", group_id=gid)}
+    persons = g.persons()
+    assert {p.uid for p in persons} == set(roster) and all(isinstance(p, ogm.Person) for p in persons)
+    for p in persons:  # MEMBER_OF and SOURCE agree with the roster's counts
+        assert len(p.messages) == roster[p.uid]["messages"]
+        assert p.member_of.single().uid == gid
+
+    messages = g.messages()
+    assert len(messages) == 18 and messages[0].uid == "s1-01"
+    assert messages[0].person().uid == "mom" and messages[0].text.endswith("🦵")  # text byte-exact
+    assert messages[1].replies_to.single().uid == "s1-01"
+    assert messages[0].next_message.single().uid == messages[1].uid
+    assert messages[0].in_session.single().uid == "s1"
+    assert {s.uid for s in g.sessions.all()} == {"s1", "s2", "s3"}
+
+    heads = g.records()
+    kinds = Counter(type(r).__name__ for r in heads)
+    assert set(kinds) == {"Core", "Profile", "Interaction", "Insight"}  # labels -> layer classes
+    for r in heads:
+        assert r.state == "head" and r.supporting_messages.all(), r  # provenance is never empty
+        owner = r.owner()
+        if isinstance(r, (ogm.Core, ogm.Profile)):
+            assert isinstance(owner, ogm.Person)
+        else:
+            assert isinstance(owner, ogm.Group) and owner.uid == gid
+
+    # an UPDATE chain through SUPERSEDED_BY, oldest first, the same as the store's own reader
+    updated = [r for r in heads if r.supersedes.single() is not None]
+    assert updated
+    from graphmem import memory
+
+    for r in updated:
+        chain = r.history()
+        assert chain[-1].uid == r.uid and [v.state for v in chain[:-1]] == ["superseded"] * (len(chain) - 1)
+        assert [v.uid for v in chain] == [v.id for v in memory.record_chain(store, gid, r.uid)]
+        assert chain[0].history()[-1].uid == r.uid  # walking from the oldest state reaches the head
+
+    # Profile: source differs from owner (what others say about a person)
+    profile = next(r for r in heads if isinstance(r, ogm.Profile))
+    assert profile.source().uid != profile.owner().uid
+
+    # read-only, and the schema stays graphmem's
+    with pytest.raises(InvalidInputError):
+        persons[0].save()
+    with pytest.raises(InvalidInputError):
+        heads[0].delete()
+    assert store.read("meta/list_constraints") == constraints_before
+    with pytest.raises(NotFoundError):
+        ogm.group(gid + "-missing")
