@@ -234,7 +234,7 @@ def read_cypher(
             if kind != "r":
                 raise InvalidInputError(
                     f"read_cypher runs read-only queries; the planner classifies this one as "
-                    f"{_QUERY_TYPES.get(kind, kind)!r}", field="query",
+                    f"{_QUERY_TYPES.get(str(kind), str(kind))!r}", field="query",
                 )
 
             @neo4j.unit_of_work(timeout=timeout_s)

@@ -16,7 +16,7 @@ from graphmem.writer import ReplayWriter, derive_group  # noqa: E402
 from loaders import load_conversations  # noqa: E402
 
 pytestmark = pytest.mark.neo4j
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 @pytest.fixture

@@ -23,10 +23,11 @@ mcp = pytest.importorskip("mcp")
 
 from mcp import Client, StdioServerParameters  # noqa: E402
 
+from tests.processes import free_port  # noqa: E402
 from tests.test_query_fixtures import FAMILY, build_family  # noqa: E402
 
 pytestmark = pytest.mark.neo4j
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def server_params(*args: str) -> StdioServerParameters:
@@ -211,10 +212,9 @@ def test_streamable_http_requires_the_key(store, embedder, group_id):
     import httpx2
     from mcp.client.streamable_http import streamable_http_client
 
-    from tests.test_exposure import _free_port
 
     build_family(store, embedder, group_id, derived=False)
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "GRAPHMEM_API_KEY": "s3cret-key", "HF_HUB_OFFLINE": "1"}
     proc = subprocess.Popen([sys.executable, "-m", "graphmem", "mcp", "--transport", "http", "--port", str(port)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)

@@ -8,53 +8,25 @@ import asyncio
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
-from pathlib import Path
 
-import httpx
 import pytest
 
 from graphmem.client import APIError, AsyncGraphMemClient, AuthenticationError, GraphMemClient
 from graphmem.errors import InvalidInputError, NotFoundError
 from graphmem.query import AskResult, PersonMemory
+from tests.integration.test_api import family_messages, script_writer
+from tests.processes import ROOT, free_port, start_serve, stop_serve
 from tests.scripted_llm import ScriptedLLM
-from tests.test_api import family_messages, script_writer
-from tests.test_exposure import _free_port
 from tests.test_query_fixtures import MEMBERS
 
 pytestmark = pytest.mark.neo4j
-ROOT = Path(__file__).resolve().parents[1]
 KEY = "client-test-key"
 
 
 class Served:
     def __init__(self, url: str, writer: ScriptedLLM) -> None:
         self.url, self.writer = url, writer
-
-
-def start_serve(port: int, env: dict[str, str]) -> subprocess.Popen:
-    proc = subprocess.Popen([sys.executable, "-m", "graphmem", "serve", "--port", str(port), "--log-level", "warning"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
-    deadline = time.monotonic() + 120
-    while True:
-        assert proc.poll() is None, proc.stderr.read() if proc.stderr else "serve exited"
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code == 200:
-                return proc
-        except httpx.TransportError:
-            pass
-        assert time.monotonic() < deadline, "graphmem serve never became healthy"
-        time.sleep(0.5)
-
-
-def stop_serve(proc: subprocess.Popen) -> None:
-    proc.terminate()
-    try:
-        proc.wait(timeout=60)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
 
 
 def serve_env(writer: ScriptedLLM) -> dict[str, str]:
@@ -68,7 +40,7 @@ def serve_env(writer: ScriptedLLM) -> dict[str, str]:
 def served(schema) -> Iterator[Served]:
     with ScriptedLLM() as writer:
         script_writer(writer)
-        port = _free_port()
+        port = free_port()
         proc = start_serve(port, serve_env(writer))
         try:
             yield Served(f"http://127.0.0.1:{port}", writer)
@@ -141,7 +113,7 @@ def test_async_client_concurrent_calls(served, group_id):
 
 
 def test_unreachable_api_is_a_clear_error():
-    with GraphMemClient(f"http://127.0.0.1:{_free_port()}", retries=0, timeout_s=5) as gm, \
+    with GraphMemClient(f"http://127.0.0.1:{free_port()}", retries=0, timeout_s=5) as gm, \
             pytest.raises(APIError, match="cannot reach"):
         gm.health()
 

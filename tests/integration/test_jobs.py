@@ -16,10 +16,9 @@ from fastapi.testclient import TestClient
 
 from api.main import create_app
 from graphmem.config import Settings
+from tests.integration.test_api import add, family_messages, in_session, script_writer
 from tests.scripted_llm import Reply, ScriptedLLM
-from tests.test_api import add, family_messages, in_session, script_writer
-from tests.test_client import start_serve, stop_serve
-from tests.test_exposure import _free_port
+from tests.processes import free_port, start_serve, stop_serve
 
 pytestmark = pytest.mark.neo4j
 
@@ -105,7 +104,7 @@ def test_job_survives_server_restart_without_duplicates(store, schema, group_id)
         env.update(HF_HUB_OFFLINE="1", GRAPHMEM_API_KEY="", GRAPHMEM_WRITER_BASE_URL=writer.base_url,
                    GRAPHMEM_WRITER_MODEL=writer.model, GRAPHMEM_LLM_MAX_RETRIES="0",
                    GRAPHMEM_DERIVE_JOB_LEASE_S="2")
-        port = _free_port()
+        port = free_port()
         url = f"http://127.0.0.1:{port}"
         first = start_serve(port, env)
         try:
