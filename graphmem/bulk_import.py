@@ -186,6 +186,9 @@ def import_conversations(
         f"--nodes={folder / 'sessions.csv'}", f"--nodes={folder / 'messages.csv'}",
         f"--relationships={folder / 'rels.csv'}",
         "--id-type=integer", "--multiline-fields=true", "--array-delimiter=U+001F",
+        # the importer's list of skipped entries, next to the CSV files (by default it lands
+        # in the current directory as ``import.report``)
+        f"--report-file={folder / 'import.report'}",
         "--overwrite-destination=true", "--threads=2", "--high-parallel-io=off",
     ]
     t = time.perf_counter()

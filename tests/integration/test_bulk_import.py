@@ -96,3 +96,30 @@ def test_import_files_match_transactional_ingest(store, group_id, tmp_path) -> N
     assert ("Message", "a1", "NEXT", "Message", "a2") in csv_rels
     assert ("Message", "b1", "NEXT", "Message", "b2") in csv_rels  # per channel
     assert not any(r[1] == "a3" and r[2] == "REPLY_TO" for r in csv_rels)  # target not stored
+
+
+def test_importer_runs_and_keeps_its_report_out_of_the_working_directory(tmp_path, monkeypatch) -> None:
+    """The real neo4j-admin import, into a stopped server's home of its own (not the test server).
+
+    The importer writes a report of skipped entries; it belongs with the CSV files, never in the
+    directory the command was started from (it used to leave ``import.report`` in the repo root).
+    """
+    from graphmem.bulk_import import import_conversations
+    from graphmem.config import Settings
+
+    from graphmem.local_server import LocalServer
+
+    settings = Settings(home=tmp_path / "gm", neo4j_heap_mb=256, neo4j_pagecache_mb=64)
+    assembled = LocalServer(Settings())  # the test server's jars, when assembled, save a Maven run
+    if assembled.assembled():
+        settings.neo4j_home.mkdir(parents=True)
+        (settings.neo4j_home / "lib").symlink_to(assembled.lib, target_is_directory=True)
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
+    folder = tmp_path / "csv"
+    report = import_conversations(settings, [sample("import-report")], folder)
+    assert report.summary.messages_written == 6
+    assert "IMPORT DONE" in report.tool_output
+    assert list(cwd.iterdir()) == []
+    assert (folder / "import.report").exists()
