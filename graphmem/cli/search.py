@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Annotated
 
 import typer
@@ -27,14 +28,22 @@ def search(
     with open_store() as store:
         pending = group_state(store, group).pending
         if pending and mode != "fulltext":
+            how = "ranking by fulltext alone" if mode == "hybrid" else "only messages with a vector are ranked"
             err.print(
-                f"[yellow]{pending} message(s) of {group} have no vector yet; ranking by fulltext "
-                f"alone until `graphmem embed --group {group}` has run[/yellow]"
+                f"[yellow]{pending} message(s) of {group} have no vector yet; {how} until "
+                f"`graphmem embed --group {group}` has run[/yellow]", soft_wrap=True, highlight=False,
             )
-        hits = search_messages(
-            store, get_embedder(), group, query, k=k, pool_n=pool_n, mode=mode,  # type: ignore[arg-type]
-            expand=expand, rrf_k=get_settings().rrf_k,
-        )
+        # said once above; search_messages logs the same warning for library callers
+        log = logging.getLogger("graphmem.search")
+        level = log.level
+        log.setLevel(logging.ERROR)
+        try:
+            hits = search_messages(
+                store, get_embedder(), group, query, k=k, pool_n=pool_n, mode=mode,  # type: ignore[arg-type]
+                expand=expand, rrf_k=get_settings().rrf_k,
+            )
+        finally:
+            log.setLevel(level)
     if as_json:
         emit_json([h.as_dict() for h in hits])
         return

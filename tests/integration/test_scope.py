@@ -109,3 +109,25 @@ def test_embed_later_is_fulltext_first_then_resumable(store, embedder, make_grou
     hits = search_messages(store, embedder, gid, "budget review storm", k=3)
     assert hits and any("vector" in h.ranks for h in hits)
     assert all(h.id.startswith("l-") for h in hits)
+
+
+def test_cli_search_says_once_that_vectors_are_pending(store, make_group, caplog) -> None:
+    """`graphmem search` on a group stored with --embed later warns once, with the right words."""
+    import logging
+
+    from typer.testing import CliRunner
+
+    from graphmem.cli import app
+
+    gid = make_group("scope-cli-later")
+    ingest_conversations(store, [conversation(gid, rows("c", 5))], None, embed="later")
+    runner = CliRunner()
+    with caplog.at_level(logging.WARNING, logger="graphmem.search"):
+        r = runner.invoke(app, ["search", "--group", gid, "budget review", "--json"])
+    assert r.exit_code == 0, r.output
+    said = r.stderr + "".join(rec.getMessage() for rec in caplog.records)
+    assert said.count("no vector yet") == 1
+    assert "5 message(s)" in r.stderr and "ranking by fulltext alone" in r.stderr
+    r = runner.invoke(app, ["search", "--group", gid, "budget review", "--mode", "vector", "--json"])
+    assert r.exit_code == 0, r.output
+    assert "only messages with a vector are ranked" in r.stderr
