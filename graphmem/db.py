@@ -138,8 +138,9 @@ def run_tx(tx: neo4j.ManagedTransaction, name: str, /, **params: Any) -> list[di
 
 
 def quiet_notifications() -> None:
-    """Hide the driver's notice-level log lines (e.g. "label does not exist" on a store without
-    derived memory yet, or performance hints on valid queries); warnings and errors still show.
+    """Hide the driver's notification log lines, notices and warnings alike (e.g. "label does not
+    exist" on a store without derived memory yet, or performance hints on valid queries); errors
+    raised by a query are exceptions and still surface.
 
     The one place the CLI, the API and the benchmarks silence them.
     """

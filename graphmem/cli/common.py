@@ -26,9 +26,14 @@ def emit_json(obj: object) -> None:
 
 @contextmanager
 def open_store() -> Iterator[Store]:
-    """Open the driver for one command and close it afterwards."""
-    from graphmem.db import Store, open_driver
+    """Open the driver for one command and close it afterwards.
 
+    The driver's notification log lines are silenced here for every command: on a fresh store
+    ``schema apply`` and the first reads would otherwise print "label does not exist" notices.
+    """
+    from graphmem.db import Store, open_driver, quiet_notifications
+
+    quiet_notifications()
     driver = open_driver(get_settings())
     try:
         yield Store(driver)
