@@ -9,6 +9,7 @@ export TRANSFORMERS_OFFLINE := 1
 .PHONY: setup neo4j demo test stop clean
 
 $(BIN)/graphmem: pyproject.toml
+	@echo "Creating $(VENV) and installing graphmem with torch (quiet; several minutes on a first run)"
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	# torch first, pinned (sentence-transformers would otherwise pick its own version)
