@@ -147,6 +147,13 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
 # --------------------------------------------------------------------------- validation
 
 
+def item_label(raw: Any, key: str, fallback: str) -> str:
+    """The label an error uses for one raw input item: its own id under ``key`` when that is a
+    string, else ``fallback`` (its position, e.g. ``"sessions[3]"``)."""
+    value = raw.get(key) if isinstance(raw, dict) else None
+    return value if isinstance(value, str) else fallback
+
+
 def validate_item(model: type[M], data: Any, *, source: str, record: str, prefix: str = "") -> M:
     """Validate one raw input item with a pydantic model, re-raising as a domain error.
 

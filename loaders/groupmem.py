@@ -40,6 +40,7 @@ from pydantic import BaseModel, ConfigDict, StrictBool, StrictFloat, StrictInt, 
 
 from graphmem.errors import InvalidInputError
 from loaders._common import (
+    item_label,
     Draft,
     PathLike,
     assemble_messages,
@@ -131,11 +132,7 @@ def _conversation(path: Path) -> Conversation:
                 field=channel,
             )
         for i, raw in enumerate(items):
-            label = (
-                raw.get("msg_node")
-                if isinstance(raw, dict) and isinstance(raw.get("msg_node"), str)
-                else f"{channel}[{i}]"
-            )
+            label = item_label(raw, "msg_node", f"{channel}[{i}]")
             msg = validate_item(GroupMemMessage, raw, source=source, record=label)
             ts = parse_ts(msg.timestamp, source=source, record=label, field="timestamp")
             drafts.append(

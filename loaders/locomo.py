@@ -30,7 +30,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, StrictFloat, StrictInt, StrictStr, field_validator
 
 from graphmem.errors import InvalidInputError
-from loaders._common import PathLike, check_unique_ids, existing_path, read_json_file, validate_item
+from loaders._common import PathLike, check_unique_ids, existing_path, item_label, read_json_file, validate_item
 from graphmem.model import Conversation, MessageRecord, Question
 
 __all__ = ["ABSTENTION_ANSWER", "clean_evidence", "load_conversations", "load_questions", "parse_locomo_datetime"]
@@ -207,7 +207,7 @@ def _conversation(sample: dict[str, Any], source: str) -> Conversation:
             raise InvalidInputError(f"session {key} has no {ts_key}", source=source, record=sid, field=ts_key)
         session_ts = parse_locomo_datetime(conv[ts_key], source=source, record=sid, field=ts_key)
         for i, raw in enumerate(conv[key]):
-            label = raw.get("dia_id") if isinstance(raw, dict) and isinstance(raw.get("dia_id"), str) else f"{key}[{i}]"
+            label = item_label(raw, "dia_id", f"{key}[{i}]")
             record = f"{sid}/{label}"
             turn = validate_item(LocomoTurn, raw, source=source, record=record)
             text = turn.text

@@ -41,6 +41,7 @@ from pydantic import BaseModel, ConfigDict, StrictInt, StrictStr, field_validato
 
 from graphmem.errors import InvalidInputError
 from loaders._common import (
+    item_label,
     PathLike,
     check_unique_ids,
     existing_path,
@@ -211,11 +212,7 @@ def _sessions(data: dict[str, Any], source: str) -> list[tuple[int, SocialSessio
         )
     sessions = []
     for i, raw in enumerate(raw_sessions):
-        label = (
-            raw.get("session_id")
-            if isinstance(raw, dict) and isinstance(raw.get("session_id"), str)
-            else f"sessions[{i}]"
-        )
+        label = item_label(raw, "session_id", f"sessions[{i}]")
         sessions.append((i, validate_item(SocialSession, raw, source=source, record=label)))
     return sorted(sessions, key=lambda item: (item[1].session_index, item[0]))
 
@@ -227,11 +224,7 @@ def _conversation(source: str, nid: str, data: dict[str, Any]) -> Conversation:
         if session.ts is not None:
             session_ts = parse_date(session.ts, source=source, record=session.session_id, field="ts")
         for i, raw in enumerate(session.turns):
-            label = (
-                raw.get("turn")
-                if isinstance(raw, dict) and isinstance(raw.get("turn"), str)
-                else f"{session.session_id}[{i}]"
-            )
+            label = item_label(raw, "turn", f"{session.session_id}[{i}]")
             turn = validate_item(SocialTurn, raw, source=source, record=label)
             ts = parse_ts(turn.ts, source=source, record=label, field="ts")
             messages.append(
@@ -279,7 +272,7 @@ def load_conversations(path: PathLike, group: str | None = None) -> list[Convers
 
 
 def _question(raw: Any, index: int, source: str, nid: str, turn_ids: set[str]) -> Question:
-    label = raw.get("id") if isinstance(raw, dict) and isinstance(raw.get("id"), str) else f"qa_pairs[{index}]"
+    label = item_label(raw, "id", f"qa_pairs[{index}]")
     item = validate_item(SocialQA, raw, source=source, record=label)
     options = parse_options(item.options, source=source, record=label)
     extra: dict[str, object] = {
@@ -366,8 +359,8 @@ def load_questions(path: PathLike, group: str | None = None) -> list[Question]:
             q = _question(raw, i, source, nid, turn_ids)
             if q.id in seen:
                 raise InvalidInputError(
-                    f"duplicate question id {q.id!r}", source=source, record=q.extra["qa_id"], field="id"
-                )  # type: ignore[arg-type]
+                    f"duplicate question id {q.id!r}", source=source, record=str(q.extra["qa_id"]), field="id"
+                )
             seen.add(q.id)
             questions.append(q)
     return questions
