@@ -21,7 +21,8 @@ class MessageCreate(BaseModel):
     """One message to append (the input rules of docs/reliability.md apply, as for the CLI).
 
     Attributes:
-        id: message id, unique within the group; sending the same id again is a no-op.
+        id: message id, unique within the group; sending the same id again with the same
+            content is a no-op, with new text an edit (the earlier text is kept as history).
         speaker: display name; speaker_id: stable id when the source has one.
         text: the message text, stored exactly as sent (a lone UTF-16 surrogate is refused).
         ts: ISO-8601 time (a timezone given is kept; ``Z`` is stored as ``+00:00``).
@@ -42,7 +43,7 @@ class MessageCreate(BaseModel):
 
 
 class MessagesCreate(BaseModel):
-    """``POST /groups/{group_id}/messages``: messages in conversation order.
+    """``POST /groups/{group_id}/messages``: messages, placed by their time.
 
     Attributes:
         name: the group's display name when the group is created by this call.
@@ -54,10 +55,13 @@ class MessagesCreate(BaseModel):
 
 
 class IngestPublic(BaseModel):
-    """What an append wrote: ``messages_written`` new, ``messages_skipped`` already stored."""
+    """What an append wrote: ``messages_written`` new, ``messages_edited`` new text under a
+    stored id (or a later version of an id earlier in the request), ``messages_skipped``
+    identical to what is stored."""
 
     group_id: str
     messages_written: int
+    messages_edited: int
     messages_skipped: int
     persons_created: int
     sessions_created: int

@@ -6,10 +6,13 @@ range indexes and a synchronous Lucene update; on the shared 2-core machine that
 database Neo4j offers an offline importer that writes the store files directly; indexes and
 constraints are then built in bulk by ``graphmem schema apply``.
 
-The graph is the one ``ingest --embed later`` writes (same validation, roster, sessions,
-``search_text``, ``group_key``, ``turn_created``, ``NEXT`` per channel in write order,
-``REPLY_TO`` when the target is in the group, ``:PendingEmbedding`` on every message); vectors
-follow with ``graphmem embed --group G``. ``tests/integration/test_bulk_import.py`` compares the two.
+The graph is the one ``ingest --embed later`` writes (same validation, roster, sessions, order
+key ``order_instant``/``seq``, and the same placement planner
+(:func:`graphmem.ingest.plan_order`) for ``turn_created``, ``turn``, ``search_text``, session
+numbers and ``NEXT`` per channel; ``group_key``, ``REPLY_TO`` when the target is in the group,
+``:PendingEmbedding`` on every message); vectors follow with ``graphmem embed --group G``.
+``tests/integration/test_bulk_import.py`` compares the two. An input that repeats an id with
+new text (an edit) is refused: load edits with ``graphmem ingest``.
 
 Only the local server (``graphmem neo4j start``) can be loaded this way: the server must be
 stopped, and the database is replaced (``--overwrite`` is required when it holds data).
@@ -25,8 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from graphmem.config import Settings
-from graphmem.errors import LocalServerError
-from graphmem.ingest import IngestSummary, person_key, search_text, validate
+from graphmem.errors import InvalidInputError, LocalServerError
+from graphmem.ingest import IngestSummary, collapse, person_key, plan_order, validate
 from graphmem.local_server import ADMIN_TOOL, LocalServer
 from graphmem.model import Conversation
 from graphmem.scope import group_key
@@ -59,12 +62,13 @@ def write_csv(conversations: list[Conversation], folder: Path) -> IngestSummary:
         for name in ("groups", "persons", "sessions", "messages", "rels")
     }
     w = {k: csv.writer(f, quoting=csv.QUOTE_ALL) for k, f in files.items()}
-    w["groups"].writerow([":ID", "id", "name", ":LABEL"])
+    w["groups"].writerow([":ID", "id", "name", "message_seq:long", ":LABEL"])
     w["persons"].writerow([":ID", "id", "group_id", "name", "speaker_id", "aliases:string[]", ":LABEL"])
     w["sessions"].writerow([":ID", "id", "group_id", "channel", "index:long", "ts", ":LABEL"])
     w["messages"].writerow([
         ":ID", "id", "group_id", "channel", "text", "speaker", "session", "turn:long", "ts",
-        "instant:double", "turn_created:long", "reply_to", "search_text", "group_key", ":LABEL",
+        "instant:double", "order_instant:double", "seq:long", "turn_created:long", "reply_to",
+        "search_text", "group_key", ":LABEL",
     ])
     w["rels"].writerow([":START_ID", ":END_ID", ":TYPE"])
     next_id = 0
@@ -75,14 +79,17 @@ def write_csv(conversations: list[Conversation], folder: Path) -> IngestSummary:
             if gid in seen_groups:
                 raise LocalServerError(f"group {gid!r} appears twice in the input of a first load")
             seen_groups.add(gid)
-            unique: dict[str, object] = {}
-            for m in conv.messages:
-                unique.setdefault(m.id, m)
-            messages = list(unique.values())
+            deliveries = collapse(conv)
+            for d in deliveries:
+                if len(d.texts) > 1:
+                    raise InvalidInputError(
+                        "the first-load importer takes one text per message id; load edits with "
+                        "graphmem ingest", source=conv.source, record=d.m.source_ref or d.m.id, field="text")
+            messages = [d.m for d in deliveries]
             summary.messages_skipped += len(conv.messages) - len(messages)
             g_node = next_id
             next_id += 1
-            w["groups"].writerow([g_node, gid, conv.name or gid, "Group"])
+            w["groups"].writerow([g_node, gid, conv.name or gid, len(messages), "Group"])
             summary.groups += 1
             summary.groups_created += 1
             summary.group_ids.append(gid)
@@ -102,10 +109,25 @@ def write_csv(conversations: list[Conversation], folder: Path) -> IngestSummary:
                                        ARRAY_DELIMITER.join(p["aliases"]), "Person"])
                 w["rels"].writerow([next_id, g_node, "MEMBER_OF"])
                 next_id += 1
+            # the place of every message: the planner transactional ingest uses, from nothing
+            region = [{"id": d.m.id, "channel": d.m.channel, "session": d.m.session, "speaker": d.m.speaker,
+                       "text": d.m.text, "order_instant": d.order_instant, "seq": seq}
+                      for seq, d in enumerate(deliveries)]
+            region.sort(key=lambda r: (r["order_instant"], r["seq"]))
+            plan = plan_order(region, 0, {r["channel"]: {"id": None} for r in region},
+                              {r["session"]: {"id": None} for r in region})
+            place = {p["id"]: p for p in plan.positions}
+            first: dict[str, tuple[int, str]] = {}  # session -> (position of turn 0, channel)
+            for r in region:
+                if place[r["id"]]["turn"] == 0:
+                    first[r["session"]] = (place[r["id"]]["turn_created"], r["channel"])
+            rank: dict[str, int] = {}
+            for sid, (_, ch) in sorted(first.items(), key=lambda kv: kv[1][0]):
+                rank[sid] = 1 + sum(1 for other in rank if first[other][1] == ch)
             s_node: dict[str, int] = {}
             for sid, s in sessions.items():
                 s_node[sid] = next_id
-                w["sessions"].writerow([next_id, sid, gid, s["channel"], s["index"], s["ts"], "Session"])
+                w["sessions"].writerow([next_id, sid, gid, s["channel"], rank[sid], s["ts"], "Session"])
                 w["rels"].writerow([next_id, g_node, "IN_GROUP"])
                 next_id += 1
             summary.persons += len(persons)
@@ -114,23 +136,22 @@ def write_csv(conversations: list[Conversation], folder: Path) -> IngestSummary:
             summary.sessions_created += len(sessions)
             key = group_key(gid)
             m_node: dict[str, int] = {}
-            last_in_session: dict[tuple[str, str], tuple[str, str]] = {}
-            last_in_channel: dict[str, int] = {}
-            for order, m in enumerate(messages):
+            for r in region:
+                m = deliveries[r["seq"]].m
+                p = place[m.id]
                 node = m_node[m.id] = next_id
                 next_id += 1
-                previous = last_in_session.get((m.channel, m.session))
-                last_in_session[(m.channel, m.session)] = (m.speaker, m.text)
                 w["messages"].writerow([
-                    node, m.id, gid, m.channel, m.text, m.speaker, m.session, m.turn, m.ts,
-                    repr(instant(m.ts)), order, m.reply_to, search_text(m, previous), key,
+                    node, m.id, gid, m.channel, m.text, m.speaker, m.session, p["turn"], m.ts,
+                    repr(instant(m.ts)), repr(r["order_instant"]), r["seq"], p["turn_created"],
+                    m.reply_to, p["search_text"], key,
                     f"Message{ARRAY_DELIMITER}PendingEmbedding",  # labels split like arrays
                 ])
                 w["rels"].writerow([node, p_node[person_key(m)], "SOURCE"])
                 w["rels"].writerow([node, s_node[m.session], "IN_SESSION"])
-                if m.channel in last_in_channel:  # NEXT: per channel, in write order
-                    w["rels"].writerow([last_in_channel[m.channel], node, "NEXT"])
-                last_in_channel[m.channel] = node
+            for link in plan.links:  # NEXT: per channel, in conversation order
+                if link["to"] is not None:
+                    w["rels"].writerow([m_node[link["from"]], m_node[link["to"]], "NEXT"])
             for m in messages:
                 if m.reply_to and m.reply_to in m_node:
                     w["rels"].writerow([m_node[m.id], m_node[m.reply_to], "REPLY_TO"])

@@ -1,14 +1,15 @@
 """The group service: look a group up, append messages, derive a step, forget a person or a group.
 
 The writes and erasures of a group that the HTTP API (and benchmarks, tests) call. Appending
-goes through :func:`graphmem.ingest.ingest_conversations` (idempotent by message id); this
-module only places the new messages after what is stored (session index, turn). Derivation
+goes through :func:`graphmem.ingest.ingest_conversations` (idempotent by message id, messages
+placed by time, edits kept with their history). Derivation
 calls the Writer (:func:`graphmem.writer.derive_group`). Erasure runs the ``cypher/groups/``
 templates in one write transaction. Reads of memory live in :mod:`graphmem.query.people`.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,7 +20,8 @@ from graphmem import limits
 from graphmem.db import Store, run_tx
 from graphmem.embed import Embedder
 from graphmem.errors import NotFoundError
-from graphmem.ingest import IngestSummary, ingest_conversations
+from graphmem.ingest import IngestSummary, ingest_conversations, place_messages
+from graphmem.times import instant
 from graphmem.llm import ChatModel
 from graphmem.model import Conversation, MessageRecord
 from graphmem.scope import scope_index
@@ -55,49 +57,41 @@ def append_messages(
     name: str = "",
     batch_size: int = 1000,
 ) -> IngestSummary:
-    """Append messages (in conversation order) to a group, creating it when needed.
+    """Append messages to a group, creating it when needed.
 
     Each message is a mapping with ``id``, ``speaker``, ``text``, ``ts`` and optional
     ``speaker_id``, ``session`` (default "main"; stored as ``"<channel>/<session>"`` when a
-    ``channel`` is given), ``channel``, ``reply_to``. Ids already stored
-    are skipped (idempotent); new messages continue their session's turn numbering and new
-    sessions get the next session index.
+    ``channel`` is given), ``channel``, ``reply_to``. Messages take their place by time (request
+    order only breaks ties), before, between or after what is stored: turns, NEXT, session
+    numbers and search documents follow. A stored id with the same content is skipped; with new
+    text it is an edit (see :func:`graphmem.ingest.ingest_conversations`).
 
     Returns:
         The :class:`IngestSummary` of the write.
 
     Raises:
         InvalidInputError: a message is wrong (nothing is written then).
+        ConflictError: an id is stored with another speaker, session, channel, ts or reply_to,
+            or another load changed one of these messages meanwhile (retry).
     """
-    positions = {r["session"]: r for r in store.read("groups/session_positions", group_id=group_id)}
-    known = set(store.read("ingest/existing_message_ids", group_id=group_id,
-                           ids=[m["id"] for m in messages])[0]["existing"])
-    next_index = max((int(r["index"]) for r in positions.values()), default=0) + 1
-    next_turn: dict[str, int] = {s: int(r["next_turn"]) for s, r in positions.items()}
-    index: dict[str, int] = {s: int(r["index"]) for s, r in positions.items()}
-    session_ts: dict[str, str] = {}
-    records = []
+    drafts = []
     for i, m in enumerate(messages):
+        record = f"request message {i}"
         # The normal form of session ids (channel-qualified), as the loaders store them.
         session = limits.session_id(m.get("channel") or "", m.get("session") or "main",
-                                    record=f"request message {i}", source="api")
-        if session not in index:
-            index[session] = next_index
-            next_index += 1
-        session_ts.setdefault(session, m["ts"])
-        if m["id"] in known:
-            turn = 0  # stored already: ingest skips it, its turn is never written
-        else:
-            turn = next_turn.get(session, 0)
-            next_turn[session] = turn + 1
-        records.append(
-            MessageRecord(
-                id=m["id"], group_id=group_id, channel=m.get("channel") or "", session=session,
-                session_index=index[session], session_ts=session_ts[session], turn=turn,
-                speaker=m["speaker"], speaker_id=m.get("speaker_id") or "", text=m["text"],
-                ts=m["ts"], reply_to=m.get("reply_to") or "", source_ref=f"request message {i}",
-            )
+                                    record=record, source="api")
+        when = instant(m["ts"], source="api", record=record, field="ts")
+        drafts.append((when, i, m, session))
+    drafts.sort(key=lambda d: (d[0], d[1]))  # by instant; request order breaks ties
+    records = [
+        MessageRecord(
+            id=m["id"], group_id=group_id, channel=m.get("channel") or "",
+            session=session, session_index=0, session_ts=m["ts"], turn=0,
+            speaker=m["speaker"], speaker_id=m.get("speaker_id") or "", text=m["text"],
+            ts=m["ts"], reply_to=m.get("reply_to") or "", source_ref=f"request message {i}",
         )
+        for _, i, m, session in drafts
+    ]
     conv = Conversation(group_id=group_id, name=name or group_id, messages=records, source="api")
     return ingest_conversations(store, [conv], embedder, batch_size=batch_size)
 
@@ -158,9 +152,12 @@ def forget_person(store: Store, group_id: str, person_id: str) -> ForgetSummary:
     Deletes the messages the person sent, every derived record (all versions) the person owns
     or is the source of, records left with no supporting message, and the Person node; the
     nodes' embeddings and text leave the vector and fulltext indexes with them. Other people's
-    messages stay; the NEXT chain of each touched channel is relinked over the gap; a chain
-    whose head was erased gets its latest remaining state back as head. Running it again is a
-    no-op (all counts zero).
+    messages stay; the NEXT chain of each touched channel is relinked over the gap, turns and
+    positions close up, and every neighbour whose search document quoted an erased message as
+    its previous turn gets it rebuilt; Writer segments that covered the person's messages drop
+    their stored validation report (it quotes what the Writer wrote). A chain whose head was
+    erased gets its latest remaining state back as head. Running it again is a no-op (all
+    counts zero). Source of the words erased: DESIGN.md "Guarantees"; docs/reliability.md.
 
     Raises:
         StoreUnavailableError: Neo4j failed (nothing is erased then).
@@ -168,15 +165,20 @@ def forget_person(store: Store, group_id: str, person_id: str) -> ForgetSummary:
 
     def work(tx: neo4j.ManagedTransaction) -> ForgetSummary:
         out = ForgetSummary(group_id=group_id, person_id=person_id)
+        run_tx(tx, "ingest/lock_group", group_id=group_id, n=0)  # serialise with loads
+        run_tx(tx, "groups/redact_segment_reports", group_id=group_id, person_id=person_id,
+               note=json.dumps({"redacted": "a person covered by this segment was erased"}))
         rows = run_tx(tx, "groups/delete_person_records", group_id=group_id, person_id=person_id)
         out.records_deleted = int(rows[0]["deleted"]) if rows else 0
         rows = run_tx(tx, "groups/delete_person_messages", group_id=group_id, person_id=person_id)
-        channels: list[str] = rows[0]["channels"] if rows else []
         out.messages_deleted = int(rows[0]["deleted"]) if rows else 0
+        start = rows[0]["start"] if rows else None
         out.records_deleted += int(run_tx(tx, "groups/delete_orphan_records", group_id=group_id)[0]["deleted"])
         out.chains_repaired = int(run_tx(tx, "groups/repair_chain_heads", group_id=group_id)[0]["repaired"])
-        for channel in channels:
-            run_tx(tx, "ingest/link_next", group_id=group_id, channel=channel)
+        if start is not None:
+            # neighbours: NEXT over the gap, turns, positions, and search documents that held
+            # the erased words as their previous turn are rebuilt
+            place_messages(tx, group_id, float(start))
         out.person_deleted = bool(run_tx(tx, "groups/delete_person", group_id=group_id, person_id=person_id)[0]["deleted"])
         return out
 

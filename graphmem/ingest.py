@@ -7,6 +7,26 @@ here. Every record is validated before anything is written, so bad input leaves 
 was; embeddings are computed before each write transaction; writes are ``UNWIND`` batches that
 MERGE on (group_id, id), so running the same ingest twice changes nothing.
 
+Guarantees (docs/reliability.md):
+
+- Order is by instant per channel, whatever the arrival order. A message is ordered by
+  ``(order_instant, seq)``: ``order_instant`` is its own instant, raised to the latest instant
+  before it in the same input and channel when the input's order disagrees with its timestamps
+  (a loader whose file order is authoritative keeps it); ``seq`` is its arrival number in the
+  group. ``turn_created`` is the 0-based position in that order, ``turn`` the position in the
+  session, NEXT links consecutive messages of a channel, and ``search_text`` holds the previous
+  turn of the session. Each write re-places only the messages from the earliest one it touches
+  on (one read and a few ``UNWIND`` writes per batch, :func:`place_messages`), so a late message
+  and a reply stored before its parent end as if they had arrived on time.
+- Concurrent loads of one group serialise on the Group node's write lock, taken first in every
+  message transaction (``ingest/lock_group``); a load that finds a message changed by another
+  load since it read it stops with a retryable :class:`ConflictError` and writes nothing more.
+- The same id with the same content is a no-op (``messages_skipped``); with new text it is an
+  edit (``messages_edited``): text and embedding replaced, the earlier text kept in
+  ``text_history`` (with ``edited_at``), the search documents of it and its next turn rebuilt,
+  and the message taken out of its Writer segment, so it is pending for the next derive. Any
+  other changed field (speaker, session, channel, ts, reply_to) is refused.
+
 Identity: a person is keyed by ``speaker_id`` when the input has one, else by display name,
 always inside one group (the same name in two groups is two persons).
 """
@@ -16,15 +36,16 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 
+import neo4j
 from tqdm import tqdm
 
 from graphmem import limits, times
 from graphmem.db import Store, run_tx
 from graphmem.embed import Embedder
-from graphmem.errors import InvalidInputError
+from graphmem.errors import ConflictError, InvalidInputError
 from graphmem.scope import group_key, label_scoped_messages
-from graphmem.times import instant  # noqa: F401  (re-exported: moved to graphmem.times)
 from graphmem.model import Conversation, MessageRecord, record_label
+from graphmem.times import instant, now_iso
 
 
 @dataclass
@@ -32,7 +53,9 @@ class IngestSummary:
     """Counts reported by ``graphmem ingest --json``.
 
     ``groups``/``sessions``/``persons`` count what the input touched; ``*_created`` what this run
-    created; ``messages_written`` + ``messages_skipped`` = messages in the input.
+    created; ``messages_written`` (new) + ``messages_edited`` (new text under a stored id, or a
+    later version of an id earlier in the same input) + ``messages_skipped`` (identical
+    redelivery) = messages in the input.
     """
 
     groups: int = 0
@@ -42,6 +65,7 @@ class IngestSummary:
     persons: int = 0
     persons_created: int = 0
     messages_written: int = 0
+    messages_edited: int = 0
     messages_skipped: int = 0
     group_ids: list[str] = field(default_factory=list)
 
@@ -74,8 +98,32 @@ def search_text(m: MessageRecord, previous: tuple[str, str] | None) -> str:
     bare text 0.47, text and context as two index fields 0.55, this single document 0.69
     (bench/bench_search.py). ``previous`` is (speaker, text).
     """
+    return search_document(m.speaker, m.text, previous)
+
+
+def search_document(speaker: str, text: str, previous: tuple[str, str] | None) -> str:
+    """:func:`search_text` from its parts: ``previous`` is the (speaker, text) of the turn before."""
     head = f"{previous[0]}: {previous[1]}\n" if previous else ""
-    return f"{head}{m.speaker}: {m.text}"
+    return f"{head}{speaker}: {text}"
+
+
+
+#: Fields a redelivery must repeat exactly; only ``text`` may change (an edit).
+FIXED_FIELDS = ("speaker", "person", "session", "channel", "ts", "reply_to")
+
+
+def _fixed(m: MessageRecord) -> dict[str, object]:
+    return {"person": person_key(m), "speaker": m.speaker, "session": m.session, "channel": m.channel,
+            "ts": instant(m.ts), "reply_to": m.reply_to}
+
+
+def _stored_fixed(row: dict) -> dict[str, object]:
+    return {"person": row["person_id"], "speaker": row["speaker"], "session": row["session"],
+            "channel": row["channel"], "ts": instant(row["ts"]), "reply_to": row["reply_to"]}
+
+
+def _first_difference(a: dict[str, object], b: dict[str, object]) -> str | None:
+    return next((f for f in FIXED_FIELDS if a[f] != b[f]), None)
 
 
 def validate(conv: Conversation) -> None:
@@ -83,12 +131,15 @@ def validate(conv: Conversation) -> None:
 
     The input rules of :mod:`graphmem.limits` (id grammar and length, no lone surrogates,
     channel-qualified session ids) and :mod:`graphmem.times` (timestamps) apply here, so every
-    entry point (CLI, API, library) accepts and rejects the same input.
+    entry point (CLI, API, library) accepts and rejects the same input. The same id twice in
+    one input is a redelivery (identical: skipped) or an edit (only the text differs: the later
+    text wins, the earlier is kept as history).
 
     Raises:
         InvalidInputError: naming the source, the message and the field that is wrong
             (missing speaker or text, unparsable ts, an id outside the grammar, a lone
-            surrogate, duplicate id with other content, ...).
+            surrogate, an id repeated with another speaker, session, channel, ts or
+            reply_to, ...).
     """
     seen: dict[str, MessageRecord] = {}
     src = conv.source
@@ -129,12 +180,17 @@ def validate(conv: Conversation) -> None:
                 source=src, record=ref, field="group",
             )
         prev = seen.get(m.id)
-        if prev is not None and prev.model_dump(exclude={"source_ref"}) != m.model_dump(exclude={"source_ref"}):
-            raise InvalidInputError(
-                f"duplicate message id {m.id!r} with different content (first at "
-                f"{prev.source_ref or '?'})", source=src, record=ref, field="id",
-            )
-        seen[m.id] = m
+        if prev is not None:
+            field_ = _first_difference(_fixed(prev), _fixed(m))
+            if field_ is not None:
+                name = "speaker_id" if field_ == "person" else field_
+                raise InvalidInputError(
+                    f"message id {m.id!r} appears again with another {name} ({getattr(prev, name)!r} "
+                    f"at {prev.source_ref or '?'}, now {getattr(m, name)!r}); a repeated id may only "
+                    "repeat the message or change its text", source=src, record=ref, field=name,
+                )
+        else:
+            seen[m.id] = m
 
 
 def _batches(rows: list[dict], size: int) -> Iterable[list[dict]]:
@@ -156,9 +212,11 @@ def ingest_conversations(
 
     Args:
         store: open store (schema applied).
-        conversations: parsed input, one per group, messages in conversation order.
-        embedder: computes message embeddings (only for messages not yet stored); may be None
-            with ``embed="later"``.
+        conversations: parsed input, one per group, messages in conversation order (each
+            channel's order is kept where it disagrees with the timestamps; across inputs,
+            messages are placed by instant).
+        embedder: computes message embeddings (only for new messages and new texts); may be
+            None with ``embed="later"``.
         batch_size: messages per ``UNWIND`` write transaction.
         progress: show a progress bar on stderr.
         embed: "now" (vectors computed before each write) or "later": messages are stored and
@@ -170,10 +228,13 @@ def ingest_conversations(
 
     Returns:
         An :class:`IngestSummary`; a second run over the same input reports every message as
-        skipped and creates nothing.
+        skipped and changes nothing.
 
     Raises:
         InvalidInputError: a record is wrong (raised before any write for that input).
+        ConflictError: an id is stored with another speaker, session, channel, ts or reply_to
+            (before any write for that group), or another load changed one of this input's
+            messages while it ran (retryable: the batches committed before stay, run it again).
         StoreUnavailableError: Neo4j failed; batches already committed stay (re-run resumes).
     """
     if embed not in ("now", "later"):
@@ -200,16 +261,81 @@ def ingest_conversations(
     return summary
 
 
+@dataclass
+class _Delivery:
+    """One id of an input: its first record, the texts it went through (consecutive repeats
+    collapsed), how often it occurs, and the instant it is ordered by."""
+
+    m: MessageRecord
+    texts: list[str]
+    occurrences: int
+    order_instant: float
+
+
+def collapse(conv: Conversation) -> list[_Delivery]:
+    """One entry per message id of an input, in input order: its first record, the texts it
+    goes through, its occurrences and its ``order_instant`` (the instant, raised to the latest
+    instant before it in its channel's input order)."""
+    out: dict[str, _Delivery] = {}
+    running: dict[str, float] = {}  # per channel: latest instant so far in input order
+    for m in conv.messages:
+        d = out.get(m.id)
+        if d is not None:
+            d.occurrences += 1
+            if m.text != d.texts[-1]:
+                d.texts.append(m.text)
+            continue
+        t = max(instant(m.ts), running.get(m.channel, float("-inf")))
+        running[m.channel] = t
+        out[m.id] = _Delivery(m, [m.text], 1, t)
+    return list(out.values())
+
+
+def _after_stored(texts: list[str], stored: str) -> list[str]:
+    """The texts of an input that come after the stored one (all when it is not among them):
+    re-running an input whose last version is stored finds nothing to do."""
+    if stored in texts:
+        return texts[len(texts) - 1 - texts[::-1].index(stored) + 1 :]
+    return list(texts)
+
+
 def _ingest_one(
     store: Store, conv: Conversation, embedder: Embedder | None, batch_size: int,
     summary: IngestSummary, bar: tqdm,
 ) -> None:
     gid = conv.group_id
-    unique: dict[str, MessageRecord] = {}
-    for m in conv.messages:
-        unique.setdefault(m.id, m)
-    messages = list(unique.values())
-    summary.messages_skipped += len(conv.messages) - len(messages)  # exact duplicates in input
+    deliveries = collapse(conv)
+    stored = {r["id"]: r for r in store.read("ingest/stored_messages", group_id=gid,
+                                              ids=[d.m.id for d in deliveries])}
+    for d in deliveries:  # refuse what is not a redelivery or an edit, before any write
+        row = stored.get(d.m.id)
+        if row is not None:
+            field_ = _first_difference(_stored_fixed(row), _fixed(d.m))
+            if field_ is not None:
+                name = "speaker_id" if field_ == "person" else field_
+                stored_value = row["person_id"] if field_ == "person" else row[field_]
+                raise ConflictError(
+                    f"message {d.m.id!r} of group {gid!r} is stored with another {name} "
+                    f"({stored_value!r}; input {getattr(d.m, name)!r} at {d.m.source_ref or '?'}): only "
+                    "its text can change (an edit); nothing of this input was written"
+                )
+
+    # What each id does: new message, edit (text differs from the stored one), or nothing.
+    work: list[tuple[_Delivery, str | None]] = []  # (delivery, stored text or None when new)
+    written = edited = 0
+    for d in deliveries:
+        row = stored.get(d.m.id)
+        if row is None:
+            work.append((d, None))
+            written += 1
+            edited += len(d.texts) - 1
+        else:
+            pending = _after_stored(d.texts, row["text"])
+            if pending:
+                work.append((d, row["text"]))
+                edited += len(pending)
+    skipped = len(conv.messages) - written - edited
+    bar.update(skipped)
 
     created = store.write("ingest/merge_group", group_id=gid, group_name=conv.name or gid)
     scoped = bool(created[0].get("vector_index"))  # the group has its own vector index
@@ -219,87 +345,262 @@ def _ingest_one(
 
     # Roster: latest display name per person key, every alias seen.
     persons: dict[str, dict] = {}
-    for m in messages:
+    for m in conv.messages:
         key = person_key(m)
         p = persons.setdefault(key, {"id": key, "name": m.speaker, "speaker_id": m.speaker_id, "aliases": []})
         p["name"] = m.speaker
         if m.speaker not in p["aliases"]:
             p["aliases"].append(m.speaker)
     sessions: dict[str, dict] = {}
-    for m in messages:
+    for d in deliveries:
+        m = d.m
         sessions.setdefault(
             m.session,
             {"id": m.session, "channel": m.channel, "index": m.session_index,
              "ts": times.normalize(m.session_ts or m.ts)},
         )
     rows_p, rows_s = list(persons.values()), list(sessions.values())
-
-    def write_roster(tx):
-        cp = sum(r["created"] for b in _batches(rows_p, batch_size) for r in run_tx(tx, "ingest/merge_persons", group_id=gid, rows=b))
-        cs = sum(r["created"] for b in _batches(rows_s, batch_size) for r in run_tx(tx, "ingest/merge_sessions", group_id=gid, rows=b))
-        return cp, cs
-
-    cp, cs = store.write_tx(write_roster)
     summary.persons += len(rows_p)
-    summary.persons_created += cp
     summary.sessions += len(rows_s)
-    summary.sessions_created += cs
-
-    previous: dict[str, tuple[str, str] | None] = {}
-    last_in_session: dict[tuple[str, str], tuple[str, str]] = {}
-    for m in messages:  # conversation order: the previous turn of the same session
-        key = (m.channel, m.session)
-        previous[m.id] = last_in_session.get(key)
-        last_in_session[key] = (m.speaker, m.text)
-
-    ids = [m.id for m in messages]
-    state = store.write("ingest/existing_message_ids", group_id=gid, ids=ids)[0]
-    existing = set(state["existing"])
-    next_order = int(state["max_turn_created"]) + 1
-    new = [m for m in messages if m.id not in existing]
-    summary.messages_skipped += len(messages) - len(new)
-    bar.update(len(conv.messages) - len(new))
-    # A session continued by a later append: its previous turn is already stored.
-    first_new = {}
-    for m in new:
-        if previous[m.id] is None:
-            first_new.setdefault(m.session, m.id)
-    if first_new and existing:
-        stored = store.read("ingest/last_session_turns", group_id=gid, sessions=list(first_new))
-        for row in stored:
-            previous[first_new[row["session"]]] = (row["speaker"], row["text"])
 
     key = group_key(gid)
-    for start in range(0, len(new), batch_size):
-        chunk = new[start : start + batch_size]
+    chunks = [work[i : i + batch_size] for i in range(0, len(work), batch_size)] or [[]]
+    for n, chunk in enumerate(chunks):
+        texts = [embedding_text(d.m.model_copy(update={"text": d.texts[-1]})) for d, _ in chunk]
         vectors = (  # before the transaction
-            embedder.encode([embedding_text(m) for m in chunk]) if embedder is not None else None
+            [v.tolist() for v in embedder.encode(texts)] if embedder is not None and texts
+            else [None] * len(texts)
         )
-        rows = [
-            {
-                "id": m.id, "channel": m.channel, "text": m.text, "speaker": m.speaker,
-                "person_id": person_key(m), "session": m.session, "turn": m.turn, "ts": times.normalize(m.ts),
-                "instant": instant(m.ts), "turn_created": next_order + start + j,
-                "reply_to": m.reply_to,
-                "embedding": vectors[j].tolist() if vectors is not None else None,
-                "search_text": search_text(m, previous[m.id]),
-            }
-            for j, m in enumerate(chunk)
-        ]
-        written = store.write("ingest/create_messages", group_id=gid, group_key=key, rows=rows)
-        summary.messages_written += int(written[0]["written"]) if written else 0
-        if scoped:
-            label_scoped_messages(store, gid, [r["id"] for r in rows])
+        edited_at = now_iso()
+        new_rows, edit_rows = [], []
+        for (d, old), vec in zip(chunk, vectors):
+            m = d.m
+            if old is None:
+                new_rows.append({
+                    "id": m.id, "channel": m.channel, "text": d.texts[-1], "speaker": m.speaker,
+                    "person_id": person_key(m), "session": m.session, "ts": times.normalize(m.ts),
+                    "instant": instant(m.ts), "order_instant": d.order_instant,
+                    "reply_to": m.reply_to, "text_history": d.texts[:-1],
+                    "edited_at": [edited_at] * (len(d.texts) - 1), "embedding": vec,
+                })
+            else:
+                between = _after_stored(d.texts, old)[:-1]
+                edit_rows.append({
+                    "id": m.id, "old_text": old, "text": d.texts[-1], "between": between,
+                    "edited_at": edited_at, "embedding": vec, "order_instant": d.order_instant,
+                })
+        roster = (rows_p, rows_s) if n == 0 else ([], [])
+        cp, cs, raced_new, raced_edits = store.write_tx(
+            lambda tx, new_rows=new_rows, edit_rows=edit_rows, roster=roster: _write_batch(
+                tx, gid, key, new_rows, edit_rows, roster, stored, batch_size)
+        )
+        summary.persons_created += cp
+        summary.sessions_created += cs
+        # what another concurrent load wrote identically meanwhile counts as skipped
+        written -= raced_new
+        edited -= raced_edits
+        skipped += raced_new + raced_edits
+        if scoped and new_rows:
+            label_scoped_messages(store, gid, [r["id"] for r in new_rows])
         bar.update(len(chunk))
+    summary.messages_written += written
+    summary.messages_edited += edited
+    summary.messages_skipped += skipped
 
-    if new:
-        channels = sorted({m.channel for m in new})
-        replies = [{"id": m.id, "reply_to": m.reply_to} for m in new if m.reply_to]
 
-        def link(tx):
-            for ch in channels:
-                run_tx(tx, "ingest/link_next", group_id=gid, channel=ch)
-            for b in _batches(replies, batch_size):
-                run_tx(tx, "ingest/link_replies", group_id=gid, rows=b)
+def _write_batch(
+    tx: neo4j.ManagedTransaction, gid: str, key: str, new_rows: list[dict], edit_rows: list[dict],
+    roster: tuple[list[dict], list[dict]], stored: dict[str, dict], batch_size: int,
+) -> tuple[int, int, int, int]:
+    """One batch in one transaction: lock the group, re-check, write, place. Idempotent.
 
-        store.write_tx(link)
+    Returns (persons created, sessions created, new messages and edits that another load had
+    already written exactly like this one, which are skipped here).
+    """
+    ids = [r["id"] for r in new_rows] + [r["id"] for r in edit_rows]
+    run_tx(tx, "ingest/lock_group", group_id=gid, n=0)
+    now = {r["id"]: r for r in run_tx(tx, "ingest/stored_messages", group_id=gid, ids=ids)} if ids else {}
+    # Another load may have committed some of these ids since they were read: the same content
+    # is simply there already; anything else is a conflict to retry.
+    raced_new = raced_edits = 0
+    fresh, edits = [], []
+    for r in new_rows:
+        current = now.get(r["id"])
+        if current is None:
+            fresh.append(r)
+        elif current["text"] == r["text"]:
+            raced_new += 1
+        else:
+            raise ConflictError(
+                f"message {r['id']!r} of group {gid!r} was written with other text by another load "
+                "while this one ran; run this load again (what is stored identically is skipped)")
+    for r in edit_rows:
+        current = now.get(r["id"])
+        if current is not None and current["text"] == r["text"]:
+            raced_edits += 1
+        elif current is None or current["text"] != r["old_text"]:
+            raise ConflictError(
+                f"message {r['id']!r} of group {gid!r} was changed by another load while this one "
+                "ran; run this load again")
+        else:
+            edits.append(r)
+    seq_base = int(run_tx(tx, "ingest/lock_group", group_id=gid, n=len(fresh))[0]["seq_base"])
+    rows_p, rows_s = roster
+    cp = sum(r["created"] for b in _batches(rows_p, batch_size)
+             for r in run_tx(tx, "ingest/merge_persons", group_id=gid, rows=b))
+    cs = sum(r["created"] for b in _batches(rows_s, batch_size)
+             for r in run_tx(tx, "ingest/merge_sessions", group_id=gid, rows=b))
+    if not fresh and not edits:
+        return cp, cs, raced_new, raced_edits
+    rows = [{**r, "seq": seq_base + j} for j, r in enumerate(fresh)]
+    if rows:
+        run_tx(tx, "ingest/create_messages", group_id=gid, group_key=key, rows=rows)
+    if edits:
+        run_tx(tx, "ingest/edit_messages", group_id=gid, rows=edits)
+    place_messages(tx, gid, min(r["order_instant"] for r in rows + edits))
+    replies = [{"id": r["id"], "reply_to": r["reply_to"]} for r in rows if r["reply_to"]]
+    for b in _batches(replies, batch_size):
+        run_tx(tx, "ingest/link_replies", group_id=gid, rows=b)
+    if rows:
+        run_tx(tx, "ingest/link_reply_children", group_id=gid, ids=[r["id"] for r in rows])
+    return cp, cs, raced_new, raced_edits
+
+
+# --------------------------------------------------------------------------------------------
+# the place of messages in the conversation
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class OrderPlan:
+    """What :func:`plan_order` decided for a region of the conversation.
+
+    Attributes:
+        positions: rows for ``ingest/set_positions`` (id, turn_created, turn, search_text), only
+            for messages whose values change.
+        links: rows for ``ingest/relink_next`` (from, to or None), only for changed NEXT links.
+        moves: old -> new ``turn_created`` of stored messages that moved (decimal string keys).
+        rank_channels: channels where a session got a new first message (or a session is new).
+    """
+
+    positions: list[dict] = field(default_factory=list)
+    links: list[dict] = field(default_factory=list)
+    moves: dict[str, int] = field(default_factory=dict)
+    rank_channels: list[str] = field(default_factory=list)
+
+
+def plan_order(
+    region: list[dict], base: int, channel_before: dict[str, dict], session_before: dict[str, dict]
+) -> OrderPlan:
+    """Place the messages of a region of the conversation (pure; no database).
+
+    Args:
+        region: every message ordered at or after the earliest touched one, in conversation
+            order (``ingest/order_region`` rows: id, channel, session, turn_created, turn,
+            speaker, text, search_text, next).
+        base: ``turn_created`` of the region's first message (messages before it keep theirs).
+        channel_before: per channel of the region, the last message before it (id, next; id
+            None when there is none).
+        session_before: per session of the region, the last message before it (id, turn,
+            speaker, text; id None when there is none).
+
+    Returns:
+        The :class:`OrderPlan`: positions 0.. in the group, turns 0.. per session, NEXT per
+        channel, each message's search document with its session's previous turn.
+    """
+    plan = OrderPlan()
+    last_in_channel: dict[str, str | None] = {ch: r.get("id") for ch, r in channel_before.items()}
+    current_next: dict[str, str | None] = {r["id"]: r.get("next") for r in channel_before.values() if r.get("id")}
+    wanted_next: dict[str, str | None] = {}
+    last_in_session: dict[str, tuple[int, str, str] | None] = {
+        sid: (int(r["turn"]), r["speaker"], r["text"]) if r.get("id") else None
+        for sid, r in session_before.items()
+    }
+    rank: set[str] = set()
+    for i, r in enumerate(region):
+        pos, ch, sid = base + i, r["channel"], r["session"]
+        current_next[r["id"]] = r.get("next")
+        wanted_next[r["id"]] = None
+        before = last_in_channel.get(ch)
+        if before is not None:
+            wanted_next[before] = r["id"]
+        last_in_channel[ch] = r["id"]
+        prev = last_in_session.get(sid)
+        turn = prev[0] + 1 if prev else 0
+        doc = search_document(r["speaker"], r["text"], (prev[1], prev[2]) if prev else None)
+        last_in_session[sid] = (turn, r["speaker"], r["text"])
+        if turn == 0 and r.get("turn") != 0:
+            rank.add(ch)
+        if (r.get("turn_created"), r.get("turn"), r.get("search_text")) != (pos, turn, doc):
+            plan.positions.append({"id": r["id"], "turn_created": pos, "turn": turn, "search_text": doc})
+        if r.get("turn_created") is not None and r["turn_created"] != pos:
+            plan.moves[str(r["turn_created"])] = pos
+    plan.links = [{"from": a, "to": b} for a, b in wanted_next.items() if current_next.get(a) != b]
+    plan.rank_channels = sorted(rank)
+    return plan
+
+
+def place_messages(tx: neo4j.ManagedTransaction, group_id: str, start: float) -> OrderPlan:
+    """Re-place every message of a group ordered at or after ``start`` (inside the caller's
+    write transaction, after messages were added, edited or erased there).
+
+    Reads the region once, plans it with :func:`plan_order`, and writes only what changes:
+    positions, turns and search documents, NEXT links, derived records' ``turn_created``, and
+    session numbers of the channels whose sessions' first messages changed.
+
+    Args:
+        tx: an open write transaction that holds the group's lock (``ingest/lock_group``).
+        group_id: the group.
+        start: epoch seconds: the earliest ``order_instant`` added, edited or erased.
+
+    Returns:
+        The applied :class:`OrderPlan`.
+    """
+    region = run_tx(tx, "ingest/order_region", group_id=group_id, **{"from": start})
+    channels = sorted({r["channel"] for r in region})
+    sessions = sorted({r["session"] for r in region})
+    ctx = run_tx(tx, "ingest/order_context", group_id=group_id, channels=channels, sessions=sessions,
+                 **{"from": start})[0]
+    plan = plan_order(
+        region, int(ctx["base"]),
+        {r["channel"]: r for r in ctx["channels"]}, {r["session"]: r for r in ctx["sessions"]},
+    )
+    for b in _batches(plan.positions, 1000):
+        run_tx(tx, "ingest/set_positions", group_id=group_id, rows=b)
+    for b in _batches(plan.links, 1000):
+        run_tx(tx, "ingest/relink_next", group_id=group_id, rows=b)
+    if plan.moves:
+        run_tx(tx, "ingest/shift_record_positions", group_id=group_id, moves=plan.moves,
+               **{"from": min(int(k) for k in plan.moves)})
+    if plan.rank_channels:
+        run_tx(tx, "ingest/rank_sessions", group_id=group_id, channels=plan.rank_channels)
+    return plan
+
+
+def backfill_order(store: Store) -> int:
+    """Migration for stores written before messages had an order key: give every message of
+    such a group ``order_instant`` (its instant, raised to the latest before it on its channel in
+    the old order) and ``seq`` (its rank in the old order), then re-place the whole group.
+    Idempotent: a store without such messages is not touched.
+
+    Returns:
+        Number of groups migrated.
+    """
+    groups = store.read("meta/messages_without_order")
+    for g in groups:
+        running: dict[str, float] = {}
+        rows = []
+        for seq, m in enumerate(g["messages"]):
+            t = max(float(m["instant"]), running.get(m["channel"], float("-inf")))
+            running[m["channel"]] = t
+            rows.append({"id": m["id"], "order_instant": t, "seq": seq})
+        gid = g["group_id"]
+
+        def work(tx: neo4j.ManagedTransaction, gid: str = gid, rows: list[dict] = rows) -> None:
+            run_tx(tx, "ingest/lock_group", group_id=gid, n=0)
+            for b in _batches(rows, 1000):
+                run_tx(tx, "meta/set_message_order", group_id=gid, rows=b, total=len(rows))
+            place_messages(tx, gid, float("-inf"))
+
+        store.write_tx(work)
+    return len(groups)

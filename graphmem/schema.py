@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from graphmem.db import Store, all_templates, cypher
 from graphmem.errors import ConflictError, StoreUnavailableError
+from graphmem.ingest import backfill_order
 from graphmem.scope import group_key
 
 VECTOR_INDEXES = ("message_embedding", "derived_embedding")
@@ -50,6 +51,7 @@ def apply_schema(store: Store, dimensions: int, timeout_s: float = 300.0) -> Sch
         store.write(name, dimensions=dimensions)
     _backfill_group_key(store)  # after the templates: they create the label and property names
     indexes = wait_online(store, timeout_s)
+    backfill_order(store)  # after the indexes: it reads messages by group and instant
     constraints = [r["name"] for r in store.read("meta/list_constraints")]
     return SchemaReport(constraints=constraints, indexes=indexes, dimensions=dimensions)
 

@@ -295,27 +295,39 @@ def assemble_messages(drafts: list[Draft], *, by_time: bool) -> list[MessageReco
 
 
 def check_unique_ids(messages: Sequence[MessageRecord | Draft], *, source: str) -> None:
-    """Check that message ids are unique within each group.
+    """Check that a repeated message id within a group is a redelivery or an edit.
+
+    The same id may occur again with identical content (ingest skips it) or with other text
+    only (ingest stores the later text as an edit of the earlier one); a repeat that changes
+    the speaker, speaker id, session, channel, ts or reply_to is an error.
 
     Args:
-        messages: messages or drafts, in input order (the later duplicate is reported).
+        messages: messages or drafts, in input order (the later occurrence is reported).
         source: file path for the error.
 
     Raises:
-        InvalidInputError: field ``id`` naming the second occurrence (its ``source_ref``).
+        InvalidInputError: field named after the differing field, record = the second
+            occurrence (its ``source_ref``).
     """
-    seen: dict[tuple[str, str], str] = {}
+    seen: dict[tuple[str, str], tuple[str, MessageRecord | Draft]] = {}
+    fixed = ("speaker", "speaker_id", "session", "channel", "ts", "reply_to")
     for m in messages:
         key = (m.group_id, m.id)
         where = record_label(m.source_ref, source) or m.id
         if key in seen:
-            raise InvalidInputError(
-                f"duplicate message id {m.id!r} in group {m.group_id!r} (first at {seen[key]})",
-                source=source,
-                record=where,
-                field="id",
-            )
-        seen[key] = where
+            first_where, first = seen[key]
+            diff = next((f for f in fixed if getattr(first, f) != getattr(m, f)), None)
+            if diff is not None:
+                raise InvalidInputError(
+                    f"message id {m.id!r} in group {m.group_id!r} appears again with another {diff} "
+                    f"({getattr(first, diff)!r} at {first_where}, here {getattr(m, diff)!r}); a repeated "
+                    "id may only repeat the message or change its text",
+                    source=source,
+                    record=where,
+                    field=diff,
+                )
+            continue
+        seen[key] = (where, m)
 
 
 # --------------------------------------------------------------------------- questions

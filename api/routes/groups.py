@@ -18,14 +18,19 @@ router = APIRouter(prefix="/groups/{group_id}", tags=["groups"])
 GroupId = Annotated[str, Path(min_length=1, description="Group (memory space) id.")]
 
 
-@router.post("/messages", response_model=IngestPublic, summary="Append messages (idempotent by id)")
+@router.post("/messages", response_model=IngestPublic, summary="Append or edit messages (idempotent by id)")
 def post_messages(
     group_id: GroupId, body: MessagesCreate, store: StoreDep, embedder: EmbedderDep, settings: SettingsDep
 ) -> IngestPublic:
-    """Append messages in conversation order; the group and its persons are created as needed.
+    """Append messages; the group and its persons are created as needed.
 
-    A message whose id is already stored in the group is skipped, so a retried request writes
-    nothing twice. 422 names the message and field that is wrong; nothing is written then.
+    Messages take their place by time, before, between or after what is stored (the request
+    order only breaks ties). A message whose id is stored with the same content is skipped, so
+    a retried request writes nothing twice; new text under a stored id is an edit
+    (``messages_edited``, the earlier text kept as history, the message pending for derive).
+    422 names the message and field that is wrong; 409 names an id stored with another
+    speaker, session, channel, ts or reply_to, or a message another request changed meanwhile
+    (retry). Nothing of the request is written then. See docs/reliability.md.
     """
     summary = append_messages(
         store, embedder, group_id, [m.model_dump() for m in body.messages], name=body.name,
@@ -33,7 +38,8 @@ def post_messages(
     )
     return IngestPublic(
         group_id=group_id, messages_written=summary.messages_written,
-        messages_skipped=summary.messages_skipped, persons_created=summary.persons_created,
+        messages_edited=summary.messages_edited, messages_skipped=summary.messages_skipped,
+        persons_created=summary.persons_created,
         sessions_created=summary.sessions_created, group_created=bool(summary.groups_created),
     )
 

@@ -1,22 +1,27 @@
-// Write a batch of verbatim messages (System 1) with SOURCE and IN_SESSION links.
+// Write a batch of verbatim messages (System 1) with SOURCE and IN_SESSION links. Their place in
+// the conversation (turn_created, turn, search_text, NEXT) is set afterwards by ingest/set_positions
+// and ingest/relink_next in the same transaction.
 // Idempotent: a message whose (group_id, id) exists is left untouched. A row without an
 // embedding (ingest --embed later) is stored with the label :PendingEmbedding instead.
 // Parameters: $group_id (str); $group_key (str, digits: the group's fulltext token,
 //   graphmem.scope.group_key); $rows (list of maps): id, channel, text, speaker (display name),
-//   person_id (str), session (str), turn (int), ts (str ISO-8601), instant (float, epoch seconds),
-//   turn_created (int, write order in the group), reply_to (str), embedding (list[float],
-//   L2-normed, or null), search_text (str, previous turn + "speaker: text", the fulltext document).
+//   person_id (str), session (str), ts (str ISO-8601), instant (float, epoch seconds),
+//   order_instant (float, epoch seconds: the instant the message is ordered by), seq (int,
+//   arrival number in the group), reply_to (str), text_history (list[str], earlier texts when the
+//   input itself edits the message), edited_at (list[str], ISO-8601 UTC, one per history entry),
+//   embedding (list[float], L2-normed, or null).
 // Returns: written (int, messages created by this call).
 UNWIND $rows AS row
 MERGE (m:Message {group_id: $group_id, id: row.id})
   ON CREATE SET m.channel = row.channel, m.text = row.text, m.speaker = row.speaker,
-                m.session = row.session, m.turn = row.turn, m.ts = row.ts,
-                m.instant = row.instant, m.turn_created = row.turn_created,
-                m.reply_to = row.reply_to, m.search_text = row.search_text,
+                m.session = row.session, m.ts = row.ts, m.instant = row.instant,
+                m.order_instant = row.order_instant, m.seq = row.seq, m.reply_to = row.reply_to,
                 m.group_key = $group_key, m.created_new = true
 WITH m, row, coalesce(m.created_new, false) AS created
 WHERE created
 REMOVE m.created_new
+FOREACH (_ IN CASE WHEN size(row.text_history) > 0 THEN [1] ELSE [] END |
+  SET m.text_history = row.text_history, m.edited_at = row.edited_at)
 WITH m, row
 CALL (m, row) {
   WITH m, row WHERE row.embedding IS NOT NULL

@@ -49,5 +49,6 @@ def ingest(
     else:
         out.print(
             f"{summary.groups} group(s), {summary.sessions} sessions, {summary.persons} persons: "
-            f"{summary.messages_written} messages written, {summary.messages_skipped} skipped"
+            f"{summary.messages_written} messages written, {summary.messages_edited} edited, "
+            f"{summary.messages_skipped} skipped"
         )

@@ -155,14 +155,24 @@ def test_bad_record_names_field_and_writes_nothing(store, embedder, group_id):
     assert counts(store, group_id) == before
 
 
-def test_duplicate_id_with_other_content_is_rejected(store, embedder, group_id):
+def test_repeated_id_in_one_input_is_a_redelivery_an_edit_or_an_error(store, embedder, group_id):
+    ts = "2026-01-01T10:00:00"
     rows = [
-        {"speaker": "A", "text": "one", "id": "same"},
-        {"speaker": "A", "text": "two", "id": "same"},
+        {"speaker": "A", "text": "one", "id": "same", "ts": ts},
+        {"speaker": "A", "text": "one", "id": "same", "ts": ts},  # identical: skipped
+        {"speaker": "A", "text": "two", "id": "same", "ts": ts},  # new text: an edit
     ]
-    with pytest.raises(InvalidInputError, match="duplicate message id 'same'"):
-        ingest_conversations(store, [conversation(group_id, rows)], embedder)
-    assert counts(store, group_id) == {}
+    s = ingest_conversations(store, [conversation(group_id, rows)], embedder)
+    assert (s.messages_written, s.messages_edited, s.messages_skipped) == (1, 1, 1)
+    assert store.read_text("MATCH (m:Message {group_id: $g}) RETURN m.text AS t, m.text_history AS h",
+                           g=group_id) == [{"t": "two", "h": ["one"]}]
+    before = counts(store, group_id)
+    bad = [{"speaker": "A", "text": "x", "id": "other", "ts": ts},
+           {"speaker": "B", "text": "x", "id": "other", "ts": ts}]
+    with pytest.raises(InvalidInputError, match="'other' appears again with another speaker") as e:
+        ingest_conversations(store, [conversation(group_id, bad)], embedder)
+    assert (e.value.record, e.value.field) == ("row 1", "speaker")
+    assert counts(store, group_id) == before
 
 
 def test_cypher_injection_shaped_values_are_plain_data(store, embedder, make_group):

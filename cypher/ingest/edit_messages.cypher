@@ -1,0 +1,34 @@
+// Store edits of messages: the new text and its embedding (or, with ingest --embed later, no
+// vector and the label :PendingEmbedding until `graphmem embed` fills it); the text it replaces
+// (and any texts the input went through before the last one) is appended to the message's
+// history; the message leaves every Writer segment that covered it, so the next derive
+// reconsiders it. A row applies only while the stored text is still the one the edit was
+// computed against.
+// Parameters: $group_id (str); $rows (list of maps): id (str), old_text (str, the stored text
+//   the edit replaces), text (str, the new text), between (list[str], intermediate texts from the
+//   same input, oldest first), edited_at (str, ISO-8601 UTC), embedding (list[float],
+//   L2-normed, or null).
+// Returns: edited (int, messages changed), uncovered (int, COVERS links removed).
+UNWIND $rows AS row
+MATCH (m:Message {group_id: $group_id, id: row.id})
+WHERE m.text = row.old_text
+SET m.text_history = coalesce(m.text_history, []) + [m.text] + row.between,
+    m.edited_at = coalesce(m.edited_at, []) + [x IN [m.text] + row.between | row.edited_at],
+    m.text = row.text
+WITH m, row
+CALL (m, row) {
+  WITH m, row WHERE row.embedding IS NOT NULL
+  CALL db.create.setNodeVectorProperty(m, 'embedding', row.embedding)
+}
+CALL (m, row) {
+  WITH m, row WHERE row.embedding IS NULL
+  REMOVE m.embedding
+  SET m:PendingEmbedding
+}
+WITH m
+CALL (m) {
+  OPTIONAL MATCH (m)<-[c:COVERS]-(:Segment)
+  DELETE c
+  RETURN count(c) AS uncovered
+}
+RETURN count(m) AS edited, sum(uncovered) AS uncovered

@@ -1,0 +1,9 @@
+// Set the place of messages in the conversation (computed by graphmem.ingest.plan_order).
+// Parameters: $group_id (str); $rows (list of maps): id (str), turn_created (int, 0-based
+//   position in the group's conversation order), turn (int, 0-based position in its session),
+//   search_text (str, previous turn of the session + "speaker: text").
+// Returns: updated (int).
+UNWIND $rows AS row
+MATCH (m:Message {group_id: $group_id, id: row.id})
+SET m.turn_created = row.turn_created, m.turn = row.turn, m.search_text = row.search_text
+RETURN count(m) AS updated
