@@ -2,7 +2,7 @@
 
 One module per command group, named after the command: :mod:`~graphmem.cli.neo4j`,
 :mod:`~graphmem.cli.schema`, :mod:`~graphmem.cli.ingest`, :mod:`~graphmem.cli.embed`, :mod:`~graphmem.cli.search`,
-:mod:`~graphmem.cli.stats`, :mod:`~graphmem.cli.derive`, :mod:`~graphmem.cli.ask`,
+:mod:`~graphmem.cli.stats`, :mod:`~graphmem.cli.forget`, :mod:`~graphmem.cli.derive`, :mod:`~graphmem.cli.ask`,
 :mod:`~graphmem.cli.serve`, :mod:`~graphmem.cli.mcp`, :mod:`~graphmem.cli.summary`,
 :mod:`~graphmem.cli.eval`. The
 modules import only :mod:`graphmem.cli.common`; this file assembles the app (no import cycle).
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import typer
 
-from graphmem.cli import ask, derive, embed, ingest, mcp, neo4j, schema, search, serve, stats, summary
+from graphmem.cli import ask, derive, embed, forget, ingest, mcp, neo4j, schema, search, serve, stats, summary
 from graphmem.cli import train
 from graphmem.cli import eval as eval_group
 from graphmem.cli.common import emit_json, err, open_store, out
@@ -31,6 +31,7 @@ app.command("ingest")(ingest.ingest)
 app.command("embed")(embed.embed)
 app.command("search")(search.search)
 app.command("stats")(stats.stats)
+app.command("forget")(forget.forget)
 app.command("derive")(derive.derive)
 app.command("ask")(ask.ask_command)
 app.command("serve")(serve.serve_command)

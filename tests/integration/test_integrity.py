@@ -344,8 +344,8 @@ def assert_no_trace(store, embedder, gid: str, word: str = "Quillebeuf") -> None
 
 
 def test_erasing_a_person_removes_their_words_everywhere(store, embedder, client, make_group):
-    lib, api = make_group("xlib"), make_group("xapi")
-    for gid in (lib, api):
+    lib, api, cmd = make_group("xlib"), make_group("xapi"), make_group("xcli")
+    for gid in (lib, api, cmd):
         erasure_group(store, embedder, gid)
         doc = store.read_text("MATCH (m:Message {group_id: $g, id: 'e3'}) RETURN m.search_text AS d", g=gid)
         assert "Quillebeuf" in doc[0]["d"]  # the neighbour's document quotes Ben
@@ -353,7 +353,10 @@ def test_erasing_a_person_removes_their_words_everywhere(store, embedder, client
     assert (out.messages_deleted, out.records_deleted) == (1, 1)
     r = client.delete(f"/groups/{api}/persons/Ben")
     assert r.status_code == 200 and r.json()["messages_deleted"] == 1
-    for gid in (lib, api):
+    done = cli("forget", "--group", cmd, "--person", "Ben", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["messages_deleted"] == 1
+    for gid in (lib, api, cmd):
         assert_no_trace(store, embedder, gid)
         by_id = {m["id"]: m for m in snapshot(store, gid)["messages"]}
         assert by_id["e3"]["search_text"] == "Ada: Where should the reunion be?\nCy: That sounds lovely, book it."

@@ -1,0 +1,33 @@
+"""``graphmem forget``: erase one person's data from a group (what ``DELETE
+/groups/{g}/persons/{p}`` does)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from graphmem.cli.common import emit_json, open_store, out
+
+
+def forget(
+    group: Annotated[str, typer.Option("--group", "-g", help="Group id.")],
+    person: Annotated[str, typer.Option("--person", "-p", help="Person id (speaker_id, else display name).")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print what was erased as JSON.")] = False,
+) -> None:
+    """Erase a person: their messages, the records they own or are the source of, records
+    supported only by them, their words in the neighbours' search documents, and the Person
+    node. Running it again erases nothing. Exit status 1 for an unknown group."""
+    from graphmem.groups import forget_person, get_group
+
+    with open_store() as store:
+        get_group(store, group)
+        summary = forget_person(store, group, person)
+    if as_json:
+        emit_json(summary.model_dump())
+    else:
+        out.print(
+            f"{person} in {group}: {summary.messages_deleted} messages and {summary.records_deleted} "
+            f"records erased, {summary.chains_repaired} chains repaired, person "
+            f"{'erased' if summary.person_deleted else 'not found'}"
+        )
