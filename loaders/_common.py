@@ -294,20 +294,26 @@ def assemble_messages(drafts: list[Draft], *, by_time: bool) -> list[MessageReco
     return out
 
 
-def check_unique_ids(messages: Sequence[MessageRecord | Draft], *, source: str) -> None:
-    """Check that a repeated message id within a group is a redelivery or an edit.
+def check_unique_ids(
+    messages: Sequence[MessageRecord | Draft], *, source: str, edits: bool = False
+) -> None:
+    """Check that a repeated message id within a group is a redelivery (or, where the format
+    carries edits, an edit).
 
-    The same id may occur again with identical content (ingest skips it) or with other text
-    only (ingest stores the later text as an edit of the earlier one); a repeat that changes
-    the speaker, speaker id, session, channel, ts or reply_to is an error.
+    The same id may occur again with identical content (ingest skips it). With ``edits`` (chat
+    exports: the generic JSON-lines format) it may also come back with other text only, which
+    ingest stores as an edit of the earlier text; then a repeat that changes the speaker,
+    speaker id, session, channel, ts or reply_to is an error naming that field. Without
+    ``edits`` (benchmark files, where a repeated id with other content is corrupt data) any
+    difference is an error on field ``id``.
 
     Args:
         messages: messages or drafts, in input order (the later occurrence is reported).
         source: file path for the error.
+        edits: whether the format may repeat an id with new text.
 
     Raises:
-        InvalidInputError: field named after the differing field, record = the second
-            occurrence (its ``source_ref``).
+        InvalidInputError: record = the second occurrence (its ``source_ref``).
     """
     seen: dict[tuple[str, str], tuple[str, MessageRecord | Draft]] = {}
     fixed = ("speaker", "speaker_id", "session", "channel", "ts", "reply_to")
@@ -317,14 +323,17 @@ def check_unique_ids(messages: Sequence[MessageRecord | Draft], *, source: str) 
         if key in seen:
             first_where, first = seen[key]
             diff = next((f for f in fixed if getattr(first, f) != getattr(m, f)), None)
+            if diff is None and not edits and first.text != m.text:
+                diff = "text"
             if diff is not None:
                 raise InvalidInputError(
                     f"message id {m.id!r} in group {m.group_id!r} appears again with another {diff} "
-                    f"({getattr(first, diff)!r} at {first_where}, here {getattr(m, diff)!r}); a repeated "
-                    "id may only repeat the message or change its text",
+                    f"({_short(getattr(first, diff))} at {first_where}, here {_short(getattr(m, diff))}); "
+                    + ("a repeated id may only repeat the message or change its text" if edits
+                       else "a repeated id must repeat the same message"),
                     source=source,
                     record=where,
-                    field=diff,
+                    field=diff if edits else "id",
                 )
             continue
         seen[key] = (where, m)

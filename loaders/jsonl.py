@@ -22,7 +22,8 @@ Rules:
 - A message without ``id`` gets ``"<session>:<k>"`` (``"<channel>/<session>:<k>"`` when a
   channel is given), ``k`` = 0-based index of the line among the lines of the same
   (group, channel, session) in file order, so ids are stable across runs and under appends.
-- Message ids must be unique within a group.
+- A message id repeated within a group must repeat the message (skipped by ingest) or change
+  only its text (an edit: the later text is stored, the earlier kept as history).
 """
 
 from __future__ import annotations
@@ -85,7 +86,8 @@ def load_conversations(path: PathLike, group: str | None = None) -> list[Convers
         InvalidInputError: naming the file, the record (``line N``) and the field, for a
             malformed JSON line (field ``json``), a missing/blank/non-string required field, a
             non-string optional field, an unparsable ``ts``, a blank ``group`` override (field
-            ``group``) or a duplicate message ``id``.
+            ``group``) or a message ``id`` repeated with another speaker, speaker_id, session,
+            channel, ts or reply_to (the field is named).
     """
     p = existing_path(path)
     source = str(p)
@@ -136,7 +138,7 @@ def load_conversations(path: PathLike, group: str | None = None) -> list[Convers
         position += 1
     conversations = []
     for gid, items in drafts.items():
-        check_unique_ids(items, source=source)
+        check_unique_ids(items, source=source, edits=True)
         messages = assemble_messages(items, by_time=True)
         conversations.append(Conversation(group_id=gid, name=gid, messages=messages, source=source))
     return conversations
