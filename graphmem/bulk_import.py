@@ -8,7 +8,7 @@ constraints are then built in bulk by ``graphmem schema apply``.
 
 The graph is the one ``ingest --embed later`` writes (same validation, roster, sessions, order
 key ``order_instant``/``seq``, and the same placement planner
-(:func:`graphmem.ingest.plan_order`) for ``turn_created``, ``turn``, ``search_text``, session
+(:func:`graphmem.order.plan_order`) for ``turn_created``, ``turn``, ``search_text``, session
 numbers and ``NEXT`` per channel; ``group_key``, ``REPLY_TO`` when the target is in the group,
 ``:PendingEmbedding`` on every message); vectors follow with ``graphmem embed --group G``.
 ``tests/integration/test_bulk_import.py`` compares the two. An input that repeats an id with
@@ -29,7 +29,8 @@ from pathlib import Path
 
 from graphmem.config import Settings
 from graphmem.errors import InvalidInputError, LocalServerError
-from graphmem.ingest import IngestSummary, collapse, person_key, plan_order, validate
+from graphmem.ingest import IngestSummary, collapse, person_key, validate
+from graphmem.order import plan_order
 from graphmem.local_server import ADMIN_TOOL, LocalServer
 from graphmem.model import Conversation
 from graphmem.scope import group_key

@@ -20,7 +20,8 @@ from graphmem import limits
 from graphmem.db import Store, run_tx
 from graphmem.embed import Embedder
 from graphmem.errors import NotFoundError
-from graphmem.ingest import IngestSummary, ingest_conversations, place_messages
+from graphmem.ingest import IngestSummary, ingest_conversations
+from graphmem.order import place_messages
 from graphmem.times import instant
 from graphmem.llm import ChatModel
 from graphmem.model import Conversation, MessageRecord

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from graphmem.db import Store, all_templates, cypher
 from graphmem.errors import ConflictError, StoreUnavailableError
-from graphmem.ingest import backfill_order
+from graphmem.order import backfill_order
 from graphmem.scope import group_key
 
 VECTOR_INDEXES = ("message_embedding", "derived_embedding")
