@@ -209,7 +209,8 @@ def build_server(settings: Settings | None = None, *, tools: ToolSet = "core") -
                              batch_size=s.write_batch_size)
             return IngestPublic(
                 group_id=group_id, messages_written=summary.messages_written,
-                messages_skipped=summary.messages_skipped, persons_created=summary.persons_created,
+                messages_edited=summary.messages_edited, messages_skipped=summary.messages_skipped,
+                persons_created=summary.persons_created,
                 sessions_created=summary.sessions_created, group_created=bool(summary.groups_created),
             )
 
