@@ -10,17 +10,20 @@ Run: ``graphmem serve`` or ``uvicorn --factory api.main:create_app``. OpenAPI at
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 from fastapi import Depends, FastAPI
+from fastapi.middleware.cors import CORSMiddleware
 from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
 
 from api import errors
-from api.deps import require_api_key
+from api.deps import API_KEY_HEADER, require_api_key
 from api.routes import ask, graph, groups, health, jobs, persons, records
 from graphmem import __version__
 from graphmem.config import Settings, get_settings
@@ -49,6 +52,55 @@ def _install_offline_docs(app: FastAPI) -> None:
             swagger_css_url=f"{SWAGGER_STATIC}/swagger-ui.css",
             swagger_favicon_url=f"{SWAGGER_STATIC}/favicon-32x32.png",
         )
+
+
+class BodyLimit:
+    """ASGI middleware: refuse request bodies over ``max_bytes`` with 413, whether the size is
+    announced (Content-Length) or only seen while reading (chunked: the body is read here, up
+    to the limit, and handed on whole)."""
+
+    def __init__(self, app: Any, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] in ("GET", "HEAD", "OPTIONS"):
+            await self.app(scope, receive, send)
+            return
+        for key, value in scope["headers"]:
+            if key == b"content-length" and value.isdigit() and int(value) > self.max_bytes:
+                await self._refuse(send)
+                return
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":  # the client went away
+                return
+            chunks.append(message.get("body", b""))
+            size += len(chunks[-1])
+            if size > self.max_bytes:
+                await self._refuse(send)
+                return
+            if not message.get("more_body", False):
+                break
+        replayed = False
+
+        async def replay() -> dict[str, Any]:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+            return dict(await receive())
+
+        await self.app(scope, replay, send)
+
+    async def _refuse(self, send: Any) -> None:
+        body = json.dumps({"detail": f"request body over {self.max_bytes} bytes "
+                                     "(GRAPHMEM_API_MAX_REQUEST_MB)", "error": "RequestTooLarge"}).encode()
+        await send({"type": "http.response.start", "status": 413,
+                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+        await send({"type": "http.response.body", "body": body})
 
 
 def _store(app: FastAPI) -> Store:
@@ -103,6 +155,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         docs_url=None,  # served below from the local swagger-ui-bundle, not a CDN
     )
     errors.install(app)
+    app.add_middleware(BodyLimit, max_bytes=int(s.api_max_request_mb * 1024 * 1024))
+    origins = [o.strip() for o in s.api_cors_origins.split(",") if o.strip()]
+    if origins:  # off unless configured: browsers then refuse cross-origin calls
+        app.add_middleware(CORSMiddleware, allow_origins=origins, allow_methods=["GET", "POST", "DELETE"],
+                           allow_headers=["content-type", API_KEY_HEADER])
     _install_offline_docs(app)
     app.include_router(health.router)
     app.include_router(graph.page_router)  # the graph page and its static files: no data, no key

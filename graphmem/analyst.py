@@ -159,7 +159,7 @@ def read_cypher(
         raise InvalidInputError("LOAD CSV is not allowed in read_cypher", field="query")
     params = dict(params or {})
     try:
-        with store.driver.session(database=store.database, default_access_mode=neo4j.READ_ACCESS) as session:
+        with store.session(read=True) as session:
             kind = session.run(f"EXPLAIN {text}", params).consume().query_type
             if kind != "r":
                 raise InvalidInputError(

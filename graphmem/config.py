@@ -112,6 +112,8 @@ class Settings(BaseSettings):
     api_key: SecretStr = SecretStr("")  # when set, every request needs header X-API-Key
     api_host: str = "127.0.0.1"
     api_port: int = 8000
+    api_max_request_mb: float = 32.0  # larger request bodies are refused with 413
+    api_cors_origins: str = ""  # comma-separated origins allowed by CORS ("" = CORS off)
 
     # --- evaluation (``graphmem eval``; SpeakerMem-R1 §5.1, App. C, D) --------------------
     eval_baseline_top_k: int = 10  # BM25 / Embed: single-message top-k passed to the answerer

@@ -16,7 +16,14 @@ from typing import Any, TypeVar
 
 import neo4j
 from neo4j import Driver, GraphDatabase, RoutingControl
-from neo4j.exceptions import AuthError, ConstraintError, Neo4jError, ServiceUnavailable, SessionExpired
+from neo4j.exceptions import (
+    AuthError,
+    ConstraintError,
+    IncompleteCommit,
+    Neo4jError,
+    ServiceUnavailable,
+    SessionExpired,
+)
 
 from graphmem.config import Settings, get_settings
 from graphmem.errors import ConflictError, StoreUnavailableError
@@ -76,8 +83,34 @@ def open_driver(settings: Settings | None = None) -> Driver:
     return driver
 
 
+#: Times a transaction whose commit was cut off (``IncompleteCommit``) is run again.
+LOST_COMMIT_RERUNS = 3
+
+logger = logging.getLogger(__name__)
+
+
+def _rerun_lost_commits(run: Callable[[], T], what: str) -> T:
+    """Call ``run``; when the connection drops while its commit is in flight (the driver's
+    ``IncompleteCommit``: the commit may or may not have happened, and the driver does not
+    retry it), call it again, at most :data:`LOST_COMMIT_RERUNS` times. Safe because every
+    graphmem write is idempotent (MERGE on ids; a Writer segment that did commit is found by
+    its marker and refused with ConflictError rather than written twice)."""
+    for attempt in range(LOST_COMMIT_RERUNS + 1):
+        try:
+            return run()
+        except IncompleteCommit as e:
+            if attempt == LOST_COMMIT_RERUNS:
+                raise
+            logger.warning("%s: connection lost during commit (%s); running it again", what, e)
+    raise AssertionError("unreachable")
+
+
 class Store:
     """A thin wrapper that runs named templates against one database.
+
+    Causal consistency: every read and write of a Store uses the driver's one bookmark
+    manager (:attr:`bookmark_manager`), so on a cluster or Aura a read that follows a write
+    (in this process) waits until the member serving it has that write.
 
     Args:
         driver: an open driver; the Store never closes it.
@@ -92,12 +125,31 @@ class Store:
         """Run template ``name`` as a routed read; return its rows as dicts."""
         return self.read_text(cypher(name), **params)
 
+    @property
+    def bookmark_manager(self) -> neo4j.api.BookmarkManager:
+        """The driver's bookmark manager, shared by every read and write made through a Store
+        on this driver (``execute_query`` uses the same one by default)."""
+        return self.driver.execute_query_bookmark_manager
+
+    def session(self, *, read: bool = False, **config: Any) -> neo4j.Session:
+        """A session on this database that shares :attr:`bookmark_manager` (the caller closes
+        it); ``read=True`` opens it in read access mode (routed to readers on a cluster)."""
+        mode = neo4j.READ_ACCESS if read else neo4j.WRITE_ACCESS
+        return self.driver.session(database=self.database, bookmark_manager=self.bookmark_manager,
+                                   default_access_mode=mode, **config)
+
     def read_text(self, query: str, /, **params: Any) -> list[dict[str, Any]]:
         """Run a literal read query (for tests and Browser guide checks)."""
-        with _translated():
+
+        def run() -> list[Any]:
             records, _, _ = self.driver.execute_query(
-                query, params, database_=self.database, routing_=RoutingControl.READ
+                query, params, database_=self.database, routing_=RoutingControl.READ,
+                bookmark_manager_=self.bookmark_manager,
             )
+            return records
+
+        with _translated():
+            records = _rerun_lost_commits(run, "read")
         return [r.data() for r in records]
 
     def write(self, name: str, /, **params: Any) -> list[dict[str, Any]]:
@@ -112,10 +164,16 @@ class Store:
     def write_tx(self, fn: Callable[[neo4j.ManagedTransaction], T]) -> T:
         """Run ``fn`` in one managed write transaction (retried on transient errors).
 
-        ``fn`` must be idempotent: the driver may call it again after a transient failure.
+        ``fn`` must be idempotent: the driver may call it again after a transient failure,
+        and so does the Store when the connection drops during the commit.
         """
-        with _translated(), self.driver.session(database=self.database) as session:
-            return session.execute_write(fn)
+
+        def run() -> T:
+            with self.session() as session:
+                return session.execute_write(fn)
+
+        with _translated():
+            return _rerun_lost_commits(run, "write transaction")
 
 
 @contextmanager
