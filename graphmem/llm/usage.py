@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-__all__ = ["StageTotals", "TokenLedger", "Usage", "estimate_tokens", "sum_usage"]
+__all__ = ["StageTotals", "TokenLedger", "Usage", "estimate_tokens", "sum_usage", "usage_by_stage"]
 
 
 @dataclass(frozen=True)
@@ -83,6 +83,14 @@ def sum_usage(calls: Sequence[Usage]) -> StageTotals:
     )
 
 
+def usage_by_stage(calls: Sequence[Usage]) -> dict[str, StageTotals]:
+    """:func:`sum_usage` per stage, keyed by stage name, stages in first-seen order."""
+    by_stage: dict[str, list[Usage]] = {}
+    for call in calls:
+        by_stage.setdefault(call.stage, []).append(call)
+    return {stage: sum_usage(stage_calls) for stage, stage_calls in by_stage.items()}
+
+
 class TokenLedger:
     """Thread-safe record of every chat completion's :class:`Usage`.
 
@@ -116,10 +124,7 @@ class TokenLedger:
 
     def totals(self) -> dict[str, StageTotals]:
         """Per-stage sums, keyed by stage name, stages in first-seen order."""
-        by_stage: dict[str, list[Usage]] = {}
-        for call in self.calls:
-            by_stage.setdefault(call.stage, []).append(call)
-        return {stage: sum_usage(calls) for stage, calls in by_stage.items()}
+        return usage_by_stage(self.calls)
 
     def total(self) -> StageTotals:
         """Sums over every recorded call."""

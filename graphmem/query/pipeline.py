@@ -23,6 +23,7 @@ from graphmem.db import Store
 from graphmem.embed import Embedder
 from graphmem.errors import InvalidInputError, NotFoundError
 from graphmem.llm import ChatModel, Usage
+from graphmem.llm.usage import usage_by_stage
 from graphmem.query.compose import answer as run_answer
 from graphmem.query.compose import compose_evidence
 from graphmem.query.people import read_roster
@@ -108,14 +109,11 @@ class _BatchedEmbedder(Embedder):
 
 
 def _usage_by_stage(usages: list[Usage]) -> dict[str, StageUsage]:
-    out: dict[str, StageUsage] = {}
-    for u in usages:
-        s = out.setdefault(u.stage, StageUsage())
-        s.calls += 1
-        s.prompt_tokens += u.prompt_tokens
-        s.completion_tokens += u.completion_tokens
-        s.model_s += u.latency_s
-    return out
+    return {
+        stage: StageUsage(calls=t.calls, prompt_tokens=t.prompt_tokens,
+                          completion_tokens=t.completion_tokens, model_s=t.latency_s)
+        for stage, t in usage_by_stage(usages).items()
+    }
 
 
 def ask(
