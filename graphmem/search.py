@@ -12,14 +12,16 @@ and every query also checks ``group_id``. While some of the group's messages lac
 from __future__ import annotations
 
 import logging
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
 from neo4j.exceptions import Neo4jError
+from pydantic import Field
 
 from graphmem.db import Store
 from graphmem.embed import Embedder
 from graphmem.errors import InvalidInputError, NotFoundError
+from graphmem.model import StoredMessage
 from graphmem.scope import group_key
 from graphmem.text import LUCENE_STOP_WORDS, lucene_query
 
@@ -27,30 +29,24 @@ logger = logging.getLogger(__name__)
 Mode = Literal["hybrid", "fulltext", "vector"]
 
 
-@dataclass
-class MessageHit:
-    """One retrieved message.
+class MessageHit(StoredMessage):
+    """One retrieved message: a :class:`graphmem.model.StoredMessage` with its retrieval score.
 
     ``score`` is the fused RRF score in hybrid mode (in (0, 2/(rrf_k+1)]), the BM25 score in
     fulltext mode, or Neo4j's cosine score (1 + cos) / 2 in [0, 1] in vector mode; ``expanded_from`` names the anchor
-    for neighbouring turns added by expansion (their score is 0).
+    for neighbouring turns added by expansion (their score is 0); ``ranks`` holds the 1-based
+    rank of the message in each ranking that was fused.
     """
 
-    id: str
-    speaker: str
-    session: str
-    turn: int
-    ts: str
-    text: str
     score: float
-    channel: str = ""
     person_id: str = ""
     turn_created: int = 0
     expanded_from: str = ""
-    ranks: dict[str, int] = field(default_factory=dict)
+    ranks: dict[str, int] = Field(default_factory=dict)
 
     def as_dict(self) -> dict[str, object]:
-        return asdict(self)
+        """JSON-serialisable form."""
+        return self.model_dump()
 
 
 def _widening(store: Store, template: str, k: int, total: int, **params) -> list[dict]:
