@@ -49,7 +49,22 @@ class MessageHit(StoredMessage):
         return self.model_dump()
 
 
-def _widening(store: Store, template: str, k: int, total: int, **params) -> list[dict]:
+def widened_read(store: Store, template: str, k: int, total: int, **params) -> list[dict]:
+    """Run a top-k template that reads ``$fetch`` index hits and keeps the group's, widening
+    ``$fetch`` (x4 each round, at most ``total``) until ``k`` group hits survive or the index
+    has nothing more. Used by System 1 and System 2 reads over a shared index.
+
+    Args:
+        store: the graph store.
+        template: Cypher template name; it takes ``$fetch`` and ``$k`` and returns one row with
+            ``hits`` (list of maps, best first) and ``fetched`` (index hits read).
+        k: group hits wanted.
+        total: upper bound on ``$fetch`` (the index size).
+        **params: the template's other parameters.
+
+    Returns:
+        The template's ``hits`` of the last round (at most ``k``, best first).
+    """
     fetch = max(4 * k, 100)
     while True:
         row = store.read(template, fetch=fetch, k=k, **params)[0]
@@ -142,7 +157,7 @@ def vector_ranking(
         )
         return [(r["id"], float(r["score"])) for r in rows]
     except Neo4jError:  # the group's index is still POPULATING (or was dropped)
-        hits = _widening(
+        hits = widened_read(
             store, "search/vector_messages_index", k, max(state.total, 1), vector=vec,
             group_id=group_id,
         )

@@ -41,7 +41,7 @@ from graphmem.model import ALL, GROUP
 from graphmem.query.project import issue_focus
 from graphmem.query.types import Budgets, Cell, Excerpt, Projection, RecordVersion, Row
 from graphmem.scope import group_key
-from graphmem.search import _widening, group_state, hydrate, rrf
+from graphmem.search import widened_read, group_state, hydrate, rrf
 from graphmem.text import STOP_WORDS, lucene_query
 
 
@@ -245,7 +245,7 @@ def run_system2(
     if terms and (owned or sourced):
         ids = sorted({v["id"] for c in owned + sourced for v in c.versions})
         total = int(store.read("query/count_derived", group_id=group_id)[0]["total_count"])
-        hits = _widening(
+        hits = widened_read(
             store, "query/fulltext_derived", min(len(ids), max_candidates), max(total, 1),
             query=terms, group_id=group_id, ids=ids,
         )
@@ -324,7 +324,7 @@ def _raw_fallback(
     ft: list[dict[str, Any]] = []
     if terms:
         total = state.total
-        ft = _widening(
+        ft = widened_read(
             store, "query/fulltext_person_messages", min(depth * len(person_ids), max_candidates),
             max(total, 1), query=terms, group_id=group_id, group_key=group_key(group_id),
             person_ids=person_ids, max_instant=max_instant,
