@@ -23,13 +23,13 @@ from __future__ import annotations
 import csv
 import os
 import subprocess
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from graphmem.config import Settings
 from graphmem.errors import InvalidInputError, LocalServerError
 from graphmem.ingest import IngestSummary, collapse, person_key, validate
+from graphmem.llm.timing import Stopwatch
 from graphmem.order import plan_order
 from graphmem.local_server import ADMIN_TOOL, LocalServer
 from graphmem.model import Conversation
@@ -194,9 +194,9 @@ def import_conversations(
             "pass --overwrite to do so, or use `graphmem ingest --embed later`"
         )
     report = ImportReport(summary=IngestSummary())
-    t = time.perf_counter()
+    t = Stopwatch()
     report.summary = write_csv(conversations, folder)
-    report.seconds["csv"] = time.perf_counter() - t
+    report.seconds["csv"] = t.elapsed_s
     server.assemble()
     server.write_config()
     server._set_initial_password()
@@ -213,9 +213,9 @@ def import_conversations(
         f"--report-file={folder / 'import.report'}",
         "--overwrite-destination=true", "--threads=2", "--high-parallel-io=off",
     ]
-    t = time.perf_counter()
+    t = Stopwatch()
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
-    report.seconds["import"] = time.perf_counter() - t
+    report.seconds["import"] = t.elapsed_s
     report.tool_output = (proc.stdout + proc.stderr)[-4000:]
     if proc.returncode != 0:
         raise LocalServerError(f"neo4j-admin database import failed:\n{report.tool_output}")

@@ -9,6 +9,7 @@ import typer
 
 from graphmem.cli.common import emit_json, open_store, out
 from graphmem.config import get_settings
+from graphmem.llm.timing import Stopwatch
 
 app = typer.Typer(help="Run a real local Neo4j Community server.", no_args_is_help=True)
 
@@ -61,19 +62,19 @@ def import_(
     from loaders import load_conversations
 
     s = get_settings()
-    t0 = time.perf_counter()
+    t0 = Stopwatch()
     conversations = load_conversations(path, fmt, group=group)
-    parse_s = time.perf_counter() - t0
+    parse_s = t0.elapsed_s
     folder = csv_dir or Path(tempfile.mkdtemp(prefix="graphmem-import-"))
     report = import_conversations(s, conversations, folder, overwrite=overwrite)
-    t = time.perf_counter()
+    t = Stopwatch()
     LocalServer(s).start()
-    start_s = time.perf_counter() - t
+    start_s = t.elapsed_s
     dims = get_embedder().dimension
-    t = time.perf_counter()
+    t = Stopwatch()
     with open_store() as store:
         apply_schema(store, dims, timeout_s=7200)
-    schema_s = time.perf_counter() - t
+    schema_s = t.elapsed_s
     seconds = {"parse": parse_s, **report.seconds, "start": start_s, "schema": schema_s}
     n = report.summary.messages_written
     total = sum(v for k, v in seconds.items() if k != "parse")

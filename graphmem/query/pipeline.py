@@ -11,7 +11,6 @@ the composed evidence with ``answer=None``.
 
 from __future__ import annotations
 
-import time
 from datetime import datetime
 from typing import Any
 
@@ -23,6 +22,7 @@ from graphmem.db import Store
 from graphmem.embed import Embedder
 from graphmem.errors import InvalidInputError, NotFoundError
 from graphmem.llm import ChatModel, Usage
+from graphmem.llm.timing import Stopwatch
 from graphmem.llm.usage import usage_by_stage
 from graphmem.query.compose import answer as run_answer
 from graphmem.query.compose import compose_evidence
@@ -184,7 +184,7 @@ def ask(
     usages: list[Usage] = []
     notes: list[str] = []
 
-    t = time.perf_counter()
+    t = Stopwatch()
     roster = read_roster(store, group_id)
     if not roster:
         raise NotFoundError(f"group {group_id!r} has no roster (nothing ingested)")
@@ -192,12 +192,12 @@ def ask(
     usages += used
     if tense is not None:
         projection.tense = tense
-    timings["project"] = time.perf_counter() - t
+    timings["project"] = t.elapsed_s
 
-    t = time.perf_counter()
+    t = Stopwatch()
     embedder = _BatchedEmbedder(embedder)
     embedder.prefetch([question, projection.issue])
-    timings["embed"] = time.perf_counter() - t
+    timings["embed"] = t.elapsed_s
     if model is not None and projection.method == "fallback":
         notes.append(f"Project fell back to its rules: {projection.fallback_reason}")
 
@@ -211,7 +211,7 @@ def ask(
     usages += s1.usages
     notes += s1.notes
 
-    t = time.perf_counter()
+    t = Stopwatch()
     s2 = System2Result()
     if ablate != "s2":
         s2 = run_system2(
@@ -220,9 +220,9 @@ def ask(
         )
     if ablate in ("s2-group", "s2-person"):
         s2.rows = ablate_rows(s2.rows, ablate)
-    timings["s2"] = time.perf_counter() - t
+    timings["s2"] = t.elapsed_s
 
-    t = time.perf_counter()
+    t = Stopwatch()
     composed = compose_evidence(
         question, projection, s1.excerpts, s2.rows, as_of_text, roster=Roster(roster),
         max_tokens=s.evidence_max_tokens, max_message_chars=s.evidence_message_max_chars,
@@ -245,14 +245,14 @@ def ask(
                 record_ids[v.id] = None
                 for mid in v.from_ids:
                     message_ids[mid] = None
-    timings["compose"] = time.perf_counter() - t
+    timings["compose"] = t.elapsed_s
 
     text: str | None = None
     if model is not None:
-        t = time.perf_counter()
+        t = Stopwatch()
         text, usage = run_answer(model, evidence, max_tokens=s.answer_max_tokens)
         usages.append(usage)
-        timings["answer"] = time.perf_counter() - t
+        timings["answer"] = t.elapsed_s
     else:
         notes.insert(0, NO_MODEL_NOTE)
 

@@ -21,13 +21,13 @@ In as-of mode, messages written after the as-of instant are dropped from every p
 from __future__ import annotations
 
 import re
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from graphmem.db import Store
 from graphmem.embed import Embedder
 from graphmem.llm import ChatModel, Usage
+from graphmem.llm.timing import Stopwatch
 from graphmem.query import prompts
 from graphmem.query.project import call_json
 from graphmem.query.recall import DEFAULT_RECALL, RecallConfig, recall_pool
@@ -207,11 +207,11 @@ def run_system1(
         NotFoundError: the group has no messages.
     """
     res = System1Result()
-    t = time.perf_counter()
+    t = Stopwatch()
     pool = _recall(
         store, embedder, group_id, question, budgets.recall_n, rrf_k, max_instant, roster, projection, recall
     )
-    res.timings_s["s1_recall"] = time.perf_counter() - t
+    res.timings_s["s1_recall"] = t.elapsed_s
     res.pool_ids = [h.id for h in pool]
     origin = {h.id: "recall" for h in pool}
 
@@ -219,9 +219,9 @@ def run_system1(
         res.excerpts = [_excerpt(h, "recall") for h in pool[: budgets.top_k]]
         return res
 
-    t = time.perf_counter()
+    t = Stopwatch()
     ranked, anchors, usage, error = _select(model, question, pool, "select")
-    res.timings_s["select"] = time.perf_counter() - t
+    res.timings_s["select"] = t.elapsed_s
     if usage is not None:
         res.usages.append(usage)
     if error:
@@ -234,21 +234,21 @@ def run_system1(
         kept = [a for a in anchors if a.id in top_ids]
         return _with_neighbours(store, group_id, top, kept, budgets.expand_window, max_instant)
 
-    t = time.perf_counter()
+    t = Stopwatch()
     evidence = current_evidence()
-    res.timings_s["expand"] = time.perf_counter() - t
+    res.timings_s["expand"] = t.elapsed_s
 
     if budgets.ask_enabled and budgets.ask_pool_n > 0:
-        t = time.perf_counter()
+        t = Stopwatch()
         enough, ask, usage, error = _sufficiency(model, question, evidence)
-        res.timings_s["sufficiency"] = time.perf_counter() - t
+        res.timings_s["sufficiency"] = t.elapsed_s
         if usage is not None:
             res.usages.append(usage)
         if error:
             res.notes.append(f"sufficiency: {error}; no supplementary query")
         if not enough and ask:
             res.ask_query = ask
-            t = time.perf_counter()
+            t = Stopwatch()
             try:
                 extra = _recall(store, embedder, group_id, ask, budgets.ask_pool_n, rrf_k, max_instant)
             except ValueError:  # a query with no usable words
@@ -258,10 +258,10 @@ def run_system1(
             for h in new:
                 origin[h.id] = "ask"
             merged = ranked + new
-            res.timings_s["ask"] = time.perf_counter() - t
-            t = time.perf_counter()
+            res.timings_s["ask"] = t.elapsed_s
+            t = Stopwatch()
             reranked, more, usage, error = _select(model, question, merged, "rerank")
-            res.timings_s["rerank"] = time.perf_counter() - t
+            res.timings_s["rerank"] = t.elapsed_s
             if usage is not None:
                 res.usages.append(usage)
             if error:
@@ -270,9 +270,9 @@ def run_system1(
             for a in more:
                 if len(anchors) < budgets.expand_anchors and a.id not in {x.id for x in anchors}:
                     anchors.append(a)
-            t = time.perf_counter()
+            t = Stopwatch()
             evidence = current_evidence()
-            res.timings_s["expand"] += time.perf_counter() - t
+            res.timings_s["expand"] += t.elapsed_s
 
     res.excerpts = [
         _excerpt(h, "expand" if h.expanded_from else origin.get(h.id, "recall"))

@@ -30,12 +30,12 @@
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from graphmem.db import Store
 from graphmem.embed import Embedder
+from graphmem.llm.timing import Stopwatch
 from graphmem.times import instant
 from graphmem.model import ALL, GROUP
 from graphmem.query.project import issue_focus
@@ -203,7 +203,7 @@ def run_system2(
         order (ALL members by name; GROUP last).
     """
     res = System2Result()
-    t0 = time.perf_counter()
+    t0 = Stopwatch()
     named = [r for r in projection.rows if r not in (ALL, GROUP)]
     want_all, want_group = ALL in projection.rows, GROUP in projection.rows
     roster_rows = store.read(
@@ -212,15 +212,15 @@ def run_system2(
     order = {pid: i for i, pid in enumerate(named)}
     roster_rows.sort(key=lambda r: (r["kind"] == "group", order.get(r["id"], len(order)), r["name"], r["id"]))
     person_ids = [r["id"] for r in roster_rows if r["kind"] == "person"]
-    res.timings_s["s2_rows"] = time.perf_counter() - t0
+    res.timings_s["s2_rows"] = t0.elapsed_s
     if not roster_rows:
         return res
 
-    t = time.perf_counter()
+    t = Stopwatch()
     vector = embedder.encode([projection.issue])[0].tolist()
-    res.timings_s["s2_embed"] = time.perf_counter() - t
+    res.timings_s["s2_embed"] = t.elapsed_s
 
-    t = time.perf_counter()
+    t = Stopwatch()
     owned = _chains(
         store.read(
             "query/owner_chains", group_id=group_id, person_ids=person_ids,
@@ -237,9 +237,9 @@ def run_system2(
         if budgets.source_k > 0 and person_ids
         else []
     )
-    res.timings_s["s2_chains"] = time.perf_counter() - t
+    res.timings_s["s2_chains"] = t.elapsed_s
 
-    t = time.perf_counter()
+    t = Stopwatch()
     has_topic, focus = issue_focus(projection.issue)
     terms = issue_terms(projection.issue) if has_topic else ""  # "": no issue constraint
     if terms and (owned or sourced):
@@ -252,7 +252,7 @@ def run_system2(
         score = {h["id"]: float(h["score"]) for h in hits}
         for c in owned + sourced:
             c.fulltext = max((score.get(v["id"], 0.0) for v in c.versions), default=0.0)
-    res.timings_s["s2_fulltext"] = time.perf_counter() - t
+    res.timings_s["s2_fulltext"] = t.elapsed_s
 
     view_pairs = {(v.source_id, v.owner_id) for v in projection.views}
 
@@ -267,7 +267,7 @@ def run_system2(
     def rank(chains: list[_Chain]) -> list[tuple[_Chain, float]]:
         return _rank(chains, rrf_k) if terms else _rank_unconstrained(chains, focus, projection.tense)
 
-    t = time.perf_counter()
+    t = Stopwatch()
     shown: set[str] = set()
     rows: list[Row] = []
     for r in roster_rows:
@@ -285,9 +285,9 @@ def run_system2(
         extra = [_cell(c, projection.tense, "source", s) for c, s in rank(theirs)[: budgets.source_k]]
         shown.update(c.head_id for c in extra)
         row.cells.extend(extra)
-    res.timings_s["s2_rank"] = time.perf_counter() - t
+    res.timings_s["s2_rank"] = t.elapsed_s
 
-    t = time.perf_counter()
+    t = Stopwatch()
     empty = [row for row in rows if row.kind == "person" and row.status == "none"]
     if empty and budgets.fallback_k > 0:
         raw = _raw_fallback(
@@ -298,7 +298,7 @@ def run_system2(
             if raw.get(row.id):
                 row.raw = raw[row.id]
                 row.status = "raw"
-    res.timings_s["s2_fallback"] = time.perf_counter() - t
+    res.timings_s["s2_fallback"] = t.elapsed_s
     res.rows = rows
     return res
 

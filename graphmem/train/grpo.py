@@ -33,7 +33,6 @@ import copy
 import json
 import math
 import random
-import time
 from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field
@@ -42,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from graphmem.llm.timing import Stopwatch
 from graphmem.train.rewards import (
     ADV_CLIP,
     SIGMA_MIN,
@@ -280,7 +280,7 @@ def run_grpo(
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=cfg.lr)
     nets = networks(steps)
     log: list[dict[str, Any]] = []
-    started = time.perf_counter()
+    started = Stopwatch()
     for round_no in range(1, cfg.rounds + 1):
         model.eval()
         batch: list[Sample] = []
@@ -334,7 +334,7 @@ def run_grpo(
             "loss": losses[-1] if losses else None, "losses": losses, "mean_kl": kls[-1] if kls else 0.0,
             "skipped": skipped,
         })
-    wall = time.perf_counter() - started
+    wall = started.elapsed_s
     model.eval()
     adapter = None
     trained = model

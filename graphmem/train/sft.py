@@ -18,12 +18,12 @@ Source: SpeakerMem-R1 App. E ("After SFT, we start from the epoch-10 checkpoint"
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from graphmem.llm.timing import Stopwatch
 from graphmem.train.trajectories import WriterStep
 
 __all__ = ["SftConfig", "run_sft", "sft_examples"]
@@ -125,9 +125,9 @@ def run_sft(steps: Sequence[WriterStep], model_name: str, out_dir: str | Path, c
     from transformers.trainer_callback import PrinterCallback
 
     trainer.remove_callback(PrinterCallback)  # losses go to sft.json and the summary, not raw dicts
-    started = time.perf_counter()
+    started = Stopwatch()
     trainer.train()
-    wall = time.perf_counter() - started
+    wall = started.elapsed_s
     trainer.save_model(str(out / "checkpoints" / "final"))
     adapter = None
     trained = trainer.model
