@@ -14,8 +14,8 @@ $(BIN)/graphmem: pyproject.toml
 	$(BIN)/pip install -q --upgrade pip
 	# torch first, pinned (sentence-transformers would otherwise pick its own version)
 	$(BIN)/pip install -q "torch==2.13.0"
-	# the library, plus every extra the demo and the tests use (api, plots, eval, train, mcp, ogm, client)
-	$(BIN)/pip install -q -e ".[test,api,plots,eval,train,mcp,ogm,client]"
+	# the library, plus every extra the demo and the tests use (api, plots, eval, train, mcp, ogm, client, otel)
+	$(BIN)/pip install -q -e ".[test,api,plots,eval,train,mcp,ogm,client,otel]"
 	touch $(BIN)/graphmem
 
 setup: $(BIN)/graphmem

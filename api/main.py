@@ -25,7 +25,7 @@ from fastapi.staticfiles import StaticFiles
 from api import errors
 from api.deps import API_KEY_HEADER, require_api_key
 from api.routes import ask, graph, groups, health, jobs, persons, records
-from graphmem import __version__
+from graphmem import __version__, telemetry
 from graphmem.config import Settings, get_settings
 from graphmem.db import Store, open_driver, quiet_notifications
 from graphmem.embed import get_embedder
@@ -117,6 +117,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         settings: configuration (default: :func:`graphmem.config.get_settings`).
     """
     s = settings or get_settings()
+    telemetry.configure(s.otel_enabled)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

@@ -115,6 +115,9 @@ class Settings(BaseSettings):
     api_max_request_mb: float = 32.0  # larger request bodies are refused with 413
     api_cors_origins: str = ""  # comma-separated origins allowed by CORS ("" = CORS off)
 
+    # --- observability (docs/observability.md) -----------------------------------------
+    otel_enabled: bool = False  # OpenTelemetry spans per stage (needs extra graphmem[otel])
+
     # --- evaluation (``graphmem eval``; SpeakerMem-R1 §5.1, App. C, D) --------------------
     eval_baseline_top_k: int = 10  # BM25 / Embed: single-message top-k passed to the answerer
     eval_full_context_window_tokens: int = 128_000  # full context only when the prompt fits

@@ -15,7 +15,9 @@ import typer
 from graphmem.cli import ask, derive, embed, forget, ingest, mcp, neo4j, schema, search, serve, stats, summary
 from graphmem.cli import train
 from graphmem.cli import eval as eval_group
+from graphmem import telemetry
 from graphmem.cli.common import emit_json, err, open_store, out
+from graphmem.config import get_settings
 from graphmem.errors import GraphMemError
 
 __all__ = ["app", "emit_json", "err", "open_store", "out", "run_cli"]
@@ -44,6 +46,7 @@ app.add_typer(train.app, name="train")
 def run_cli() -> None:
     """Entry point wrapper: graphmem errors become a one-line message and exit status 1."""
     try:
+        telemetry.configure(get_settings().otel_enabled)
         app()
     except GraphMemError as e:
         err.print(f"[red]error:[/red] {e}", markup=True, highlight=False)

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from graphmem import limits
+from graphmem import limits, telemetry
 from graphmem.config import Settings, get_settings
 from graphmem.db import Store
 from graphmem.embed import Embedder
@@ -116,6 +116,7 @@ def _usage_by_stage(usages: list[Usage]) -> dict[str, StageUsage]:
     }
 
 
+@telemetry.traced("graphmem.ask")
 def ask(
     store: Store,
     embedder: Embedder,
@@ -185,6 +186,7 @@ def ask(
     notes: list[str] = []
 
     t = Stopwatch()
+    span = telemetry.stage("graphmem.ask.project", group_id=group_id)
     roster = read_roster(store, group_id)
     if not roster:
         raise NotFoundError(f"group {group_id!r} has no roster (nothing ingested)")
@@ -193,6 +195,7 @@ def ask(
     if tense is not None:
         projection.tense = tense
     timings["project"] = t.elapsed_s
+    telemetry.end(span, used)
 
     t = Stopwatch()
     embedder = _BatchedEmbedder(embedder)
@@ -202,16 +205,19 @@ def ask(
         notes.append(f"Project fell back to its rules: {projection.fallback_reason}")
 
     s1 = System1Result()
+    span = telemetry.stage("graphmem.ask.system1", group_id=group_id)
     if ablate != "s1":
         s1 = run_system1(
             store, embedder, group_id, question, budgets, model, rrf_k=s.rrf_k, max_instant=max_instant,
             roster=roster, projection=projection,
         )
     timings.update(s1.timings_s)
+    telemetry.end(span, s1.usages)
     usages += s1.usages
     notes += s1.notes
 
     t = Stopwatch()
+    span = telemetry.stage("graphmem.ask.system2", group_id=group_id)
     s2 = System2Result()
     if ablate != "s2":
         s2 = run_system2(
@@ -221,8 +227,10 @@ def ask(
     if ablate in ("s2-group", "s2-person"):
         s2.rows = ablate_rows(s2.rows, ablate)
     timings["s2"] = t.elapsed_s
+    telemetry.end(span)
 
     t = Stopwatch()
+    span = telemetry.stage("graphmem.ask.compose", group_id=group_id)
     composed = compose_evidence(
         question, projection, s1.excerpts, s2.rows, as_of_text, roster=Roster(roster),
         max_tokens=s.evidence_max_tokens, max_message_chars=s.evidence_message_max_chars,
@@ -246,13 +254,16 @@ def ask(
                 for mid in v.from_ids:
                     message_ids[mid] = None
     timings["compose"] = t.elapsed_s
+    telemetry.end(span)
 
     text: str | None = None
     if model is not None:
         t = Stopwatch()
+        span = telemetry.stage("graphmem.ask.answer", group_id=group_id)
         text, usage = run_answer(model, evidence, max_tokens=s.answer_max_tokens)
         usages.append(usage)
         timings["answer"] = t.elapsed_s
+        telemetry.end(span, [usage])
     else:
         notes.insert(0, NO_MODEL_NOTE)
 

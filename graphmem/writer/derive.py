@@ -19,6 +19,7 @@ from graphmem.config import Settings, get_settings
 from graphmem.db import Store
 from graphmem.embed import Embedder
 from graphmem.errors import InvalidInputError, LLMError
+from graphmem import telemetry
 from graphmem.llm import ChatModel, LLMOutputError, Stopwatch, TokenLedger, Usage, sum_usage
 from graphmem.memory import NewRecord
 from graphmem.roster import Roster
@@ -237,9 +238,22 @@ def derive_group(
     try:
         for n, seg in enumerate(segments):
             index = segments_before + n + 1
-            report = _derive_segment(store, group_id, seg, index, roster, model, embedder, s, summary,
-                                     where=f"group {group_id!r}, segment {index} ({n + 1}/{len(segments)} "
-                                           f"of this run, session {seg.session})")
+            with telemetry.span("graphmem.writer.segment", group_id=group_id, **{
+                "segment.index": index, "segment.session": seg.session,
+                "segment.messages": len(seg.messages)}) as span:
+                report = _derive_segment(store, group_id, seg, index, roster, model, embedder, s, summary,
+                                         where=f"group {group_id!r}, segment {index} ({n + 1}/{len(segments)} "
+                                               f"of this run, session {seg.session})")
+                if telemetry.enabled():
+                    written = [o.applied_as for o in report.outcomes if o.entry_id]
+                    span.set_attributes({
+                        "graphmem.model_calls": len(report.usage),
+                        "graphmem.prompt_tokens": sum(int(u["prompt_tokens"]) for u in report.usage),
+                        "graphmem.completion_tokens": sum(int(u["completion_tokens"]) for u in report.usage),
+                        "graphmem.records_added": written.count("ADD"),
+                        "graphmem.records_updated": written.count("UPDATE"),
+                        "graphmem.actions_rejected": report.rejected,
+                    })
             bar.update(len(seg.messages))
             bar.set_postfix(records=summary.records_added + summary.records_updated, refresh=False)
             if on_segment is not None:

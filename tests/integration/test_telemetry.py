@@ -1,0 +1,71 @@
+"""Opt-in OpenTelemetry spans: one per ask stage and per Writer segment, nothing when off."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from graphmem import telemetry
+from graphmem.ingest import ingest_conversations
+from graphmem.query import ask
+from graphmem.writer import ReplayWriter, derive_group
+from loaders import load_conversations
+
+pytestmark = pytest.mark.neo4j
+ROOT = Path(__file__).resolve().parents[2]
+QUESTION = "Which trail did the family choose, and does Ben agree?"
+
+
+@pytest.fixture
+def exporter():
+    sdk_trace = pytest.importorskip("opentelemetry.sdk.trace")
+    export = pytest.importorskip("opentelemetry.sdk.trace.export")
+    in_memory = pytest.importorskip("opentelemetry.sdk.trace.export.in_memory_span_exporter")
+    spans = in_memory.InMemorySpanExporter()
+    provider = sdk_trace.TracerProvider()
+    provider.add_span_processor(export.SimpleSpanProcessor(spans))
+    assert telemetry.configure(True, tracer_provider=provider)
+    yield spans
+    telemetry.configure(False)
+
+
+@pytest.fixture
+def sample(store, embedder, group_id):
+    convs = load_conversations(ROOT / "examples" / "sample_chat.jsonl", "jsonl", group=group_id)
+    ingest_conversations(store, convs, embedder)
+    return group_id
+
+
+def test_off_by_default_costs_one_shared_no_op():
+    telemetry.configure(False)
+    assert not telemetry.enabled()
+    assert telemetry.span("graphmem.ask", group_id="g") is telemetry.NO_SPAN
+    assert telemetry.stage("graphmem.ask.project") is telemetry.NO_SPAN
+
+
+def test_ask_makes_one_span_per_stage_under_the_ask_span(store, embedder, sample, exporter):
+    ask(store, embedder, sample, QUESTION)  # no answer model: evidence only, no answer stage
+    spans = {s.name: s for s in exporter.get_finished_spans()}
+    stages = ["graphmem.ask.project", "graphmem.ask.system1", "graphmem.ask.system2", "graphmem.ask.compose"]
+    assert set(spans) == {"graphmem.ask", *stages}
+    root = spans["graphmem.ask"]
+    assert root.parent is None and root.attributes["graphmem.group_id"] == sample
+    for name in stages:
+        assert spans[name].parent.span_id == root.context.span_id, name
+        assert spans[name].attributes["graphmem.group_id"] == sample
+    assert spans["graphmem.ask.project"].attributes["graphmem.model_calls"] == 0
+    # personal data never goes into a span
+    for s in spans.values():
+        assert not any(QUESTION in str(v) or "trail" in str(v) for v in s.attributes.values())
+
+
+def test_each_writer_segment_is_a_span_with_its_outcome(store, embedder, sample, exporter):
+    summary = derive_group(store, sample, model=ReplayWriter(ROOT / "examples" / "sample_writer_actions.jsonl"),
+                           embedder=embedder)
+    segments = [s for s in exporter.get_finished_spans() if s.name == "graphmem.writer.segment"]
+    assert len(segments) == summary.segments_written == 3
+    assert [s.attributes["graphmem.segment.index"] for s in segments] == [1, 2, 3]
+    assert sum(s.attributes["graphmem.records_added"] for s in segments) == summary.records_added
+    assert sum(s.attributes["graphmem.records_updated"] for s in segments) == summary.records_updated
+    assert all(s.attributes["graphmem.group_id"] == sample for s in segments)
