@@ -190,6 +190,10 @@ def ask(
     roster = read_roster(store, group_id)
     if not roster:
         raise NotFoundError(f"group {group_id!r} has no roster (nothing ingested)")
+    if max_instant is not None:  # as-of: a person who had not spoken yet is not in the answer
+        seen = {r["id"] for r in store.read("query/persons_seen_by", group_id=group_id,
+                                            max_instant=max_instant)}
+        roster = [m for m in roster if m.id in seen]
     projection, used = project(question, roster, model)
     usages += used
     if tense is not None:
@@ -223,6 +227,7 @@ def ask(
         s2 = run_system2(
             store, embedder, group_id, projection, budgets, max_instant=max_instant, rrf_k=s.rrf_k,
             max_candidates=s.s2_max_candidates,
+            members=None if max_instant is None else [m.id for m in roster],
         )
     if ablate in ("s2-group", "s2-person"):
         s2.rows = ablate_rows(s2.rows, ablate)

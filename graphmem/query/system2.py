@@ -30,6 +30,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -187,6 +188,7 @@ def run_system2(
     max_instant: float | None = None,
     rrf_k: int = 60,
     max_candidates: int = 2000,
+    members: Collection[str] | None = None,
 ) -> System2Result:
     """Build the memory slice for a projection (see the module docstring).
 
@@ -197,6 +199,8 @@ def run_system2(
         max_instant: as-of instant (epoch seconds), or None for the current state.
         rrf_k: reciprocal-rank fusion constant.
         max_candidates: cap on fulltext hits read per query.
+        members: the Person ids that may become rows (an as-of answer passes those who had
+            spoken by the instant); None = every member of the group.
 
     Returns:
         A :class:`System2Result` with one row per roster row asked about, in the projection's
@@ -209,6 +213,9 @@ def run_system2(
     roster_rows = store.read(
         "query/expand_rows", group_id=group_id, all=want_all, group=want_group, person_ids=named
     )
+    if members is not None:
+        allowed = set(members)
+        roster_rows = [r for r in roster_rows if r["kind"] != "person" or r["id"] in allowed]
     order = {pid: i for i, pid in enumerate(named)}
     roster_rows.sort(key=lambda r: (r["kind"] == "group", order.get(r["id"], len(order)), r["name"], r["id"]))
     person_ids = [r["id"] for r in roster_rows if r["kind"] == "person"]

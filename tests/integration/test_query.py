@@ -117,9 +117,21 @@ def test_head_full_and_as_of_on_a_three_state_chain(store, embedder, family):
     assert _row(first, "Mom").cells[0].current.id == "a1"
 
     before = ask(store, embedder, family, q, tense="full", as_of="2026-03-01T00:00:00")
-    assert _row(before, "Mom").cells == []  # the chain did not exist yet
+    assert before.rows == [] or all(not r.cells for r in before.rows)  # nothing existed yet
+    assert not [r for r in before.rows if r.id == "Mom"]  # Mom had not spoken: not even a row
+    assert before.message_ids == [] and before.record_ids == []
     with pytest.raises(InvalidInputError, match="as_of"):
         ask(store, embedder, family, q, as_of="next tuesday")
+
+
+def test_as_of_leaves_out_people_who_had_not_spoken_yet(store, embedder, family):
+    # 10:02:30 on day one: Mom, Ben and Cara have spoken; Dad (10:03) and Eli (10:04) not yet
+    r = ask(store, embedder, family, "Who never offered to bring food?", as_of="2026-03-05T10:02:30")
+    assert {row.id for row in r.rows} == {"Ben", "Cara", "Mom"}
+    assert "Dad" not in r.evidence and "Eli" not in r.evidence
+    assert set(r.message_ids) <= {"m00", "m01", "m02"}
+    now = ask(store, embedder, family, "Who never offered to bring food?")
+    assert {row.id for row in now.rows} == set(MEMBERS)
 
 
 def test_a_view_of_b_comes_from_bs_records_with_source_a(store, embedder, family):
