@@ -13,9 +13,9 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import AfterValidator, BaseModel, StrictStr, ValidationError
 
 from graphmem.errors import InvalidInputError
 from graphmem.text import short_repr as _short
@@ -145,6 +145,16 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
 
 
 # --------------------------------------------------------------------------- validation
+
+
+def _require_text(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be blank")
+    return value
+
+
+#: A strict string that holds more than whitespace (speaker names, ids, sessions of raw items).
+NonBlankStr = Annotated[StrictStr, AfterValidator(_require_text)]
 
 
 def item_label(raw: Any, key: str, fallback: str) -> str:

@@ -58,10 +58,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, StrictFloat, StrictInt, StrictStr, field_validator
+from pydantic import BaseModel, ConfigDict, StrictFloat, StrictInt, StrictStr
 
 from graphmem.errors import InvalidInputError
 from loaders._common import (
+    NonBlankStr,
     Draft,
     PathLike,
     assemble_messages,
@@ -91,17 +92,10 @@ class EverMessage(BaseModel):
 
     model_config = ConfigDict(extra="ignore", strict=True)
 
-    speaker: StrictStr
+    speaker: NonBlankStr
     time: StrictStr
     dialogue: StrictStr
     message_index: StrictStr | StrictInt
-
-    @field_validator("speaker")
-    @classmethod
-    def _not_blank(cls, v: str) -> str:
-        if not v.strip():
-            raise ValueError("must not be blank")
-        return v
 
 
 class EverDay(BaseModel):

@@ -10,11 +10,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, StrictFloat, StrictInt, StrictStr, field_validator
+from pydantic import BaseModel, ConfigDict, StrictFloat, StrictInt, StrictStr
 
 from graphmem.errors import InvalidInputError
 from graphmem.model import Conversation, Question
 from loaders._common import (
+    NonBlankStr,
     Draft,
     PathLike,
     assemble_messages,
@@ -36,18 +37,11 @@ class EverBatchMessage(BaseModel):
 
     model_config = ConfigDict(extra="ignore", strict=True)
 
-    speaker: StrictStr
+    speaker: NonBlankStr
     time: StrictStr
     dialogue: StrictStr | None = None
     text: StrictStr | None = None
     message_index: StrictStr | StrictInt | None = None
-
-    @field_validator("speaker")
-    @classmethod
-    def _not_blank(cls, v: str) -> str:
-        if not v.strip():
-            raise ValueError("must not be blank")
-        return v
 
 
 class EverBatchQA(BaseModel):

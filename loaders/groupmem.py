@@ -36,10 +36,11 @@ import json
 import re
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, StrictBool, StrictFloat, StrictInt, StrictStr, field_validator
+from pydantic import BaseModel, ConfigDict, StrictBool, StrictFloat, StrictInt, StrictStr
 
 from graphmem.errors import InvalidInputError
 from loaders._common import (
+    NonBlankStr,
     item_label,
     Draft,
     PathLike,
@@ -64,19 +65,12 @@ class GroupMemMessage(BaseModel):
 
     model_config = ConfigDict(extra="ignore", strict=True)
 
-    msg_node: StrictStr
+    msg_node: NonBlankStr
     content: StrictStr
-    author: StrictStr
+    author: NonBlankStr
     timestamp: StrictStr
     role: StrictStr | None = None
     reply_to: StrictStr | None = None
-
-    @field_validator("msg_node", "author")
-    @classmethod
-    def _not_blank(cls, v: str) -> str:
-        if not v.strip():
-            raise ValueError("must not be blank")
-        return v
 
 
 class GroupMemQuestion(BaseModel):

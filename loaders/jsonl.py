@@ -28,11 +28,12 @@ Rules:
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, StrictStr, field_validator
+from pydantic import BaseModel, ConfigDict, StrictStr
 
 from graphmem import limits
 from graphmem.errors import InvalidInputError
 from loaders._common import (
+    NonBlankStr,
     Draft,
     PathLike,
     assemble_messages,
@@ -53,21 +54,14 @@ class JsonlLine(BaseModel):
     model_config = ConfigDict(extra="ignore", strict=True)
 
     group: StrictStr | None = None
-    session: StrictStr
-    speaker: StrictStr
+    session: NonBlankStr
+    speaker: NonBlankStr
     text: StrictStr
     ts: StrictStr
     id: StrictStr | None = None
     speaker_id: StrictStr | None = None
     reply_to: StrictStr | None = None
     channel: StrictStr | None = None
-
-    @field_validator("session", "speaker")
-    @classmethod
-    def _not_blank(cls, v: str) -> str:
-        if not v.strip():
-            raise ValueError("must not be blank")
-        return v
 
 
 def load_conversations(path: PathLike, group: str | None = None) -> list[Conversation]:

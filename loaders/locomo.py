@@ -27,10 +27,10 @@ import re
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, StrictFloat, StrictInt, StrictStr, field_validator
+from pydantic import BaseModel, ConfigDict, StrictFloat, StrictInt, StrictStr
 
 from graphmem.errors import InvalidInputError
-from loaders._common import PathLike, check_unique_ids, existing_path, item_label, read_json_file, validate_item
+from loaders._common import NonBlankStr, PathLike, check_unique_ids, existing_path, item_label, read_json_file, validate_item
 from graphmem.model import Conversation, MessageRecord, Question
 
 __all__ = ["ABSTENTION_ANSWER", "clean_evidence", "load_conversations", "load_questions", "parse_locomo_datetime"]
@@ -69,17 +69,10 @@ class LocomoTurn(BaseModel):
 
     model_config = ConfigDict(extra="ignore", strict=True)
 
-    speaker: StrictStr
-    dia_id: StrictStr
+    speaker: NonBlankStr
+    dia_id: NonBlankStr
     text: StrictStr
     blip_caption: StrictStr | None = None
-
-    @field_validator("speaker", "dia_id")
-    @classmethod
-    def _not_blank(cls, v: str) -> str:
-        if not v.strip():
-            raise ValueError("must not be blank")
-        return v
 
 
 class LocomoQA(BaseModel):

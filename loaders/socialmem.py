@@ -41,6 +41,7 @@ from pydantic import BaseModel, ConfigDict, StrictInt, StrictStr, field_validato
 
 from graphmem.errors import InvalidInputError
 from loaders._common import (
+    NonBlankStr,
     item_label,
     PathLike,
     check_unique_ids,
@@ -63,19 +64,12 @@ class SocialTurn(BaseModel):
 
     model_config = ConfigDict(extra="ignore", strict=True)
 
-    turn: StrictStr
-    speaker: StrictStr
+    turn: NonBlankStr
+    speaker: NonBlankStr
     speaker_id: StrictStr | None = None
     content: StrictStr
     ts: StrictStr
     reply_to: StrictStr | None = None
-
-    @field_validator("turn", "speaker")
-    @classmethod
-    def _not_blank(cls, v: str) -> str:
-        if not v.strip():
-            raise ValueError("must not be blank")
-        return v
 
 
 class SocialSession(BaseModel):
