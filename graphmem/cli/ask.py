@@ -73,7 +73,13 @@ def ask_command(
     tokens = sum(u.prompt_tokens for u in result.usage.values())
     wall = sum(result.timings_s.values())
     err.print(
-        f"{len(result.excerpts)} excerpts, {len(result.rows)} rows, {len(result.record_ids)} records, "
-        f"{len(result.message_ids)} message ids; {calls} model call(s), {tokens} prompt tokens; "
+        f"{_count(len(result.excerpts), 'excerpt')}, {_count(len(result.rows), 'row')}, "
+        f"{_count(len(result.record_ids), 'record')}, {_count(len(result.message_ids), 'message id')}; "
+        f"{_count(calls, 'model call')}, {_count(tokens, 'prompt token')}; "
         f"{wall:.2f} s", markup=False, highlight=False,
     )
+
+
+def _count(n: int, noun: str) -> str:
+    """``"1 row"``, ``"2 rows"``: a count with its noun in the right number."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

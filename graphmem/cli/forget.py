@@ -15,9 +15,11 @@ def forget(
     person: Annotated[str, typer.Option("--person", "-p", help="Person id (speaker_id, else display name).")],
     as_json: Annotated[bool, typer.Option("--json", help="Print what was erased as JSON.")] = False,
 ) -> None:
-    """Erase a person: their messages, the records they own or are the source of, records
-    supported only by them, their words in the neighbours' search documents, and the Person
-    node. Running it again erases nothing. Exit status 1 for an unknown group."""
+    """Erase one person's data from a group (idempotent).
+
+    Deletes their messages, the records they own or are the source of, records supported only
+    by them, their words in the neighbours' search documents, and the Person node. Running it
+    again erases nothing. Exit status 1 for an unknown group."""
     from graphmem.groups import forget_person, get_group
 
     with open_store() as store:

@@ -23,7 +23,9 @@ def summary_cmd(
         Optional[Path], typer.Option("--plot", help="Also write the timeline plot to this PNG file.")
     ] = None,
 ) -> None:
-    """Per person: messages, replies, records owned/sourced, stance changes; the group's
+    """Per person activity and the group's decisions over time.
+
+    Per person: messages, replies, records owned/sourced, stance changes; the group's
     decisions over time. --plot PATH writes the timeline as a PNG."""
     from graphmem.db import quiet_notifications
     from graphmem.views import build_timeline, render_timeline_png, summarize
