@@ -5,12 +5,21 @@ networks, with a tiny random model; prints the wall and CPU time of every comman
 Needs the local Neo4j (``graphmem neo4j start``) and the ``train`` extra. The four networks of
 ``examples/train/networks.jsonl`` are ingested under fresh group ids (``e2e-<hex>-<network>``),
 their teacher actions (``examples/train/actions/``) are replayed by ``train collect``, and the
-groups are erased at the end. Usage: ``.venv/bin/python bench/train_e2e.py [workdir]``.
+groups are erased at the end. Usage: ``.venv/bin/python bench/train_e2e.py [--qa] [workdir]``.
+
+``--qa`` adds the terminal QA gain (eq. 8, 22) to ``train grpo`` and ``train eval``: the
+shipped questions (``examples/train/questions.jsonl``, renamed to the fresh groups) are passed
+with ``--questions``, and the answerer and judge (``GRAPHMEM_LLM_*`` of the child processes)
+are the *scripted* answerer of ``tests/train_qa_script.py`` on the local scripted
+OpenAI-compatible server (no model: it answers right exactly when its evidence holds what the
+question needs), so the figures measure the machinery, not a model.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
+import os
 import resource
 import shutil
 import subprocess
@@ -22,6 +31,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 GM = str(Path(sys.executable).parent / "graphmem")
+sys.path.insert(0, str(ROOT))  # tests.scripted_llm / tests.train_qa_script for --qa
 
 
 CPU: dict[str, float] = {}
@@ -32,9 +42,9 @@ def _child_cpu_s() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def run(label: str, args: list[str], timings: dict[str, float]) -> str:
+def run(label: str, args: list[str], timings: dict[str, float], env: dict[str, str] | None = None) -> str:
     started, cpu0 = time.perf_counter(), _child_cpu_s()
-    proc = subprocess.run([GM, *args], capture_output=True, text=True)
+    proc = subprocess.run([GM, *args], capture_output=True, text=True, env=env)
     timings[label] = time.perf_counter() - started
     CPU[label] = _child_cpu_s() - cpu0
     if proc.returncode != 0:
@@ -46,7 +56,11 @@ def run(label: str, args: list[str], timings: dict[str, float]) -> str:
 
 
 def main() -> None:
-    work = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(tempfile.mkdtemp(prefix="graphmem-train-"))
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("workdir", nargs="?", type=Path)
+    parser.add_argument("--qa", action="store_true", help="terminal QA gain with the scripted answerer/judge")
+    opts = parser.parse_args()
+    work = opts.workdir or Path(tempfile.mkdtemp(prefix="graphmem-train-"))
     work.mkdir(parents=True, exist_ok=True)
     tag = f"e2e-{uuid.uuid4().hex[:6]}"
     chat, replay_dir = work / "networks.jsonl", work / "actions"
@@ -61,6 +75,24 @@ def main() -> None:
                 shutil.copy(ROOT / "examples/train/actions" / f"{row['group'][len(tag) + 1:]}.jsonl",
                             replay_dir / f"{row['group']}.jsonl")
             f.write(json.dumps(row, ensure_ascii=False) + "\n")
+    qa_args: list[str] = []
+    env = None
+    server = None
+    if opts.qa:
+        from tests.scripted_llm import ScriptedLLM
+        from tests.train_qa_script import make_handler
+
+        questions = work / "questions.jsonl"
+        with questions.open("w", encoding="utf-8") as f:
+            for line in (ROOT / "examples/train/questions.jsonl").read_text(encoding="utf-8").splitlines():
+                row = json.loads(line)
+                row["group"] = f"{tag}-{row['group']}"
+                f.write(json.dumps(row, ensure_ascii=False) + "\n")
+        server = ScriptedLLM().start()
+        server.handler = make_handler()
+        env = {**os.environ, **server.settings_env("GRAPHMEM_LLM")}
+        qa_args = ["--questions", str(questions)]
+        print(f"QA: scripted answerer and judge at {server.base_url} (tests/train_qa_script.py), not a model")
     t: dict[str, float] = {}
     try:
         run("ingest", ["ingest", str(chat), "--format", "jsonl"], t)
@@ -71,10 +103,12 @@ def main() -> None:
                           str(work / "sft"), "--full", "--max-steps", "12", "--grad-accum", "1", "--lr", "1e-2"], t)
         run("train grpo", ["train", "grpo", str(work / "teacher.jsonl"), "-m", str(work / "sft" / "merged"), "-o",
                            str(work / "grpo"), "-G", "4", "--rounds", "1", "--max-new-tokens", "24",
-                           "--temperature", "1.5", "--top-p", "1.0", "--lr", "1e-3", "--lora-r", "4"], t)
+                           "--temperature", "1.5", "--top-p", "1.0", "--lr", "1e-3", "--lora-r", "4", *qa_args], t, env)
         run("train eval", ["train", "eval", str(work / "teacher.jsonl"), "-m", str(work / "grpo" / "merged"),
-                           "--max-new-tokens", "24"], t)
+                           "--max-new-tokens", "24", *qa_args], t, env)
     finally:
+        if server is not None:
+            server.stop()
         from graphmem.db import Store, open_driver
         from graphmem.groups import forget_group
 

@@ -7,8 +7,10 @@ Source: SpeakerMem-R1 §4 and App. E.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -16,6 +18,27 @@ from graphmem.cli.common import emit_json, open_store, out
 
 app = typer.Typer(help="Train the Writer: trajectories, SFT, GRPO, evaluation (needs the optional extra 'train').",
                   no_args_is_help=True)
+
+
+QA_HELP = ("Fixed QA pairs per network (JSONL: group, id, question, answer; e.g. examples/train/questions.jsonl) "
+           "for the terminal QA gain (eq. 8, 22): S1+S2 vs S1 only on the same System 1 evidence, answered by "
+           "GRAPHMEM_LLM_* (the model of `graphmem ask`) and judged by GRAPHMEM_JUDGE_* (falling back to "
+           "GRAPHMEM_LLM_*); needs Neo4j (scratch groups). Without the file or the models the QA term is "
+           "skipped with a note.")
+
+
+@contextmanager
+def _terminal_qa(questions: Path | None) -> Iterator[tuple[Any, str]]:
+    """(QA gain evaluator or None, skip note); opens the store only when the gain is computed."""
+    from graphmem.train.qa import terminal_qa_from_settings
+
+    qa, note = terminal_qa_from_settings(questions)  # validates the file, checks the models
+    if qa is None:
+        yield None, note
+        return
+    with open_store() as store:
+        qa.store = store
+        yield qa, ""
 
 
 def _print(data: dict, as_json: bool, lines: list[str]) -> None:
@@ -149,22 +172,28 @@ def grpo(
     lora: Annotated[bool, typer.Option("--lora/--full")] = True,
     lora_r: Annotated[int, typer.Option("--lora-r")] = 16,
     seed: Annotated[int, typer.Option("--seed")] = 0,
+    questions: Annotated[Optional[Path], typer.Option("--questions", "-q", help=QA_HELP)] = None,
     any_version: Annotated[bool, typer.Option("--any-version")] = False,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
-    """Speaker-conditioned GRPO: G trajectories per network, position-wise advantages (eq. 23-27)."""
+    """Speaker-conditioned GRPO: G trajectories per network, position-wise advantages (eq. 23-27),
+    returns of eq. 9 with the terminal QA gain when --questions and an answerer/judge are given."""
     from graphmem.train.grpo import GrpoConfig, run_grpo
     from graphmem.train.trajectories import read_steps
 
     steps = read_steps(trajectories, any_version=any_version)
     cfg = GrpoConfig(group_size=group_size, rounds=rounds, ppo_epochs=ppo_epochs, lr=lr, temperature=temperature,
                      top_p=top_p, max_new_tokens=max_new_tokens, lora=lora, lora_r=lora_r, seed=seed)
-    result = run_grpo(steps, model, output, cfg)
+    with _terminal_qa(questions) as (qa, note):
+        result = run_grpo(steps, model, output, cfg, qa_fn=qa, qa_note=note or "")
     lines = [f"GRPO: {len(result['rounds'])} round(s), G={group_size}, {result['wall_s']:.1f} s; {result['qa_note']}"]
     for r in result["rounds"]:
+        qa_part = ("" if r.get("mean_qa_gain") is None else
+                   f"R_QA {r['mean_qa_gain']:+.3f} ({r['qa_trajectories']} trajectories, "
+                   f"{r['qa_evaluations']} states evaluated so far), ")
         lines.append(
             f"round {r['round']}: mean return {r['mean_return']:.4f}, validity {r['mean_validity']:.3f}, "
-            f"Φ_SL {r['mean_phi_sl']:.3f}, positions updated {r['positions_updated']}/{r['positions']}, "
+            f"Φ_SL {r['mean_phi_sl']:.3f}, {qa_part}positions updated {r['positions_updated']}/{r['positions']}, "
             f"loss {r['loss'] if r['loss'] is None else round(r['loss'], 5)}, mean KL {r['mean_kl']:.5f}"
             + (f", skipped: {r['skipped']}" if r["skipped"] else ""))
     lines.append(f"policy: {result['merged']}")
@@ -178,6 +207,7 @@ def evaluate(
     endpoint: Annotated[bool, typer.Option("--endpoint", help="Evaluate the configured Writer endpoint "
                                            "(GRAPHMEM_WRITER_*) instead of a local model.")] = False,
     max_new_tokens: Annotated[int, typer.Option("--max-new-tokens")] = 2048,
+    questions: Annotated[Optional[Path], typer.Option("--questions", "-q", help=QA_HELP)] = None,
     any_version: Annotated[bool, typer.Option("--any-version")] = False,
     output: Annotated[Optional[Path], typer.Option("--out", "-o", help="Write the per-position JSON here.")] = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
@@ -190,14 +220,25 @@ def evaluate(
     if (model is None) == (not endpoint):
         raise InvalidInputError("give exactly one of --model DIR or --endpoint", field="model")
     steps = read_steps(trajectories, any_version=any_version)
-    result = evaluate_writer(steps, model=model, endpoint=endpoint, max_new_tokens=max_new_tokens)
+    with _terminal_qa(questions) as (qa, note):
+        result = evaluate_writer(steps, model=model, endpoint=endpoint, max_new_tokens=max_new_tokens, qa=qa,
+                                 qa_note=note)
     if output is not None:
         output.write_text(json.dumps(result, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
     s = result["summary"]
-    _print(result, as_json, [
+    lines = [
         f"Writer {result['writer']} on {s['networks']} network(s), {s['positions']} position(s):",
         f"  validity R_valid {s['validity']:.4f}  penalty P {s['penalty']:.4f}  parse failures {s['parse_failures']}",
         f"  final state Φ_SL {s['final_phi_sl']:.4f}  R_chain {s['final_chain']:.4f}  R_mem {s['final_r_mem']:.4f}",
         f"  mean over positions: Φ_SL {s['phi_sl']:.4f}  R_chain {s['chain']:.4f}",
-        f"  {result['qa_note']}",
-    ])
+    ]
+    for gid, net in result["networks"].items():
+        f, q = net["final"], net["qa"]
+        qa_text = ("R_QA -" if q is None else
+                   f"R_QA {q['gain']:+.4f} (S1+S2 {q['with_s2']:.2f}, S1 {q['s1_only']:.2f}, {len(q['questions'])} q)")
+        lines.append(f"  {gid}: Φ_SL {f['phi_sl']:.4f}  R_chain {f['r_chain']:.4f}  {qa_text}")
+    if s["qa_gain"] is not None:
+        lines.append(f"  terminal QA gain R_QA (eq. 8): mean {s['qa_gain']:+.4f} over {s['qa_networks']} network(s) "
+                     f"(QA S1+S2 {s['qa_s1_s2']:.4f}, S1 only {s['qa_s1']:.4f})")
+    lines.append(f"  {result['qa_note']}")
+    _print(result, as_json, lines)

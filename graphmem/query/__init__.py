@@ -24,7 +24,7 @@ from graphmem.query.people import (
     provenance,
     read_roster,
 )
-from graphmem.query.pipeline import ask, budgets_from
+from graphmem.query.pipeline import answer_system1_only, ask, budgets_from
 from graphmem.query.project import fallback_projection, project
 from graphmem.query.prompts import ABSTAIN
 from graphmem.query.types import (
@@ -55,6 +55,7 @@ __all__ = [
     "Row",
     "StageUsage",
     "View",
+    "answer_system1_only",
     "ask",
     "budgets_from",
     "fallback_projection",

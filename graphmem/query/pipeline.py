@@ -31,7 +31,7 @@ from graphmem.query.project import project
 from graphmem.query.system1 import System1Result, run_system1
 from graphmem.query.system2 import System2Result, ablate_rows, run_system2
 from graphmem.query.types import Ablation, AskResult, Budgets, StageUsage, Tense
-from graphmem.roster import Roster
+from graphmem.roster import Roster, RosterMember
 from graphmem.times import parse_as_of, to_instant  # noqa: F401  (parse_as_of re-exported)
 
 NO_MODEL_NOTE = (
@@ -116,6 +116,57 @@ def _usage_by_stage(usages: list[Usage]) -> dict[str, StageUsage]:
     }
 
 
+def _roster_at(store: Store, group_id: str, max_instant: float | None) -> list[RosterMember]:
+    """The group's roster; as of an instant, only the persons who had spoken by then."""
+    roster = read_roster(store, group_id)
+    if not roster:
+        raise NotFoundError(f"group {group_id!r} has no roster (nothing ingested)")
+    if max_instant is not None:  # as-of: a person who had not spoken yet is not in the answer
+        seen = {r["id"] for r in store.read("query/persons_seen_by", group_id=group_id,
+                                            max_instant=max_instant)}
+        roster = [m for m in roster if m.id in seen]
+    return roster
+
+
+def _compose(question: str, projection: Any, excerpts: list[Any], rows: list[Any], as_of_text: str,
+             roster: list[RosterMember], s: Settings) -> Any:
+    """The answerer's evidence (:func:`compose_evidence` with the settings' budgets)."""
+    return compose_evidence(
+        question, projection, excerpts, rows, as_of_text, roster=Roster(roster),
+        max_tokens=s.evidence_max_tokens, max_message_chars=s.evidence_message_max_chars,
+    )
+
+
+def answer_system1_only(
+    store: Store, result: AskResult, model: ChatModel, *, settings: Settings | None = None
+) -> tuple[str, Usage]:
+    """Answer ``result``'s question again from its System 1 evidence alone.
+
+    The System 1-only arm of the terminal QA gain (SpeakerMem-R1 eq. 8): the projection and
+    the System 1 excerpts of an earlier :func:`ask` are composed with no System 2 rows (what
+    ``ask(..., ablate="s2")`` composes when System 1 returns the same excerpts) and answered
+    by ``model``. System 1 is not run again, so both arms share the very same System 1
+    evidence even when Select or Sufficiency would answer differently a second time.
+
+    Args:
+        store: open store (the roster is read again for the labels).
+        result: an :class:`AskResult` of :func:`ask` (with System 1 run).
+        model: the answerer.
+        settings: budgets (default: process settings).
+
+    Returns:
+        ``(answer text, usage)``.
+
+    Raises:
+        NotFoundError: the group has no roster. LLMError: the answer call failed.
+    """
+    s = settings or get_settings()
+    _text, max_instant = parse_as_of(result.as_of or None)
+    roster = _roster_at(store, result.group_id, max_instant)
+    composed = _compose(result.question, result.projection, result.excerpts, [], result.as_of, roster, s)
+    return run_answer(model, composed.text, max_tokens=s.answer_max_tokens)
+
+
 @telemetry.traced("graphmem.ask")
 def ask(
     store: Store,
@@ -187,13 +238,7 @@ def ask(
 
     t = Stopwatch()
     span = telemetry.stage("graphmem.ask.project", group_id=group_id)
-    roster = read_roster(store, group_id)
-    if not roster:
-        raise NotFoundError(f"group {group_id!r} has no roster (nothing ingested)")
-    if max_instant is not None:  # as-of: a person who had not spoken yet is not in the answer
-        seen = {r["id"] for r in store.read("query/persons_seen_by", group_id=group_id,
-                                            max_instant=max_instant)}
-        roster = [m for m in roster if m.id in seen]
+    roster = _roster_at(store, group_id, max_instant)
     projection, used = project(question, roster, model)
     usages += used
     if tense is not None:
@@ -236,10 +281,7 @@ def ask(
 
     t = Stopwatch()
     span = telemetry.stage("graphmem.ask.compose", group_id=group_id)
-    composed = compose_evidence(
-        question, projection, s1.excerpts, s2.rows, as_of_text, roster=Roster(roster),
-        max_tokens=s.evidence_max_tokens, max_message_chars=s.evidence_message_max_chars,
-    )
+    composed = _compose(question, projection, s1.excerpts, s2.rows, as_of_text, roster, s)
     evidence = composed.text
     if composed.clipped:
         notes.append(f"{len(composed.clipped)} long message(s) clipped around the matching passage "

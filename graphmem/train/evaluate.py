@@ -5,8 +5,9 @@ or the configured Writer endpoint) writes one trajectory from the network's firs
 through :class:`graphmem.train.state.MemoryState` (derive's prompt, validation and write
 rules, in memory). Per position: ``R_valid`` (eq. 19), ``P`` (eq. 21), ``Φ_SL`` (eq. 7) and
 ``R_chain`` (eq. 17) against the teacher's state and chain at that position; per network the
-final-state values. The terminal QA gain (eq. 8) needs questions, an answerer and a judge
-over the written memory; it is not run here and the report says so.
+final-state values; with a :class:`graphmem.train.qa.QAGain` (questions, answerer and judge
+configured) also the terminal QA gain of the network's final memory (eq. 8, 22), per network
+and as the mean over networks with questions; otherwise the report says why it was skipped.
 
 Source: SpeakerMem-R1 App. E ("Controlled results": SFT vs R1 vs LLM Writer).
 """
@@ -29,8 +30,15 @@ __all__ = ["evaluate_writer", "score_trajectory"]
 WriterFn = Callable[[list[dict[str, str]]], tuple[str, str]]
 
 
-def score_trajectory(steps: Sequence[WriterStep], writer: WriterFn) -> list[dict[str, Any]]:
+def score_trajectory(steps: Sequence[WriterStep], writer: WriterFn,
+                     state: MemoryState | None = None) -> list[dict[str, Any]]:
     """Let ``writer`` write one network (its steps, in order) and score every position.
+
+    Args:
+        steps: the network's reference steps.
+        writer: prompt -> (answer text, finish reason).
+        state: the state to write into (default: a new one from the first pre-state); it holds
+            the final memory afterwards.
 
     Returns:
         One dict per position: t, session, validity parts, penalty, r_mem, phi_sl, per_owner
@@ -39,7 +47,8 @@ def score_trajectory(steps: Sequence[WriterStep], writer: WriterFn) -> list[dict
     """
     first = steps[0]
     roster = first.make_roster()
-    state = MemoryState(first.group_id, roster, first.pre_state, segments_done=first.index - 1)
+    if state is None:
+        state = MemoryState(first.group_id, roster, first.pre_state, segments_done=first.index - 1)
     rows = []
     for t, step in enumerate(steps):
         segment = step.segment()
@@ -97,6 +106,8 @@ def evaluate_writer(
     endpoint: bool = False,
     max_new_tokens: int = 2048,
     writer: WriterFn | None = None,
+    qa: Callable[[Sequence[WriterStep], list[Any]], Any] | None = None,
+    qa_note: str = "",
 ) -> dict[str, Any]:
     """Evaluate a Writer on reference networks.
 
@@ -106,11 +117,15 @@ def evaluate_writer(
         endpoint: use the configured Writer endpoint (``GRAPHMEM_WRITER_*``); or
         writer: any callable prompt -> (text, finish_reason).
         max_new_tokens: answer length limit.
+        qa: terminal QA gain of each network's final memory (:class:`graphmem.train.qa.QAGain`),
+            or None: skipped, and ``qa_note`` says why.
+        qa_note: the skip note (default: no answerer/judge configured).
 
     Returns:
-        ``{"writer", "networks": {gid: {"positions": [...], "final": {...}}}, "summary": {...},
-        "qa_note"}``; summary values are means over positions (validity, penalty, phi_sl,
-        chain) and over networks (final_*).
+        ``{"writer", "networks": {gid: {"positions": [...], "final": {...}, "qa": {...} | None}},
+        "summary": {...}, "qa_note"}``; summary values are means over positions (validity,
+        penalty, phi_sl, chain) and over networks (final_*; ``qa_gain`` / ``qa_s1_s2`` /
+        ``qa_s1`` over the networks with questions, None when there is none).
     """
     if writer is not None:
         name = getattr(writer, "__name__", "writer")
@@ -122,13 +137,17 @@ def evaluate_writer(
         writer, name = _local_writer(model, max_new_tokens)
     per_net: dict[str, Any] = {}
     for gid, net_steps in networks(steps).items():
-        rows = score_trajectory(net_steps, writer)
+        first = net_steps[0]
+        state = MemoryState(first.group_id, first.make_roster(), first.pre_state, segments_done=first.index - 1)
+        rows = score_trajectory(net_steps, writer, state)
         last = rows[-1]
+        result = qa(net_steps, list(state.records.values())) if qa is not None else None
         per_net[gid] = {"positions": rows,
-                        "final": {"phi_sl": last["phi_sl"], "r_chain": last["r_chain"], "r_mem": last["r_mem"]}}
+                        "final": {"phi_sl": last["phi_sl"], "r_chain": last["r_chain"], "r_mem": last["r_mem"]},
+                        "qa": result.to_dict() if result is not None else None}
     rows_all = [r for n in per_net.values() for r in n["positions"]]
     finals = [n["final"] for n in per_net.values()]
-    summary = {
+    summary: dict[str, Any] = {
         "networks": len(per_net), "positions": len(rows_all),
         "validity": float(np.mean([r["validity"]["value"] for r in rows_all])),
         "penalty": float(np.mean([r["penalty"] for r in rows_all])),
@@ -139,5 +158,12 @@ def evaluate_writer(
         "final_chain": float(np.mean([f["r_chain"] for f in finals])),
         "final_r_mem": float(np.mean([f["r_mem"] for f in finals])),
     }
-    return {"writer": name, "networks": per_net, "summary": summary, "qa_note": QA_NOTE_SKIPPED.replace(
-        "for training; returns use R_valid, R_mem and P only", "for evaluation")}
+    judged = [n["qa"] for n in per_net.values() if n["qa"] is not None]
+    summary["qa_networks"] = len(judged)
+    for key, field in (("qa_gain", "gain"), ("qa_s1_s2", "with_s2"), ("qa_s1", "s1_only")):
+        summary[key] = float(np.mean([q[field] for q in judged])) if judged else None
+    if qa is not None:
+        note = "terminal QA gain (eq. 8, 22) included" + ("" if judged else ": no network has questions")
+    else:
+        note = (qa_note or QA_NOTE_SKIPPED).replace("; returns use R_valid, R_mem and P only", "")
+    return {"writer": name, "networks": per_net, "summary": summary, "qa_note": note}

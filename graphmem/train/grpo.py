@@ -8,9 +8,10 @@ One round, per training network (the steps of one group in a trajectory file):
    memory), one answer is sampled (temperature 0.8, top-p 0.95) and applied.
 2. **Returns** (eq. 9) per (g, t): ``0.20 R_valid + 0.45 R_mem + P + 0.35 γ^{T-1-t} R_QA``
    with ``R_mem`` against the teacher's state and update chain at t
-   (:mod:`graphmem.train.rewards`). The terminal QA gain needs an answerer and a judge over
-   the trajectory's final memory; without one (the default here) it is left out and the run
-   says so.
+   (:mod:`graphmem.train.rewards`). ``R_QA`` is the terminal QA gain of trajectory g's final
+   memory (:class:`graphmem.train.qa.QAGain`: S1+S2 vs S1 only through ``ask`` and the judge,
+   cached per network and state); without questions or without an answerer and judge it is
+   left out and the run says so.
 3. **Advantages** position-wise over the G trajectories (eq. 23-24): σ_t < 0.02 -> no update,
    else ``clip((r - μ_t)/σ_t, ±3)``.
 4. **Update** (eq. 25-27), ``ppo_epochs`` passes: per completion token the ratio to the rollout
@@ -42,6 +43,7 @@ from typing import Any
 import numpy as np
 
 from graphmem.llm.timing import Stopwatch
+from graphmem.memory import DerivedRecord
 from graphmem.train.rewards import (
     ADV_CLIP,
     SIGMA_MIN,
@@ -55,10 +57,24 @@ from graphmem.train.rewards import (
 from graphmem.train.state import MemoryState
 from graphmem.train.trajectories import WriterStep, networks
 
-__all__ = ["GrpoConfig", "Sample", "grpo_loss", "rollout_network", "run_grpo", "QA_NOTE_SKIPPED"]
+__all__ = ["GrpoConfig", "QAFn", "Sample", "SampleFn", "grpo_loss", "rollout_network", "run_grpo",
+           "QA_NOTE_SKIPPED"]
 
 QA_NOTE_SKIPPED = ("terminal QA gain (eq. 8, 22) skipped: no answerer/judge configured for training; "
                    "returns use R_valid, R_mem and P only")
+
+#: Terminal QA gain of a final memory: (the network's steps, every record of the state) ->
+#: a :class:`graphmem.train.qa.QAResult` (or a bare float gain), or None (no QA term).
+QAFn = Callable[[Sequence[WriterStep], list[DerivedRecord]], Any]
+#: Sampler: (prompt messages, n) -> n generations (``text``, ``finish_reason``, ``prompt_ids``,
+#: ``completion_ids``); default :func:`graphmem.train.models.generate` on the policy.
+SampleFn = Callable[[list[dict[str, str]], int], Sequence[Any]]
+
+
+def _gain(value: Any) -> float | None:
+    if value is None:
+        return None
+    return float(getattr(value, "gain", value))
 
 
 @dataclass
@@ -116,6 +132,7 @@ class Sample:
     phi_sl: float
     r_chain: float
     parsed: bool
+    r_qa: float | None = None
     ret: float = 0.0
     advantage: float = 0.0
     old_logps: Any = None
@@ -127,20 +144,29 @@ def rollout_network(
     steps: Sequence[WriterStep],
     cfg: GrpoConfig,
     *,
-    qa_fn: Callable[[MemoryState], float] | None = None,
+    qa_fn: QAFn | None = None,
+    sample_fn: SampleFn | None = None,
 ) -> list[list[Sample]]:
     """Sample G trajectories over one network and score every position (eq. 9).
 
     Args:
-        policy / tokenizer: the current policy.
+        policy / tokenizer: the current policy (unused when ``sample_fn`` is given).
         steps: the network's teacher steps (positions 0..T-1): segments and reference states.
         cfg: group size, sampling, weights.
-        qa_fn: optional terminal QA gain of a final memory state (eq. 8); None leaves it out.
+        qa_fn: terminal QA gain of a trajectory's final memory (eq. 8), e.g. a
+            :class:`graphmem.train.qa.QAGain`; None (or a None result) leaves the term out.
+            Every sample of trajectory g gets ``0.35 γ^{T-1-t} R_QA_g``.
+        sample_fn: draws the answers instead of the policy (tests, external samplers).
 
     Returns:
-        ``samples[g][t]`` with ``ret`` set (advantages are set by :func:`run_grpo`).
+        ``samples[g][t]`` with ``r_qa`` and ``ret`` set (advantages are set by :func:`run_grpo`).
     """
     from graphmem.train.models import generate
+
+    if sample_fn is None:
+        def sample_fn(prompt: list[dict[str, str]], n: int) -> Sequence[Any]:
+            return generate(policy, tokenizer, prompt, n=n, max_new_tokens=cfg.max_new_tokens,
+                            temperature=cfg.temperature, top_p=cfg.top_p)
 
     first = steps[0]
     roster = first.make_roster()
@@ -161,8 +187,7 @@ def rollout_network(
             buckets.setdefault(key, []).append(g)
             prompts[key] = prompt
         for key, members in buckets.items():
-            gens = generate(policy, tokenizer, prompts[key], n=len(members), max_new_tokens=cfg.max_new_tokens,
-                            temperature=cfg.temperature, top_p=cfg.top_p)
+            gens = sample_fn(prompts[key], len(members))
             for g, gen in zip(members, gens):
                 outcome = states[g].apply(segment, gen.text)
                 validity = validity_reward(outcome.actions, outcome.rejections, heads=outcome.pre_state,
@@ -174,8 +199,9 @@ def rollout_network(
                 samples[g].append(Sample(g, t, gen.prompt_ids, gen.completion_ids, gen.text, gen.finish_reason,
                                          validity.value, pen.value, r_mem, phi, chain, outcome.actions is not None))
     for g in range(cfg.group_size):
-        r_qa = qa_fn(states[g]) if qa_fn is not None else None
+        r_qa = _gain(qa_fn(steps, list(states[g].records.values()))) if qa_fn is not None else None
         for s in samples[g]:
+            s.r_qa = r_qa
             s.ret = position_return(r_valid=s.r_valid, r_mem=s.r_mem, penalty=s.penalty, r_qa=r_qa, t=s.t,
                                     n_positions=T, weights=cfg.weights)
     return samples
@@ -239,7 +265,8 @@ def run_grpo(
     out_dir: str | Path,
     cfg: GrpoConfig,
     *,
-    qa_fn: Callable[[MemoryState], float] | None = None,
+    qa_fn: QAFn | None = None,
+    qa_note: str = QA_NOTE_SKIPPED,
 ) -> dict[str, Any]:
     """Run GRPO rounds from the SFT policy and save the trained Writer.
 
@@ -249,7 +276,9 @@ def run_grpo(
         out_dir: output folder: ``adapter/`` (with LoRA), ``merged/`` (vLLM-loadable),
             ``grpo.json`` (per-round log).
         cfg: :class:`GrpoConfig`.
-        qa_fn: terminal QA gain of a final memory state, or None (skipped, with a note).
+        qa_fn: terminal QA gain of a final memory state (:class:`graphmem.train.qa.QAGain`),
+            or None: the QA term is left out and ``qa_note`` says why.
+        qa_note: the note reported when ``qa_fn`` is None.
 
     Returns:
         ``{"rounds": [...], "wall_s", "merged", "adapter", "qa_note", "config"}``.
@@ -285,7 +314,7 @@ def run_grpo(
         model.eval()
         batch: list[Sample] = []
         returns_all, positions, updated = [], 0, 0
-        validity_all, phi_all = [], []
+        validity_all, phi_all, qa_all = [], [], []
         for _gid, net_steps in nets.items():
             samples = rollout_network(model, tokenizer, net_steps, cfg, qa_fn=qa_fn)
             returns = np.array([[s.ret for s in row] for row in samples])
@@ -293,6 +322,8 @@ def run_grpo(
             positions += returns.shape[1]
             updated += int((np.abs(adv) > 0).any(axis=0).sum())
             for g, row in enumerate(samples):
+                if row and row[0].r_qa is not None:
+                    qa_all.append(row[0].r_qa)
                 for t, s in enumerate(row):
                     s.advantage = float(adv[g, t])
                     returns_all.append(s.ret)
@@ -331,6 +362,8 @@ def run_grpo(
             "completions_in_update": len(batch), "mean_return": float(np.mean(returns_all)) if returns_all else 0.0,
             "mean_validity": float(np.mean(validity_all)) if validity_all else 0.0,
             "mean_phi_sl": float(np.mean(phi_all)) if phi_all else 0.0,
+            "mean_qa_gain": float(np.mean(qa_all)) if qa_all else None, "qa_trajectories": len(qa_all),
+            "qa_evaluations": getattr(qa_fn, "evaluations", None),
             "loss": losses[-1] if losses else None, "losses": losses, "mean_kl": kls[-1] if kls else 0.0,
             "skipped": skipped,
         })
@@ -348,7 +381,7 @@ def run_grpo(
     tokenizer.save_pretrained(merged)
     cfg_dict = asdict(cfg)
     result = {"rounds": log, "wall_s": wall, "merged": str(merged), "adapter": str(adapter) if adapter else None,
-              "qa_note": QA_NOTE_SKIPPED if qa_fn is None else "terminal QA gain included (eq. 8)",
+              "qa_note": qa_note if qa_fn is None else "terminal QA gain included (eq. 8, 22)",
               "reference_policy": model_name, "config": cfg_dict}
     (out / "grpo.json").write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return result
