@@ -188,3 +188,39 @@ def test_cli_eval_reports_the_gain_per_network_and_mean(nets, tmp_path, scripted
         assert "GRAPHMEM_LLM_BASE_URL" in no_model.output
     finally:
         get_settings.cache_clear()
+
+
+def test_cli_grpo_takes_the_gain_into_its_returns(nets, tmp_path, scripted_llm, monkeypatch, schema):
+    """`graphmem train grpo --questions` with a tiny random policy (it writes no JSON, so every
+    trajectory ends in the empty state): one QA evaluation per network for the 2 × G = 4
+    trajectories, R_QA = 0 on both (r1-dinner 0/3 vs 0/3, r1-hello 1/1 vs 1/1), and grpo.json
+    says the term was included."""
+    pytest.importorskip("trl")
+    pytest.importorskip("peft")
+    from typer.testing import CliRunner
+
+    from graphmem.cli import app
+    from graphmem.config import get_settings
+    from graphmem.train.models import build_tiny_model
+
+    chosen = [s for gid in ("r1-dinner", "r1-hello") for s in nets[gid]]
+    ref = tmp_path / "ref.jsonl"
+    ref.write_text("".join(s.model_dump_json() + "\n" for s in chosen))
+    texts = [m["content"] for s in chosen for m in s.prompt] + [s.completion for s in chosen]
+    tiny = build_tiny_model(tmp_path / "tiny", texts, vocab_size=512, hidden_size=32, layers=1)
+    scripted_llm.handler = make_handler()
+    for key, value in scripted_llm.settings_env("GRAPHMEM_LLM").items():
+        monkeypatch.setenv(key, value)
+    get_settings.cache_clear()
+    try:
+        result = CliRunner().invoke(app, [
+            "train", "grpo", str(ref), "-m", str(tiny), "-o", str(tmp_path / "grpo"), "-G", "2", "--rounds", "1",
+            "--ppo-epochs", "1", "--max-new-tokens", "4", "--lora-r", "2", "--questions", str(NETS / "questions.jsonl")])
+    finally:
+        get_settings.cache_clear()
+    assert result.exit_code == 0, result.output
+    assert "R_QA +0.000 (4 trajectories, 2 states evaluated so far)" in result.output
+    saved = json.loads((tmp_path / "grpo" / "grpo.json").read_text())
+    (r,) = saved["rounds"]
+    assert (r["mean_qa_gain"], r["qa_trajectories"], r["qa_evaluations"]) == (0.0, 4, 2)
+    assert saved["qa_note"] == "terminal QA gain included (eq. 8, 22)"
