@@ -142,27 +142,66 @@ def forget_stats(group_id: str | None = None) -> None:
             _CACHE.pop(group_id, None)
 
 
-def rescore(query: str, docs: dict[str, str], stats: GroupStats) -> list[tuple[str, float]]:
-    """BM25 of each candidate document for ``query`` with the group's statistics.
+def rescore(
+    query: str, docs: dict[str, str], stats: GroupStats, *, issue: str = "", issue_weight: float = 0.0
+) -> list[tuple[str, float]]:
+    """BM25 of each candidate document for ``query`` (plus the issue's terms) with the group's statistics.
+
+    ``score(d) = sum_t w(t) * bm25(t, d)`` with ``w(t) = [t in query] + issue_weight * [t in issue]``:
+    the issue (Project's one matter asked about, names and question words removed) counts its
+    topic words once more, so a question's content words outweigh its names and function words.
 
     Args:
         query: free text (analysed like the documents; repeated query terms count once).
         docs: message id -> fulltext document.
         stats: the group's statistics.
+        issue: a second, weighted query (Project's issue), or "".
+        issue_weight: weight of the issue's terms (0: the issue is ignored).
 
     Returns:
         (message id, score >= 0) for documents with a positive score, best first; ties by id.
     """
-    terms = list(dict.fromkeys(analyze(query)))
-    if not terms:
+    weights: dict[str, float] = dict.fromkeys(analyze(query), 1.0)
+    if issue and issue_weight > 0:
+        for t in dict.fromkeys(analyze(issue)):
+            weights[t] = weights.get(t, 0.0) + issue_weight
+    if not weights:
         return []
-    idf = {t: stats.idf(t) for t in terms}
+    idf = {t: w * stats.idf(t) for t, w in weights.items()}
     out: list[tuple[str, float]] = []
     for mid, doc in docs.items():
         tf = Counter(analyze(doc))
         norm = K1 * (1.0 - B + B * sum(tf.values()) / stats.avgdl)
-        s = sum(idf[t] * tf[t] * (K1 + 1.0) / (tf[t] + norm) for t in terms if tf.get(t))
+        s = sum(idf[t] * tf[t] * (K1 + 1.0) / (tf[t] + norm) for t in idf if tf.get(t))
         if s > 0:
             out.append((mid, s))
     out.sort(key=lambda x: (-x[1], x[0]))
     return out
+
+
+def smooth(scores: list[tuple[str, float]], neighbours: dict[str, tuple[str | None, str | None]], share: float) -> list[tuple[str, float]]:
+    """Neighbour smoothing: each turn gains ``share`` x the larger score of its two neighbours.
+
+    ``score'(m) = score(m) + share * max(score(prev(m)), score(next(m)))`` along NEXT (the
+    conversation order of the channel). A turn next to a strong hit - the answer after a
+    question, the question before an answer - enters the ranking even when it shares no word
+    with the query. Neighbours not in ``scores`` count 0 and are added when they gain a score.
+
+    Args:
+        scores: (id, score >= 0), any order.
+        neighbours: id -> (previous id or None, next id or None) for the ids of ``scores``.
+        share: 0..1 (0: ``scores`` unchanged, re-sorted).
+
+    Returns:
+        (id, smoothed score), best first; ties by id.
+    """
+    base = dict(scores)
+    if share <= 0:
+        return sorted(base.items(), key=lambda x: (-x[1], x[0]))
+    gain: dict[str, float] = {}
+    for mid, s in base.items():
+        for nb in neighbours.get(mid, (None, None)):
+            if nb is not None and s > gain.get(nb, 0.0):
+                gain[nb] = s
+    out = {m: base.get(m, 0.0) + share * gain.get(m, 0.0) for m in set(base) | set(gain)}
+    return sorted(((m, s) for m, s in out.items() if s > 0), key=lambda x: (-x[1], x[0]))

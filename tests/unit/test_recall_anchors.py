@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from graphmem.query.anchors import find_anchors, time_windows
-from graphmem.query.local_bm25 import GroupStats, analyze, rescore
+from graphmem.query.local_bm25 import GroupStats, analyze, rescore, smooth
 from graphmem.query.recall import _reserve
 from graphmem.roster import RosterMember
 
@@ -29,6 +29,30 @@ def test_rescore_uses_only_the_given_statistics():
     # the same documents under other statistics score otherwise: scores depend on them alone
     rare_garden = GroupStats("g", n_docs=1000, avgdl=3.0, df={"garden": 1, "tomato": 900, "gate": 1})
     assert rescore("garden tomatoes", docs, rare_garden)[0][1] != ranked[0][1]
+
+
+def test_the_issue_weighs_the_questions_topic_words_over_its_names():
+    docs = {"a": "Ana: did Bo go", "b": "Cy: pottery class lovely"}  # 4 terms each
+    stats = GroupStats("g", n_docs=2, avgdl=4.0, df={"did": 1, "bo": 1, "go": 1, "potteri": 1, "class": 1})
+    q = "When did Bo go to the pottery class?"
+    plain = rescore(q, docs, stats)
+    assert [i for i, _ in plain] == ["a", "b"]  # three name/function words beat two topic words
+    weighted = rescore(q, docs, stats, issue="pottery class", issue_weight=1.0)
+    assert [i for i, _ in weighted] == ["b", "a"]
+    assert dict(weighted)["a"] == dict(plain)["a"]  # a turn without the issue's words keeps its score
+    assert dict(weighted)["b"] == 2 * dict(plain)["b"]
+    assert rescore(q, docs, stats, issue="pottery class", issue_weight=0.0) == plain
+
+
+def test_smoothing_gives_a_neighbour_part_of_a_strong_hits_score():
+    scores = [("m2", 4.0), ("m5", 1.0)]
+    neighbours = {"m2": ("m1", "m3"), "m5": ("m4", None)}
+    out = dict(smooth(scores, neighbours, 0.5))
+    # the turns around the hit enter with half its score; a turn keeps its own plus the share
+    assert out == {"m2": 4.0, "m1": 2.0, "m3": 2.0, "m5": 1.0, "m4": 0.5}
+    both = dict(smooth([("a", 2.0), ("b", 3.0)], {"a": (None, "b"), "b": ("a", None)}, 0.5))
+    assert both == {"a": 3.5, "b": 4.0}  # mutual neighbours each gain from the other
+    assert smooth(scores, neighbours, 0.0) == sorted(scores, key=lambda x: -x[1])
 
 
 def test_reserved_turns_replace_the_tail_of_the_pool():
