@@ -135,9 +135,9 @@ def fulltext_ranking(
 
 def vector_ranking(
     store: Store, embedder: Embedder, group_id: str, query: str, k: int,
-    state: GroupState | None = None,
+    state: GroupState | None = None, vector: list[float] | None = None,
 ) -> list[tuple[str, float]]:
-    """Top-``k`` (message id, score) of the group for ``query``, best first.
+    """Top-``k`` (message id, score) of the group for ``query`` (or ``vector`` when given), best first.
 
     Scores are Neo4j's normalised cosine, (1 + cos) / 2 in [0, 1]. A group without its own
     vector index is scored exactly (every message of the group with a vector); a group with one
@@ -145,7 +145,7 @@ def vector_ranking(
     index; while it is not ONLINE yet, the global index is read with widening.
     Messages without a vector (``--embed later``) are not ranked here.
     """
-    vec = embedder.encode([query])[0].tolist()
+    vec = vector if vector is not None else embedder.encode([query])[0].tolist()
     state = state or group_state(store, group_id)
     if not state.vector_index:
         rows = store.read("search/vector_messages_exact", group_id=group_id, vector=vec, k=k)

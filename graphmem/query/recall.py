@@ -16,11 +16,13 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
+import numpy as np
+
 from graphmem.db import Store
 from graphmem.embed import Embedder
 from graphmem.errors import NotFoundError
 from graphmem.query.anchors import Anchors, find_anchors
-from graphmem.query.local_bm25 import group_stats, rescore
+from graphmem.query.local_bm25 import group_stats, rescore, smooth
 from graphmem.query.types import Projection
 from graphmem.roster import RosterMember
 from graphmem.search import MessageHit, fulltext_ranking, group_state, hydrate, vector_ranking
@@ -55,6 +57,11 @@ class RecallConfig:
         local_bm25: re-score fulltext candidates with the group's own statistics (False: Lucene's
             index-wide order, which moves when other groups are loaded).
         fuse_depth: how deep the fulltext and dense rankings enter the fusion (RRF).
+        w_issue_vector: weight of Project's issue in the dense query (the query vector is
+            unit(q) + w * unit(issue); 0: the question alone).
+        w_issue_terms: extra weight of the issue's terms in the group-local BM25 (0: none).
+        neighbour_share: share of the larger BM25 score of its NEXT neighbours a turn gains
+            (:func:`graphmem.query.local_bm25.smooth`; 0: none).
     """
 
     fulltext_depth: int = 200
@@ -72,6 +79,9 @@ class RecallConfig:
     w_time: float = 1.0
     local_bm25: bool = True
     fuse_depth: int = 40
+    w_issue_vector: float = 1.0
+    w_issue_terms: float = 0.5
+    neighbour_share: float = 0.5
 
 
 DEFAULT_RECALL = RecallConfig()
@@ -154,28 +164,43 @@ def gather_recall(
             anchors = find_anchors(question, roster, projection, years=list(range(first, last + 1)))
     out = RecallInputs(anchors=anchors)
 
-    ft = fulltext_ranking(store, group_id, question, max(config.fulltext_depth, n), state)
+    issue = (projection.issue or "").strip() if projection is not None else ""
+    if issue and issue.casefold() == question.strip().casefold():
+        issue = ""
+    ft_query = f"{question} {issue}" if issue and config.w_issue_terms > 0 else question
+    ft = fulltext_ranking(store, group_id, ft_query, max(config.fulltext_depth, n), state)
     if ft:
         rows = store.read("query/message_documents", group_id=group_id, ids=[i for i, _ in ft])
         out.docs = {r["id"]: r for r in rows}
     if config.local_bm25 and out.docs:
         stats = group_stats(store, group_id)
-        ft = rescore(question, {i: d["doc"] or "" for i, d in out.docs.items()}, stats)
+        ft = rescore(
+            question, {i: d["doc"] or "" for i, d in out.docs.items()}, stats,
+            issue=issue, issue_weight=config.w_issue_terms,
+        )
+        if config.neighbour_share > 0 and ft:
+            ft = _smoothed(store, group_id, ft, out.docs, config)
     if max_instant is not None:
         ft = [(i, s) for i, s in ft if (out.docs.get(i, {}).get("instant") or float("inf")) <= max_instant]
-    out.fulltext = ft
+    out.fulltext = ft[: max(config.fulltext_depth, n)]
+    # the dense query: the question's vector plus the issue's (cos(m, q) + w cos(m, issue) is
+    # the cosine to their sum, up to a constant factor, so one vector query ranks by both)
+    vec = _unit(embedder.encode([question])[0])
+    if issue and config.w_issue_vector > 0:
+        vec = _unit(vec + config.w_issue_vector * _unit(embedder.encode([issue])[0]))
+    qvec = vec.tolist()
     out.vector = [
-        i for i, _ in vector_ranking(store, embedder, group_id, question, max(config.vector_depth, n), state)
+        i for i, _ in vector_ranking(
+            store, embedder, group_id, question, max(config.vector_depth, n), state, vector=qvec
+        )
     ]
 
     persons = list(anchors.persons)
     if not persons and anchors.every_member:
         persons = [m.id for m in roster]
-    vec: list[float] | None = None  # the question's vector, encoded once for both anchors
     if persons and len(roster) > 1:
-        vec = embedder.encode([question])[0].tolist()
         rows = store.read(
-            "query/vector_person_messages", group_id=group_id, person_ids=persons, vector=vec,
+            "query/vector_person_messages", group_id=group_id, person_ids=persons, vector=qvec,
             k=config.person_depth, max_instant=max_instant,
         )
         for r in rows:
@@ -184,10 +209,9 @@ def gather_recall(
             out.person_vector.setdefault(pid, [])
         out.names = {m.id: [t for t in {m.name, *m.aliases} if len(t) >= 2] for m in roster}
     if anchors.windows or anchors.sessions:
-        vec = vec if vec is not None else embedder.encode([question])[0].tolist()
         rows = store.read(
             "query/window_messages", group_id=group_id, windows=[list(w) for w in anchors.windows],
-            sessions=anchors.sessions, vector=vec, k=config.time_depth, max_instant=max_instant,
+            sessions=anchors.sessions, vector=qvec, k=config.time_depth, max_instant=max_instant,
         )
         out.window = [r["id"] for r in rows]
     return out
@@ -282,6 +306,25 @@ def recall_pool(
     if max_instant is not None:
         out = [h for h in out if _instant_or_inf(h.ts) <= max_instant]
     return out
+
+
+def _unit(v: Any) -> np.ndarray:
+    a = np.asarray(v, dtype=np.float64)
+    norm = float(np.linalg.norm(a))
+    return a / norm if norm > 0 else a
+
+
+def _smoothed(
+    store: Store, group_id: str, ft: list[tuple[str, float]], docs: dict[str, dict[str, Any]], config: RecallConfig
+) -> list[tuple[str, float]]:
+    """Neighbour smoothing of the group-local BM25 scores (``docs`` gains the neighbours it lacked)."""
+    neighbours = {i: (d.get("prev_id"), d.get("next_id")) for i, d in docs.items()}
+    smoothed = smooth(ft, neighbours, config.neighbour_share)
+    missing = [i for i, _ in smoothed[: config.fulltext_depth] if i not in docs]
+    if missing:
+        for r in store.read("query/message_documents", group_id=group_id, ids=missing):
+            docs[r["id"]] = r
+    return [(i, s) for i, s in smoothed if i in docs]
 
 
 def _own_text(doc: str) -> str:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
-from graphmem.ingest import ingest_conversations
+from graphmem.ingest import embedding_text, ingest_conversations
 from graphmem.query.local_bm25 import forget_stats
 from graphmem.roster import read_roster
 from graphmem.query.project import fallback_projection
-from graphmem.query.recall import DEFAULT_RECALL, RecallConfig, recall_pool
+from graphmem.query.recall import DEFAULT_RECALL, RecallConfig, gather_recall, recall_pool
 from tests.factories import conversation
 
 pytestmark = pytest.mark.neo4j
@@ -40,11 +41,17 @@ def test_a_rare_speakers_only_turn_is_found_for_a_question_naming_them(store, em
     cy_turn = "m0008"
     pool = recall_pool(store, embedder, group_id, q, 5, roster=roster, projection=proj)
     assert cy_turn in [h.id for h in pool]
-    # the person anchor (Cy's own turns, on their own budget) is what brings it in: without it
-    # the others' turns about Cy and the garden fill the pool
+    # the person anchor (Cy's own turns, on their own budget) brings it in by itself: with the
+    # question alone as the query (no issue, no neighbour smoothing, which find it as well) the
+    # pool holds it with the anchor and the others' turns about Cy and the garden fill it without
+    question_only = dict(w_issue_vector=0.0, w_issue_terms=0.0, neighbour_share=0.0)
+    anchored = recall_pool(
+        store, embedder, group_id, q, 5, roster=roster, projection=proj, config=RecallConfig(**question_only),
+    )
+    assert cy_turn in [h.id for h in anchored]
     plain = recall_pool(
         store, embedder, group_id, q, 5, roster=roster, projection=proj,
-        config=RecallConfig(w_person=0.0, person_budget=0, member_budget=0),
+        config=RecallConfig(w_person=0.0, person_budget=0, member_budget=0, **question_only),
     )
     assert cy_turn not in [h.id for h in plain]
 
@@ -116,3 +123,48 @@ def test_loading_other_groups_changes_nothing_in_a_groups_results(store, embedde
     forget_stats()  # nothing cached may carry the answer: the statistics are read again
     assert results() == before
     assert DEFAULT_RECALL.local_bm25
+
+
+MOVIE = [
+    ("Ana", "Casablanca it is, I already bought the popcorn."),
+    ("Bo", "Great choice for movie night!"),
+    ("Cy", "The printer on the second floor is jammed again."),
+    ("Ana", "Reminder: rent is due on Monday."),
+    ("Bo", "Movie night snacks are on me next time."),
+    ("Cy", "Someone left an umbrella in the hallway."),
+]
+
+
+def test_a_turn_next_to_a_strong_hit_enters_the_fulltext_ranking(store, embedder, group_id):
+    ingest_conversations(store, [conversation(group_id, [{"speaker": s, "text": t} for s, t in MOVIE])], embedder)
+    roster = read_roster(store, group_id)
+    q = "Which film was picked for movie night?"
+    # the answer (m0000) shares no word with the question; the turn after it does
+    on = gather_recall(store, embedder, group_id, q, 5, roster=roster)
+    scores = dict(on.fulltext)
+    assert "m0000" in scores
+    off = gather_recall(store, embedder, group_id, q, 5, roster=roster, config=RecallConfig(neighbour_share=0.0))
+    plain = dict(off.fulltext)
+    assert "m0000" not in plain
+    # it gains the share of its neighbour's own score (m0001 has no other neighbour hit above it)
+    assert scores["m0000"] == pytest.approx(DEFAULT_RECALL.neighbour_share * plain["m0001"])
+
+
+def test_the_dense_query_ranks_by_the_question_and_the_issue(store, embedder, group_id):
+    rows = [{"speaker": s, "text": t} for s, t in GARDEN + MOVIE]
+    ingest_conversations(store, [conversation(group_id, rows)], embedder)
+    roster = read_roster(store, group_id)
+    q = "What did Bo say about it?"
+    proj = fallback_projection(q, roster).model_copy(update={"issue": "movie night"})
+    got = gather_recall(store, embedder, group_id, q, 5, roster=roster, projection=proj).vector
+    docs = [embedding_text(m) for m in conversation(group_id, rows).messages]
+    mv = embedder.encode(docs)
+    qv, iv = embedder.encode([q, "movie night"])
+    w = DEFAULT_RECALL.w_issue_vector
+    want = np.argsort(-(mv @ qv + w * (mv @ iv)), kind="stable")[:5]
+    assert got[:5] == [f"m{i:04d}" for i in want]
+    # the question alone ranks otherwise: the issue is what moves the movie-night turns up
+    alone = gather_recall(
+        store, embedder, group_id, q, 5, roster=roster, projection=proj, config=RecallConfig(w_issue_vector=0.0)
+    ).vector
+    assert alone[:5] != got[:5]
