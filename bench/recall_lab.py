@@ -1,0 +1,398 @@
+"""Offline lab for the System 1 recall pool: judge a scoring idea in seconds, not minutes.
+
+Usage:
+    .venv/bin/python bench/recall_lab.py dump [--data ../shared/data] [--cache runs/lab/cache.pkl]
+    .venv/bin/python bench/recall_lab.py run [--variants base,all] [--split] [--cats]
+
+``dump`` (Neo4j running, benchmark groups ingested, e.g. by bench/eval_retrieval.py) reads, for
+every LoCoMo and staged SocialMemBench unit, the group's messages as stored (id, fulltext
+document, speaker's person id, instant, session, order, stored MiniLM vector) and roster, and for
+every question the text the system sees, the gold evidence, the category and the deterministic
+Project output (rows, issue, tense), plus MiniLM vectors of the questions and issues. It writes
+one pickle under runs/ (git-ignored; benchmark data is never committed).
+
+``run`` rebuilds the recall pool of every question in numpy with the product's own code where
+it can (analyser, anchors, :func:`graphmem.query.recall.fuse_recall`) and prints recall@1/5/10/40
+per benchmark (``--cats``: per category) for each variant. ``--split`` also prints a tune half
+(odd LoCoMo conversations, odd-numbered SocialMem networks) and a held-out half.
+A variant is a name from :data:`VARIANTS` (a dict of RecallConfig fields and lab switches).
+"""
+
+from __future__ import annotations
+
+import argparse
+import pickle
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+DATA = {"locomo": "locomo/locomo10.json", "socialmem": "socialmembench/networks"}
+KS = (1, 5, 10, 40)
+
+
+# --------------------------------------------------------------------------------------------
+# dump
+# --------------------------------------------------------------------------------------------
+
+_MESSAGES = """
+MATCH (m:Message {group_id: $group_id})-[:SOURCE]->(p:Person)
+OPTIONAL MATCH (m)-[:IN_SESSION]->(s:Session)
+RETURN m.id AS id, m.search_text AS doc, m.text AS text, m.speaker AS speaker, p.id AS person_id,
+       m.instant AS instant, s.index AS session, m.channel AS channel, m.reply_to AS reply_to,
+       m.seq AS seq, m.turn_created AS turn_created, m.embedding AS embedding
+ORDER BY m.seq, m.turn_created
+"""
+
+
+def dump(data: Path, cache: Path, benches: list[str]) -> None:
+    from graphmem.db import Store, open_driver
+    from graphmem.embed import get_embedder
+    from graphmem.eval.benchmarks import category_of, load_bench, question_text, recall_scored
+    from graphmem.query.project import fallback_projection
+    from graphmem.roster import read_roster
+
+    store = Store(open_driver())
+    emb = get_embedder()
+    out: dict[str, Any] = {"groups": {}, "questions": []}
+    texts: list[str] = []
+    for bench in benches:
+        bd = load_bench(bench, data / DATA[bench])
+        for ui, unit in enumerate(bd.units):
+            rows = store.read_text(_MESSAGES, group_id=unit.group_id)
+            if not rows:
+                sys.exit(f"group {unit.group_id} is not ingested (run bench/eval_retrieval.py first)")
+            roster = read_roster(store, unit.group_id)
+            vecs = np.array([r.pop("embedding") for r in rows], dtype=np.float32)
+            out["groups"][unit.group_id] = {"bench": bench, "index": ui, "messages": rows, "vectors": vecs,
+                                            "roster": roster}
+            valid = unit.message_ids
+            for q in unit.questions:
+                text, _ = question_text(q)
+                gold = [e for e in dict.fromkeys(q.evidence_ids) if e in valid]
+                if not (recall_scored(bench, q) and gold):
+                    continue
+                p = fallback_projection(text, roster)
+                out["questions"].append({
+                    "bench": bench, "group": unit.group_id, "id": q.id, "category": category_of(bench, q),
+                    "question": text, "gold": gold, "rows": list(p.rows), "issue": p.issue, "tense": p.tense,
+                })
+                texts += [text, p.issue]
+        print(f"{bench}: {len(bd.units)} groups", flush=True)
+    uniq = list(dict.fromkeys(texts))
+    t = time.perf_counter()
+    mat = emb.encode(uniq)
+    out["text_vectors"] = {s: np.asarray(v, dtype=np.float32) for s, v in zip(uniq, mat)}
+    print(f"encoded {len(uniq)} questions/issues in {time.perf_counter() - t:.1f} s")
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    with cache.open("wb") as f:
+        pickle.dump(out, f)
+    print(f"{len(out['questions'])} scored questions -> {cache}")
+
+
+# --------------------------------------------------------------------------------------------
+# the lab pipeline
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Group:
+    """One group ready for scoring."""
+
+    gid: str
+    bench: str
+    index: int
+    ids: list[str]
+    docs: list[str]
+    person: list[str]
+    instant: np.ndarray
+    session: list[int | None]
+    vectors: np.ndarray
+    roster: list
+    years: list[int]
+    terms: list[list[str]] = field(default_factory=list)
+    tf: list[Counter] = field(default_factory=list)
+    df: Counter = field(default_factory=Counter)
+    dl: np.ndarray | None = None
+    by_id: dict[str, int] = field(default_factory=dict)
+    prev: np.ndarray | None = None  # index of the previous turn of the session, -1 none
+    next: np.ndarray | None = None
+    vocab: dict[str, int] = field(default_factory=dict)
+    tfm: np.ndarray | None = None
+
+
+def load(cache: Path) -> tuple[dict[str, Group], list[dict], dict[str, np.ndarray]]:
+    from datetime import datetime, timezone
+
+    from graphmem.query.local_bm25 import analyze
+
+    with cache.open("rb") as f:
+        raw = pickle.load(f)
+    groups: dict[str, Group] = {}
+    for gid, g in raw["groups"].items():
+        ms = g["messages"]
+        inst = np.array([m["instant"] if m["instant"] is not None else np.inf for m in ms], dtype=float)
+        fin = inst[np.isfinite(inst)]
+        years = list(range(datetime.fromtimestamp(fin.min(), timezone.utc).year,
+                           datetime.fromtimestamp(fin.max(), timezone.utc).year + 1)) if len(fin) else []
+        gr = Group(gid, g["bench"], g["index"], [m["id"] for m in ms], [m["doc"] or "" for m in ms],
+                   [m["person_id"] for m in ms], inst, [m["session"] for m in ms], g["vectors"], g["roster"], years)
+        gr.terms = [analyze(d) for d in gr.docs]
+        gr.tf = [Counter(t) for t in gr.terms]
+        for t in gr.terms:
+            gr.df.update(set(t))
+        gr.dl = np.array([len(t) for t in gr.terms], dtype=float)
+        gr.vocab = {t: i for i, t in enumerate(gr.df)}
+        gr.tfm = np.zeros((len(gr.vocab), len(ms)), dtype=np.float32)
+        for j, c in enumerate(gr.tf):
+            for t, k in c.items():
+                gr.tfm[gr.vocab[t], j] = k
+        gr.by_id = {m: i for i, m in enumerate(gr.ids)}
+        prev = np.full(len(ms), -1)
+        nxt = np.full(len(ms), -1)
+        last: dict[Any, int] = {}
+        for i in sorted(range(len(ms)), key=lambda j: ms[j]["turn_created"]):  # NEXT: per channel
+            m = ms[i]
+            key = m["channel"] or ""
+            if key in last:
+                prev[i] = last[key]
+                nxt[last[key]] = i
+            last[key] = i
+        gr.prev, gr.next = prev, nxt
+        groups[gid] = gr
+    return groups, raw["questions"], raw["text_vectors"]
+
+
+def bm25(g: Group, query_terms: list[str], k1: float, b: float, docs_tf: list[Counter] | None = None) -> np.ndarray:
+    """BM25 of every document of the group (group statistics), 0 where no term matches."""
+    import math
+
+    terms = [t for t in dict.fromkeys(query_terms) if t in g.vocab]
+    n = len(g.ids)
+    avgdl = g.dl.mean() if g.dl.sum() else 1.0
+    norm = k1 * (1.0 - b + b * g.dl / avgdl)
+    if not terms:
+        return np.zeros(n)
+    rows = [g.vocab[t] for t in terms]
+    tf = g.tfm[rows]  # terms x docs
+    df = np.array([g.df[t] for t in terms], dtype=float)
+    idf = np.log(1.0 + (n - df + 0.5) / (df + 0.5))
+    return (idf[:, None] * tf * (k1 + 1.0) / (tf + norm[None, :])).sum(axis=0)
+
+
+def top(scores: np.ndarray, k: int, mask: np.ndarray | None = None, positive: bool = False) -> list[int]:
+    idx = np.arange(len(scores))
+    if mask is not None:
+        idx = idx[mask]
+    if positive:
+        idx = idx[scores[idx] > 0]
+    if not len(idx):
+        return []
+    order = idx[np.lexsort((idx, -scores[idx]))]
+    return order[:k].tolist()
+
+
+BASE: dict[str, Any] = {}
+
+VARIANTS: dict[str, dict[str, Any]] = {
+    "base": {},  # the product's RecallConfig defaults
+    "landed": {"w_issue_vector": 0.0, "w_issue_terms": 0.0, "neighbour_share": 0.0},  # before this work
+}
+
+
+_ENC: list = []
+
+
+def _encoder():
+    if not _ENC:
+        from graphmem.embed import get_embedder
+
+        _ENC.append(get_embedder())
+    return _ENC[0]
+
+
+def _norm(x: np.ndarray, idx: list[int]) -> np.ndarray:
+    """Scores of ``idx`` scaled to [0, 1] by the max (0 when all are 0)."""
+    out = np.zeros(len(x))
+    if idx:
+        vals = x[idx]
+        lo, hi = vals.min(), vals.max()
+        if hi > lo:
+            out[idx] = (vals - lo) / (hi - lo)
+    return out
+
+
+def pool(g: Group, q: dict, tv: dict[str, np.ndarray], v: dict[str, Any], n: int = 40) -> list[str]:
+    """The lab's recall pool for one question (mirror of gather_recall + fuse_recall, with switches)."""
+    from graphmem.query.anchors import find_anchors
+    from graphmem.query.local_bm25 import analyze
+    from graphmem.query.recall import RecallConfig, RecallInputs, fuse_recall
+    from graphmem.query.types import Projection
+
+    cfg_fields = {k: val for k, val in v.items() if k in RecallConfig.__dataclass_fields__}
+    cfg = RecallConfig(**cfg_fields)
+    question = q["question"]
+    from graphmem.query.project import fallback_projection
+
+    proj = fallback_projection(question, g.roster)  # live: Project's changes show here
+    q = {**q, "issue": proj.issue}
+    if proj.issue not in tv:
+        tv[proj.issue] = _encoder().encode([proj.issue])[0].astype(np.float32)
+    anchors = find_anchors(question, g.roster, proj, years=g.years)
+    qv = tv[question]
+    cos = g.vectors @ qv
+    if v.get("ctx_dense"):  # dense over prev + cur + next besides the turn itself
+        a = v["ctx_dense"]
+        nb = np.zeros_like(cos)
+        cnt = np.zeros_like(cos)
+        for arr in (g.prev, g.next):
+            ok = arr >= 0
+            nb[ok] += cos[arr[ok]]
+            cnt[ok] += 1
+        cos = cos + a * np.where(cnt > 0, nb / np.maximum(cnt, 1), 0.0)
+    k1, b = v.get("k1", 1.2), v.get("b", 0.75)
+    qterms = analyze(question)
+    ft_scores = bm25(g, qterms, k1, b)
+    issue = q["issue"] if q["issue"].strip().casefold() != question.strip().casefold() else ""
+    if cfg.w_issue_terms and issue:
+        ft_scores = ft_scores + cfg.w_issue_terms * bm25(g, analyze(issue), k1, b)
+    if cfg.w_issue_vector and issue:
+        cos = cos + cfg.w_issue_vector * (g.vectors @ tv[issue])
+    if v.get("prf"):  # RM3-like: terms of the top few fused turns, weighted by their idf
+        m_docs, n_terms, w = v["prf"]
+        seed = top(ft_scores / (ft_scores.max() or 1) + (cos - cos.mean()) / (cos.std() or 1) * v.get("prf_mix", 0.0),
+                   m_docs, positive=False)
+        cnt: Counter = Counter()
+        import math
+        N = len(g.ids)
+        for i in seed:
+            for t, c in g.tf[i].items():
+                cnt[t] += c * math.log(1 + (N - g.df[t] + 0.5) / (g.df[t] + 0.5))
+        qs = set(qterms)
+        extra = [t for t, _ in cnt.most_common(n_terms * 3) if t not in qs][:n_terms]
+        if extra:
+            ft_scores = ft_scores + w * bm25(g, extra, k1, b)
+    if cfg.neighbour_share:
+        lam = cfg.neighbour_share
+        nb = np.zeros_like(ft_scores)
+        for arr in (g.prev, g.next):
+            ok = arr >= 0
+            nb[ok] = np.maximum(nb[ok], ft_scores[arr[ok]])
+        ft_scores = ft_scores + lam * nb
+    ft = top(ft_scores, max(cfg.fulltext_depth, n), positive=True)
+    vec = top(cos, max(cfg.vector_depth, n))
+    if v.get("comb"):  # score fusion instead of rank fusion for the two global rankings
+        wf = v["comb"]
+        s = wf * _norm(ft_scores, ft) + (1 - wf) * _norm(cos, top(cos, max(cfg.vector_depth, n) * 3))
+        order = top(s, max(cfg.fulltext_depth, n), positive=True)
+        ft = order
+        vec = order[: cfg.vector_depth] if v.get("comb_both") else vec
+        ft_scores = s
+    inputs = RecallInputs(anchors=anchors)
+    inputs.fulltext = [(g.ids[i], float(ft_scores[i])) for i in ft]
+    inputs.vector = [g.ids[i] for i in vec]
+    inputs.docs = {g.ids[i]: {"doc": g.docs[i], "person_id": g.person[i],
+                              "instant": None if not np.isfinite(g.instant[i]) else g.instant[i]} for i in ft}
+    persons = list(anchors.persons)
+    if not persons and anchors.every_member:
+        persons = [m.id for m in g.roster]
+    if persons and len(g.roster) > 1:
+        parr = np.array(g.person)
+        for pid in persons:
+            inputs.person_vector[pid] = [g.ids[i] for i in top(cos, cfg.person_depth, mask=parr == pid)]
+        inputs.names = {m.id: [t for t in {m.name, *m.aliases} if len(t) >= 2] for m in g.roster}
+    if anchors.windows or anchors.sessions:
+        mask = np.zeros(len(g.ids), dtype=bool)
+        for a, bnd in anchors.windows:
+            mask |= (g.instant >= a) & (g.instant < bnd)
+        if anchors.sessions:
+            mask |= np.array([s in anchors.sessions for s in g.session])
+        inputs.window = [g.ids[i] for i in top(cos, cfg.time_depth, mask=mask)]
+    fused = fuse_recall(inputs, n if not v.get("smooth_pool") else n * 2, rrf_k=v.get("rrf_k", 60), config=cfg)
+    if v.get("smooth_pool"):  # a turn next to a strong hit gets part of its fused score
+        lam = v["smooth_pool"]
+        sc = {m: s for m, s in fused}
+        new = dict(sc)
+        for m, s in fused:
+            i = g.by_id[m]
+            for j in (g.prev[i], g.next[i]):
+                if j >= 0:
+                    new[g.ids[j]] = new.get(g.ids[j], 0.0) + lam * s
+        keep = [m for m, _ in fused]
+        order = sorted(new, key=lambda m: -new[m])
+        return order[:n]
+    return [m for m, _ in fused]
+
+
+def recall(ranked: list[str], gold: list[str], k: int) -> float:
+    got = set(ranked[:k])
+    return sum(1 for e in gold if e in got) / len(gold)
+
+
+def half(g: Group) -> str:
+    return "tune" if g.index % 2 == 1 else "held"
+
+
+def run(cache: Path, names: list[str], split: bool, cats: bool) -> None:
+    groups, questions, tv = load(cache)
+    import ast
+
+    for name in names:
+        if name in VARIANTS:
+            v = {**BASE, **VARIANTS[name]}
+        else:  # inline: "k1=0.9 b=0.4"
+            v = dict(BASE)
+            for kv in name.split():
+                k, val = kv.split("=", 1)
+                v[k] = ast.literal_eval(val)
+        t = time.perf_counter()
+        res: list[tuple[dict, list[float]]] = []
+        for q in questions:
+            g = groups[q["group"]]
+            ranked = pool(g, q, tv, v)
+            res.append((q, [recall(ranked, q["gold"], k) for k in KS]))
+        wall = time.perf_counter() - t
+        print(f"== {name}  ({wall:.1f} s)")
+        report(res, groups, split, cats)
+
+
+def report(res: list[tuple[dict, list[float]]], groups: dict[str, Group], split: bool, cats: bool) -> None:
+    for bench in ("locomo", "socialmem"):
+        rows = [(q, r) for q, r in res if q["bench"] == bench]
+        subsets: list[tuple[str, list]] = [("all", rows)]
+        if split:
+            subsets += [(h, [(q, r) for q, r in rows if half(groups[q["group"]]) == h]) for h in ("tune", "held")]
+        if cats:
+            for c in sorted({q["category"] for q, _ in rows}):
+                subsets.append((f"  {c}", [(q, r) for q, r in rows if q["category"] == c]))
+        for label, sub in subsets:
+            if not sub:
+                continue
+            m = np.mean([r for _, r in sub], axis=0)
+            print(f"  {bench:9s} {label:12s} n={len(sub):4d} " + " ".join(f"R@{k} {100 * x:5.1f}" for k, x in zip(KS, m)))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("cmd", choices=("dump", "run"))
+    ap.add_argument("--data", type=Path, default=Path("/work/shared/data"))
+    ap.add_argument("--cache", type=Path, default=Path("runs/lab/cache.pkl"))
+    ap.add_argument("--variants", default="base")
+    ap.add_argument("--benches", default="locomo,socialmem")
+    ap.add_argument("--split", action="store_true")
+    ap.add_argument("--cats", action="store_true")
+    args = ap.parse_args()
+    if args.cmd == "dump":
+        dump(args.data, args.cache, args.benches.split(","))
+    else:
+        run(args.cache, args.variants.split(";"), args.split, args.cats)
+
+
+if __name__ == "__main__":
+    main()
