@@ -145,7 +145,9 @@ def _parse_offset(raw: str | None) -> timezone | None:
     hours, minutes = int(digits[:2]), int(digits[2:4] or 0)
     if minutes >= 60:
         raise ValueError(f"offset minutes out of range: {raw}")
-    return timezone(sign * timedelta(hours=hours, minutes=minutes))  # ValueError if >= 24h
+    if hours >= 24:
+        raise ValueError(f"offset {raw} out of range (must lie strictly between -24:00 and +24:00)")
+    return timezone(sign * timedelta(hours=hours, minutes=minutes))
 
 
 def parse_date(value: Any, *, source: str, record: str, field: str) -> str:

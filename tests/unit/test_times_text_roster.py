@@ -25,6 +25,18 @@ def test_time_readers_agree_on_one_instant():
         instant("last week")
 
 
+def test_out_of_range_offset_is_named_in_the_users_terms():
+    # +24:00 and beyond are no UTC offsets; the error says so in ISO terms, not in Python's
+    # timedelta repr, and names the record and field like every other bad timestamp.
+    for ts in ("2026-01-01T10:10:00+24:00", "2026-01-01T16:00:00-25:00"):
+        with pytest.raises(InvalidInputError) as e:
+            parse_ts(ts, source="api", record="request message 0", field="ts")
+        assert (e.value.record, e.value.field) == ("request message 0", "ts")
+        assert "between -24:00 and +24:00" in str(e.value)
+        assert "timedelta" not in str(e.value)
+    assert parse_ts("2026-01-01T10:10:00+23:59", source="s", record="r").text.endswith("+23:59")
+
+
 def test_time_printers():
     assert short_ts("2026-03-05T10:02:59+01:00") == "2026-03-05 10:02"
     assert short_ts("") == "?" and short_ts("soon") == "soon"
