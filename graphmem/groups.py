@@ -10,7 +10,7 @@ templates in one write transaction. Reads of memory live in :mod:`graphmem.query
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import neo4j
@@ -19,7 +19,7 @@ from pydantic import BaseModel
 from graphmem import limits
 from graphmem.db import Store, run_tx
 from graphmem.embed import Embedder
-from graphmem.errors import NotFoundError
+from graphmem.errors import InvalidInputError, NotFoundError
 from graphmem.ingest import IngestSummary, ingest_conversations
 from graphmem.order import place_messages
 from graphmem.times import instant
@@ -71,13 +71,16 @@ def append_messages(
         The :class:`IngestSummary` of the write.
 
     Raises:
-        InvalidInputError: a message is wrong (nothing is written then).
+        InvalidInputError: a message is wrong (nothing is written then): not a mapping (field
+            ``message``), a required key missing or a value not a string (that key), or any
+            input rule of docs/reliability.md; ``record`` is ``"request message N"`` (0-based).
         ConflictError: an id is stored with another speaker, session, channel, ts or reply_to,
             or another load changed one of these messages meanwhile (retry).
     """
     drafts = []
     for i, m in enumerate(messages):
         record = f"request message {i}"
+        _check_shape(m, record)
         # The normal form of session ids (channel-qualified), as the loaders store them.
         session = limits.session_id(m.get("channel") or "", m.get("session") or "main",
                                     record=record, source="api")
@@ -95,6 +98,26 @@ def append_messages(
     ]
     conv = Conversation(group_id=group_id, name=name or group_id, messages=records, source="api")
     return ingest_conversations(store, [conv], embedder, batch_size=batch_size)
+
+
+_REQUIRED = ("id", "speaker", "text", "ts")
+_OPTIONAL = ("speaker_id", "session", "channel", "reply_to")
+
+
+def _check_shape(m: Any, record: str) -> None:
+    """Refuse a message that is not a mapping of strings before anything reads it, so a library
+    caller gets the same :class:`InvalidInputError` (record and field named) as the API's 422
+    instead of a ``KeyError`` or ``AttributeError``; the content rules follow in ingest."""
+    if not isinstance(m, Mapping):
+        raise InvalidInputError(f"a message must be a mapping, got {type(m).__name__}",
+                                source="api", record=record, field="message")
+    for key in _REQUIRED + _OPTIONAL:
+        value = m.get(key)
+        if value is None and key in _REQUIRED:
+            raise InvalidInputError(f"{key} is missing", source="api", record=record, field=key)
+        if value is not None and not isinstance(value, str):
+            raise InvalidInputError(f"{key} must be a string, got {type(value).__name__}",
+                                    source="api", record=record, field=key)
 
 
 def derive_step(

@@ -120,6 +120,30 @@ def test_library_refuses_bad_message_and_writes_nothing(store, embedder, group_i
     assert node_count(store, group_id) == 0  # not even the group or a person
 
 
+APPEND_SHAPES = [  # what a library caller hands graphmem.groups.append_messages that is not a message
+    ("no ts", {"id": "m1", "speaker": "Ana", "text": "hi"}, "ts"),
+    ("no id", {"speaker": "Ana", "text": "hi", "ts": "2026-03-01T10:01:00Z"}, "id"),
+    ("no text", {"id": "m1", "speaker": "Ana", "ts": "2026-03-01T10:01:00Z"}, "text"),
+    ("no speaker", {"id": "m1", "text": "hi", "ts": "2026-03-01T10:01:00Z"}, "speaker"),
+    ("text int", {"id": "m1", "speaker": "Ana", "text": 5, "ts": "2026-03-01T10:01:00Z"}, "text"),
+    ("speaker list", {"id": "m1", "speaker": ["Ana"], "text": "hi", "ts": "2026-03-01T10:01:00Z"}, "speaker"),
+    ("reply_to int", {"id": "m1", "speaker": "Ana", "text": "hi", "ts": "2026-03-01T10:01:00Z", "reply_to": 3},
+     "reply_to"),
+    ("not a mapping", "m1 Ana hi", "message"),
+]
+
+
+@pytest.mark.parametrize(("what", "bad", "field"), APPEND_SHAPES, ids=[b[0] for b in APPEND_SHAPES])
+def test_library_append_refuses_wrong_shape_naming_message_and_field(store, embedder, group_id, what, bad, field):
+    from graphmem.groups import append_messages
+
+    good = {"id": "m0", "speaker": "Ana", "text": "fine", "ts": "2026-03-01T10:00:00Z"}
+    with pytest.raises(InvalidInputError) as e:  # not KeyError, AttributeError or pydantic's error
+        append_messages(store, embedder, group_id, [good, bad])
+    assert (e.value.source, e.value.record, e.value.field) == ("api", "request message 1", field), what
+    assert node_count(store, group_id) == 0
+
+
 @pytest.mark.parametrize(("what", "bad", "field"), BAD_MESSAGES, ids=[b[0] for b in BAD_MESSAGES])
 def test_cli_refuses_bad_message_names_line_and_field_and_writes_nothing(store, group_id, tmp_path, what, bad, field):
     path = write_jsonl(tmp_path / "bad.jsonl", [{"group": group_id, "session": "s", **_good(0)},
