@@ -12,8 +12,10 @@ from __future__ import annotations
 import logging
 
 from fastapi import FastAPI, Request
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from graphmem.errors import (
     ConflictError,
@@ -79,7 +81,22 @@ async def _handle_validation(request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse(status_code=422, content=body)
 
 
+async def _handle_http(request: Request, exc: Exception) -> Response:
+    """A body FastAPI could not read at all (bytes that are not UTF-8: its bare 400) is a bad
+    request body like malformed JSON: 422 in the one shape, field ``body``. Every other HTTP
+    exception (unknown route, 401, ...) keeps FastAPI's answer."""
+    assert isinstance(exc, StarletteHTTPException)
+    if exc.status_code == 400 and exc.__cause__ is not None:
+        why = ("not valid UTF-8" if isinstance(exc.__cause__, UnicodeDecodeError)
+               else "unreadable") + " (send UTF-8 JSON)"
+        body = {"detail": f"field 'body': {why}", "error": InvalidInputError.__name__, "field": "body"}
+        return JSONResponse(status_code=422, content=body)
+    return await http_exception_handler(request, exc)
+
+
 def install(app: FastAPI) -> None:
-    """Register the handlers: every :class:`GraphMemError`, and request validation (422)."""
+    """Register the handlers: every :class:`GraphMemError`, request validation (422), and a
+    request body that is not UTF-8 (422 instead of FastAPI's bare 400)."""
     app.add_exception_handler(GraphMemError, _handle)
     app.add_exception_handler(RequestValidationError, _handle_validation)
+    app.add_exception_handler(StarletteHTTPException, _handle_http)

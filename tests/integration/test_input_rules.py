@@ -213,6 +213,13 @@ def test_request_validation_errors_have_the_documented_shape_without_echo(client
     assert r.json()["field"] == "messages.0.text" and "1 more problem" in r.json()["detail"]
     r = client.post(f"/groups/{group_id}/messages", content="{not json", headers={"content-type": "application/json"})
     assert r.status_code == 422 and set(r.json()) == {"detail", "error", "field"}
+    # bytes that are not UTF-8 (a Latin-1 client): the same shape, not FastAPI's bare 400
+    latin1 = '{"messages": [{"id": "m1", "speaker": "A", "text": "caf\xe9", "ts": "2026-03-01T10:00:00"}]}'
+    r = client.post(f"/groups/{group_id}/messages", content=latin1.encode("latin-1"),
+                    headers={"content-type": "application/json"})
+    assert r.status_code == 422 and r.json()["field"] == "body" and r.json()["error"] == "InvalidInputError"
+    assert "UTF-8" in r.json()["detail"]
+    assert client.get("/no/such/route").status_code == 404  # other HTTP errors keep FastAPI's answer
     assert node_count(store, group_id) == 0
 
 
