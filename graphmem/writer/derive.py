@@ -104,7 +104,8 @@ class ReplayWriter:
     (``e<segment>.<k>``). Replay requires session segments (``writer_segment = "session"``).
 
     Raises:
-        InvalidInputError: unreadable file, a malformed line, or a session listed twice.
+        InvalidInputError: unreadable file, a malformed line, or a session listed twice; at
+            derive time (:meth:`check_sessions`) a session the group does not have.
     """
 
     def __init__(self, path: str | Path) -> None:
@@ -112,6 +113,7 @@ class ReplayWriter:
         self.model = f"replay:{self.path.name}"
         self.ledger = TokenLedger()
         self.by_session: dict[str, list[Any]] = {}
+        self.line_of: dict[str, int] = {}
         try:
             lines = self.path.read_text(encoding="utf-8").splitlines()
         except OSError as e:
@@ -131,6 +133,25 @@ class ReplayWriter:
             if session in self.by_session:
                 raise InvalidInputError(f"session {session!r} listed twice", source=str(self.path), record=f"line {n}", field="session")
             self.by_session[session] = item["actions"]
+            self.line_of[session] = n
+
+    def check_sessions(self, known: list[str]) -> None:
+        """Refuse a file line whose session the group does not have (before anything is written).
+
+        Without this check such a line would be silently unused and its session derived as a
+        NOOP, and a corrected file could not be replayed (the segment is already written). The
+        usual cause: a session of a group with channels is stored as ``"<channel>/<session>"``.
+
+        Raises:
+            InvalidInputError: naming the line and field ``session``, with the group's session ids.
+        """
+        have = set(known)
+        for session, n in sorted(self.line_of.items(), key=lambda kv: kv[1]):
+            if session not in have:
+                shown = ", ".join(repr(k) for k in known[:8]) + (" ..." if len(known) > 8 else "")
+                raise InvalidInputError(
+                    f"session {session!r} is not a session of this group (its sessions: {shown}); "
+                    "nothing was derived", source=str(self.path), record=f"line {n}", field="session")
 
     def actions_for(self, segment: WriterSegment) -> list[Any]:
         """The recorded actions of ``segment``'s session ([] = nothing recorded, a NOOP)."""
@@ -225,9 +246,11 @@ def derive_group(
     if not segments:
         summary.wall_s = watch.elapsed_s
         return summary
-    if isinstance(model, ReplayWriter) and s.writer_segment != "session":
-        raise InvalidInputError("replay needs session segments (GRAPHMEM_WRITER_SEGMENT=session)",
-                                field="writer_segment")
+    if isinstance(model, ReplayWriter):
+        if s.writer_segment != "session":
+            raise InvalidInputError("replay needs session segments (GRAPHMEM_WRITER_SEGMENT=session)",
+                                    field="writer_segment")
+        model.check_sessions([r["id"] for r in store.read("writer/list_sessions", group_id=group_id)])
     if model is None and not all(sg.blank for sg in segments):
         raise LLMError(
             f"group {group_id!r} has {len(pending)} messages to derive but no Writer endpoint is "

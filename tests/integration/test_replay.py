@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -63,3 +64,31 @@ def test_replay_needs_session_segments(store, embedder, group_id):
     with pytest.raises(InvalidInputError, match="session segments"):
         derive_group(store, group_id, model=ReplayWriter(ROOT / "examples" / "sample_writer_actions.jsonl"),
                      embedder=embedder, settings=settings)
+
+
+def test_replay_line_naming_no_session_of_the_group_is_refused_and_nothing_is_derived(store, embedder, group_id,
+                                                                                      tmp_path):
+    # A group with channels stores sessions as "<channel>/<session>": a hand-written file that
+    # says "s1" would silently derive nothing and mark the segments done (a corrected file could
+    # then not be replayed). The line is refused instead, and the corrected file replays.
+    rows = [{"group": group_id, "channel": "general", "session": "s1", "id": f"m{i}", "speaker": who,
+             "text": text, "ts": f"2026-05-04T09:0{i}:00+02:00"}
+            for i, (who, text) in enumerate([("Ana", "Decision: Basel hotel in June."),
+                                              ("Raj", "I disagree, Zermatt is better.")])]
+    chat = tmp_path / "chat.jsonl"
+    chat.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    ingest_conversations(store, load_conversations(chat, "jsonl"), embedder)
+    action = {"action": "ADD", "owner": "Raj", "source": "Raj", "layer": "per_speaker_core", "utype": "stance",
+              "content": "Raj prefers Zermatt over Basel"}
+    wrong = tmp_path / "wrong.jsonl"
+    wrong.write_text(json.dumps({"session": "s1", "actions": [action]}) + "\n")
+    with pytest.raises(InvalidInputError) as e:
+        derive_group(store, group_id, model=ReplayWriter(wrong), embedder=embedder)
+    assert (e.value.record, e.value.field) == ("line 1", "session")
+    assert "'general/s1'" in str(e.value)  # the session ids the file must use
+    assert memory.list_segments(store, group_id) == []  # nothing marked derived
+
+    right = tmp_path / "right.jsonl"
+    right.write_text(json.dumps({"session": "general/s1", "actions": [action]}) + "\n")
+    done = derive_group(store, group_id, model=ReplayWriter(right), embedder=embedder)
+    assert (done.segments_written, done.records_added) == (1, 1)
