@@ -10,7 +10,9 @@ from api.deps import StoreDep
 from graphmem.groups import ForgetSummary, forget_person, get_group
 from graphmem.query import PersonMemory, person_memory
 
-router = APIRouter(prefix="/groups/{group_id}/persons/{person_id}", tags=["persons"])
+# ``:path``: person ids may hold '/' (speaker ids such as "slack/U1"); a client sends it as
+# %2F, which the server decodes before routing, so a plain segment would never match.
+router = APIRouter(prefix="/groups/{group_id}/persons/{person_id:path}", tags=["persons"])
 
 GroupId = Annotated[str, Path(min_length=1)]
 PersonId = Annotated[str, Path(min_length=1, description="Person id (speaker_id, else display name).")]

@@ -242,3 +242,22 @@ def test_neo4j_down_answers_503():
         r = c.get("/health")
         assert r.status_code == 503 and r.json()["error"] == "StoreUnavailableError"
         assert c.get("/groups/g/roster").status_code == 503
+
+
+def test_person_whose_id_holds_a_slash_can_be_read_and_erased(client, group_id):
+    # speaker ids may contain '/' and spaces (chat exports: "slack/U1 x"); the client sends them
+    # as one %2F-escaped path segment, which the server decodes before routing
+    sid = "slack/U1 x"
+    msgs = [{"id": "m1", "speaker": "Ann", "speaker_id": sid, "text": "the ridge please", "ts": "2026-01-01T10:00:00Z"},
+            {"id": "m2", "speaker": "Bo", "speaker_id": "bo", "text": "lake for me", "ts": "2026-01-01T10:01:00Z"}]
+    assert client.post(f"/groups/{group_id}/messages", json={"messages": msgs}).status_code == 200
+    seg = "slack%2FU1%20x"
+    r = client.get(f"/groups/{group_id}/persons/{seg}/memory")
+    assert r.status_code == 200, r.text
+    assert r.json()["person"]["id"] == sid
+    r = client.delete(f"/groups/{group_id}/persons/{seg}")
+    assert r.status_code == 200, r.text
+    assert (r.json()["person_id"], r.json()["messages_deleted"], r.json()["person_deleted"]) == (sid, 1, True)
+    assert [p["id"] for p in client.get(f"/groups/{group_id}/roster").json()] == ["bo"]
+    assert client.get(f"/groups/{group_id}/persons/{seg}/memory").status_code == 404  # gone, in the error shape
+    assert client.get(f"/groups/{group_id}/persons/{seg}/memory").json()["error"] == "NotFoundError"
