@@ -28,13 +28,13 @@ import logging
 import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 import neo4j
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from api.schemas import IngestPublic, MessageCreate
-from graphmem import __version__
+from graphmem import __version__, limits
 from graphmem.config import Settings, get_settings
 from graphmem.analyst import CypherResult, GroupExport, export_group, read_cypher
 from graphmem.db import Store, open_driver
@@ -143,6 +143,10 @@ def _tool_errors(fn: Callable[[], T]) -> T:
         raise ToolError(f"{type(e).__name__}: {e}") from e
 
 
+#: The messages of one append_messages call: 1 to 10,000, as ``POST /groups/{id}/messages``.
+Messages = Annotated[list[MessageCreate], Field(min_length=1, max_length=limits.MAX_MESSAGES_PER_REQUEST)]
+
+
 def build_server(settings: Settings | None = None, *, tools: ToolSet = "core") -> Any:
     """Build the MCP server (an :class:`mcp.server.mcpserver.MCPServer`).
 
@@ -192,8 +196,8 @@ def build_server(settings: Settings | None = None, *, tools: ToolSet = "core") -
 
     # --- core ----------------------------------------------------------------------------
     @server.tool(annotations=annotations("Append chat messages", read_only=False))
-    def append_messages(group_id: str, messages: list[MessageCreate], name: str = "") -> IngestPublic:
-        """Append messages, in conversation order, to a group's verbatim memory (System 1).
+    def append_messages(group_id: str, messages: Messages, name: str = "") -> IngestPublic:
+        """Append 1 to 10,000 messages to a group's verbatim memory (System 1), each placed by its time.
 
         The group and its persons are created when needed. Idempotent by message id: sending
         a message id that is stored already writes nothing. Each message needs id, speaker,

@@ -175,6 +175,11 @@ def test_core_toolset_and_unknown_group(group_id):
                              "record_provenance", "forget_person"}
             assert "NotFoundError" in await call_error(c, "roster", group_id=group_id)
             assert "NotFoundError" in await call_error(c, "forget_person", group_id=group_id, person_id="x")
+            # an empty message list is refused as the API refuses it (422), naming the argument,
+            # and creates no group
+            empty = await call_error(c, "append_messages", group_id=group_id, messages=[])
+            assert "messages" in empty and "at least 1" in empty
+            assert "NotFoundError" in await call_error(c, "roster", group_id=group_id)
 
     anyio.run(session)
 
