@@ -62,7 +62,7 @@ def write_csv(conversations: list[Conversation], folder: Path) -> IngestSummary:
         name: (folder / f"{name}.csv").open("w", encoding="utf-8", newline="")
         for name in ("groups", "persons", "sessions", "messages", "rels")
     }
-    w = {k: csv.writer(f, quoting=csv.QUOTE_ALL) for k, f in files.items()}
+    w = {k: csv.writer(f, quoting=csv.QUOTE_ALL, lineterminator="\n") for k, f in files.items()}
     w["groups"].writerow([":ID", "id", "name", "message_seq:long", ":LABEL"])
     w["persons"].writerow([":ID", "id", "group_id", "name", "speaker_id", "aliases:string[]", ":LABEL"])
     w["sessions"].writerow([":ID", "id", "group_id", "channel", "index:long", "ts", ":LABEL"])
@@ -211,7 +211,10 @@ def import_conversations(
         # the importer's list of skipped entries, next to the CSV files (by default it lands
         # in the current directory as ``import.report``)
         f"--report-file={folder / 'import.report'}",
-        "--overwrite-destination=true", "--threads=2", "--high-parallel-io=off",
+        "--overwrite-destination=true", f"--threads={os.cpu_count() or 2}", "--high-parallel-io=off",
+        # the default is 90% of the machine's *free* memory, which on a machine whose RAM is
+        # mostly file cache is a few hundred MB; the server's page cache size is the budget
+        f"--max-off-heap-memory={max(settings.neo4j_pagecache_mb, 256)}m",
     ]
     t = Stopwatch()
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env)

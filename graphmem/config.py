@@ -66,6 +66,12 @@ class Settings(BaseSettings):
     # Groups up to this many messages are scored exactly (cosine over the group's messages);
     # larger groups get their own vector index on a per-group label (docs/scale.md).
     vector_exact_max: int = 500
+    # The store-wide ``message_embedding`` vector index. Scoped search never needs it (small
+    # groups are scored exactly, large ones read their own index); it is only the fallback while
+    # a group's own index is populating. Every vector written into it costs an HNSW insert, so
+    # large stores turn it off: ``schema apply`` then drops it and search scores that window
+    # exactly (docs/scale.md).
+    vector_global_index: bool = True
 
     # --- System 1 retrieval (SpeakerMem-R1 App. A defaults) ------------------------------
     s1_recall_n: int = 40

@@ -11,8 +11,10 @@ Device: ``GRAPHMEM_EMBED_DEVICE`` = ``auto`` (CUDA when torch sees a GPU, else C
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -103,6 +105,51 @@ class Embedder:
             show_progress_bar=show_progress,
         )
         return np.asarray(vecs, dtype=np.float32)
+
+
+class Prefetch:
+    """Encodes batch N+1 in a worker thread while batch N is written (SpeakerMem-R1 needs the
+    vectors before the write; the encoder releases the GIL inside torch, so the database round
+    trips of one batch hide behind the encoding of the next).
+
+    ``take(n)`` returns the vectors of ``batches[n]`` (texts from ``texts(batch)``) as lists of
+    floats, ``None`` per item without an embedder, and starts encoding batch ``n + 1``. Errors
+    of the encoder are raised by ``take``.
+    """
+
+    def __init__(self, embedder: Embedder | None, batches: list, texts: Callable[[Any], list[str]]) -> None:
+        self.embedder = embedder
+        self.batches = batches
+        self.texts = texts
+        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="graphmem-encode") if embedder else None
+        self.futures: dict[int, Future] = {}
+        self._submit(0)
+
+    def _encode(self, batch: Any) -> list[list[float] | None]:
+        assert self.embedder is not None
+        texts = self.texts(batch)
+        return [v.tolist() for v in self.embedder.encode(texts)] if texts else []
+
+    def _submit(self, n: int) -> None:
+        if self.pool is not None and n < len(self.batches):
+            self.futures[n] = self.pool.submit(self._encode, self.batches[n])
+
+    def take(self, n: int) -> list[list[float] | None]:
+        if self.pool is None:
+            return [None] * len(self.batches[n])
+        fut = self.futures.pop(n)
+        vectors = fut.result()
+        self._submit(n + 1)
+        return vectors
+
+    def __enter__(self) -> Prefetch:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.pool is not None:
+            for f in self.futures.values():
+                f.cancel()
+            self.pool.shutdown(wait=True)
 
 
 def resolve_device(requested: str) -> str:

@@ -41,7 +41,7 @@ from tqdm import tqdm
 
 from graphmem import limits, times
 from graphmem.db import Store, run_tx
-from graphmem.embed import Embedder
+from graphmem.embed import Embedder, Prefetch
 from graphmem.errors import ConflictError, InvalidInputError
 from graphmem.scope import group_key, label_scoped_messages
 from graphmem.model import Conversation, MessageRecord, record_label
@@ -360,47 +360,63 @@ def _ingest_one(
 
     key = group_key(gid)
     chunks = [work[i : i + batch_size] for i in range(0, len(work), batch_size)] or [[]]
-    for n, chunk in enumerate(chunks):
-        texts = [embedding_text(d.m.model_copy(update={"text": d.texts[-1]})) for d, _ in chunk]
-        vectors = (  # before the transaction
-            [v.tolist() for v in embedder.encode(texts)] if embedder is not None and texts
-            else [None] * len(texts)
-        )
-        edited_at = now_iso()
-        new_rows, edit_rows = [], []
-        for (d, old), vec in zip(chunk, vectors):
-            m = d.m
-            if old is None:
-                new_rows.append({
-                    "id": m.id, "channel": m.channel, "text": d.texts[-1], "speaker": m.speaker,
-                    "person_id": person_key(m), "session": m.session, "ts": times.normalize(m.ts),
-                    "instant": instant(m.ts), "order_instant": d.order_instant,
-                    "reply_to": m.reply_to, "text_history": d.texts[:-1],
-                    "edited_at": [edited_at] * (len(d.texts) - 1), "embedding": vec,
-                })
-            else:
-                between = _after_stored(d.texts, old)[:-1]
-                edit_rows.append({
-                    "id": m.id, "old_text": old, "text": d.texts[-1], "between": between,
-                    "edited_at": edited_at, "embedding": vec, "order_instant": d.order_instant,
-                })
-        roster = (rows_p, rows_s) if n == 0 else ([], [])
-        cp, cs, raced_new, raced_edits = store.write_tx(
-            lambda tx, new_rows=new_rows, edit_rows=edit_rows, roster=roster: _write_batch(
-                tx, gid, key, new_rows, edit_rows, roster, stored, batch_size)
-        )
-        summary.persons_created += cp
-        summary.sessions_created += cs
-        # what another concurrent load wrote identically meanwhile counts as skipped
-        written -= raced_new
-        edited -= raced_edits
-        skipped += raced_new + raced_edits
-        if scoped and new_rows:
-            label_scoped_messages(store, gid, [r["id"] for r in new_rows])
-        bar.update(len(chunk))
+    def texts(chunk: list[tuple[_Delivery, str | None]]) -> list[str]:
+        return [embedding_text(d.m.model_copy(update={"text": d.texts[-1]})) for d, _ in chunk]
+
+    with Prefetch(embedder, chunks, texts) as pending_vectors:
+        for n, chunk in enumerate(chunks):
+            vectors = pending_vectors.take(n)  # encoded before the transaction
+            raced_new, raced_edits = _write_chunk(
+                store, gid, key, n, chunk, vectors, rows_p, rows_s, stored, batch_size, scoped,
+                summary, bar)
+            # what another concurrent load wrote identically meanwhile counts as skipped
+            written -= raced_new
+            edited -= raced_edits
+            skipped += raced_new + raced_edits
     summary.messages_written += written
     summary.messages_edited += edited
     summary.messages_skipped += skipped
+
+
+def _write_chunk(
+    store: Store, gid: str, key: str, n: int, chunk: list[tuple[_Delivery, str | None]],
+    vectors: list[list[float] | None], rows_p: list[dict], rows_s: list[dict],
+    stored: dict[str, dict], batch_size: int, scoped: bool, summary: IngestSummary, bar: tqdm,
+) -> tuple[int, int]:
+    """Write chunk ``n`` of an input's work in one transaction (:func:`_write_batch`).
+
+    Returns (new messages, edits) that another concurrent load had already written identically
+    (counted as skipped).
+    """
+    edited_at = now_iso()
+    new_rows, edit_rows = [], []
+    for (d, old), vec in zip(chunk, vectors):
+        m = d.m
+        if old is None:
+            new_rows.append({
+                "id": m.id, "channel": m.channel, "text": d.texts[-1], "speaker": m.speaker,
+                "person_id": person_key(m), "session": m.session, "ts": times.normalize(m.ts),
+                "instant": instant(m.ts), "order_instant": d.order_instant,
+                "reply_to": m.reply_to, "text_history": d.texts[:-1],
+                "edited_at": [edited_at] * (len(d.texts) - 1), "embedding": vec,
+            })
+        else:
+            between = _after_stored(d.texts, old)[:-1]
+            edit_rows.append({
+                "id": m.id, "old_text": old, "text": d.texts[-1], "between": between,
+                "edited_at": edited_at, "embedding": vec, "order_instant": d.order_instant,
+            })
+    roster = (rows_p, rows_s) if n == 0 else ([], [])
+    cp, cs, raced_new, raced_edits = store.write_tx(
+        lambda tx, new_rows=new_rows, edit_rows=edit_rows, roster=roster: _write_batch(
+            tx, gid, key, new_rows, edit_rows, roster, stored, batch_size)
+    )
+    summary.persons_created += cp
+    summary.sessions_created += cs
+    if scoped and new_rows:
+        label_scoped_messages(store, gid, [r["id"] for r in new_rows])
+    bar.update(len(chunk))
+    return raced_new, raced_edits
 
 
 def _write_batch(

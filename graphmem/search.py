@@ -18,6 +18,7 @@ from typing import Literal
 from neo4j.exceptions import Neo4jError
 from pydantic import Field
 
+from graphmem.config import get_settings
 from graphmem.db import Store
 from graphmem.embed import Embedder
 from graphmem.errors import InvalidInputError, NotFoundError
@@ -142,14 +143,19 @@ def vector_ranking(
     Scores are Neo4j's normalised cosine, (1 + cos) / 2 in [0, 1]. A group without its own
     vector index is scored exactly (every message of the group with a vector); a group with one
     (``GRAPHMEM_VECTOR_EXACT_MAX`` exceeded, graphmem.scope) is searched approximately in that
-    index; while it is not ONLINE yet, the global index is read with widening.
-    Messages without a vector (``--embed later``) are not ranked here.
+    index; while it is not ONLINE yet, the global index is read with widening, or, when the
+    store keeps no global index (``GRAPHMEM_VECTOR_GLOBAL_INDEX=false``), the group is scored
+    exactly. Messages without a vector (``--embed later``) are not ranked here.
     """
     vec = vector if vector is not None else embedder.encode([query])[0].tolist()
     state = state or group_state(store, group_id)
-    if not state.vector_index:
+
+    def exact() -> list[tuple[str, float]]:
         rows = store.read("search/vector_messages_exact", group_id=group_id, vector=vec, k=k)
         return [(r["id"], float(r["score"])) for r in rows]
+
+    if not state.vector_index:
+        return exact()
     try:
         rows = store.read(
             "search/vector_messages_scoped", index=state.vector_index, group_id=group_id,
@@ -157,11 +163,17 @@ def vector_ranking(
         )
         return [(r["id"], float(r["score"])) for r in rows]
     except Neo4jError:  # the group's index is still POPULATING (or was dropped)
+        pass
+    if not get_settings().vector_global_index:
+        return exact()
+    try:
         hits = widened_read(
             store, "search/vector_messages_index", k, max(state.total, 1), vector=vec,
             group_id=group_id,
         )
-        return [(h["id"], float(h["score"])) for h in hits]
+    except Neo4jError:  # the global index is absent as well
+        return exact()
+    return [(h["id"], float(h["score"])) for h in hits]
 
 
 def rrf(rankings: dict[str, list[str]], rrf_k: int = 60) -> list[tuple[str, float, dict[str, int]]]:

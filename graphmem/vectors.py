@@ -10,6 +10,7 @@ stopped, and a run over a complete group changes nothing. Once a group holds mor
 
 from __future__ import annotations
 
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from types import SimpleNamespace
 
@@ -67,21 +68,35 @@ def embed_group(
         raise NotFoundError(f"group {group_id!r} does not exist")
     summary = EmbedSummary(group_id=group_id)
     bar = tqdm(unit="msg", desc=f"embed {group_id}", disable=not progress)
-    try:
-        while True:
-            rows = store.read("ingest/pending_messages", group_id=group_id, batch=batch_size)
-            if not rows:
-                break
-            texts = [embedding_text(SimpleNamespace(**r)) for r in rows]  # type: ignore[arg-type]
-            vectors = embedder.encode(texts)  # before the write transaction
-            written = store.write(
-                "ingest/set_message_vectors", group_id=group_id,
-                rows=[{"id": r["id"], "embedding": vectors[i].tolist()} for i, r in enumerate(rows)],
-            )
-            summary.embedded += int(written[0]["written"]) if written else 0
-            bar.update(len(rows))
-    finally:
-        bar.close()
+
+    def encode(rows: list[dict]) -> list[list[float]]:
+        texts = [embedding_text(SimpleNamespace(**r)) for r in rows]  # type: ignore[arg-type]
+        return [v.tolist() for v in embedder.encode(texts)]
+
+    # Batch N is written while batch N+1 (read with N's ids left out) is encoded in a worker
+    # thread, so the database time hides behind the encoder's; every write still commits on
+    # its own and only sets vectors that are missing.
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="graphmem-encode") as pool:
+        try:
+            skip: list[str] = []
+            prev: tuple[list[dict], Future] | None = None
+            while True:
+                rows = store.read("ingest/pending_messages", group_id=group_id, batch=batch_size, skip=skip)
+                nxt = (rows, pool.submit(encode, rows)) if rows else None
+                if prev is not None:
+                    done, fut = prev
+                    vectors = fut.result()
+                    written = store.write(
+                        "ingest/set_message_vectors", group_id=group_id,
+                        rows=[{"id": r["id"], "embedding": v} for r, v in zip(done, vectors)],
+                    )
+                    summary.embedded += int(written[0]["written"]) if written else 0
+                    bar.update(len(done))
+                if nxt is None:
+                    break
+                prev, skip = nxt, [r["id"] for r in rows]
+        finally:
+            bar.close()
     summary.messages = int(store.read("ingest/count_group_messages", group_id=group_id)[0]["messages"])
     if summary.messages > exact_max:
         summary.labelled = ensure_vector_scope(store, group_id, embedder.dimension)

@@ -1,0 +1,291 @@
+"""Bulk-ingest throughput: the first-load importer, transactional ``--embed later``, ingest with
+the CPU embedder against the encoder alone, and ``embed_group`` with and without the global
+vector index.
+
+Usage (input: a JSON-lines corpus from ``bench/bench_scale.py --write-jsonl``):
+    # first load through neo4j-admin (the local server must be stopped; the database is replaced)
+    nice -n 10 .venv/bin/python bench/bench_bulk.py importer --jsonl /tmp/scale.jsonl --csv-dir /tmp/csv
+    # the rest needs the server running with the schema applied
+    nice -n 10 .venv/bin/python bench/bench_bulk.py tx --jsonl /tmp/scale.jsonl [--batch 5000] [--workers 1]
+    nice -n 10 .venv/bin/python bench/bench_bulk.py embed-now --jsonl /tmp/scale.jsonl --sample 1000
+    nice -n 10 .venv/bin/python bench/bench_bulk.py global-index --jsonl /tmp/scale.jsonl --sample 10000 \
+        --tiny-model /tmp/scale-tiny
+
+Every figure is printed with the load average (1 min) at its start and end and the CPU-seconds
+spent per message by this process and by the Neo4j server (``/proc/<pid>/stat``): the machine
+is shared, so wall rates move with the load while CPU per message moves much less.
+Groups written by ``tx``, ``embed-now`` and ``global-index`` get a run tag appended to their id
+and are deleted afterwards. Nothing here is a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import sys
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from graphmem.model import Conversation  # noqa: E402
+
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def load1() -> float:
+    return os.getloadavg()[0]
+
+
+def self_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    c = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime + c.ru_utime + c.ru_stime
+
+
+def server_pid() -> int | None:
+    from graphmem.config import get_settings
+    from graphmem.local_server import LocalServer
+
+    return LocalServer(get_settings()).pid()
+
+
+def server_cpu(pid: int | None) -> float:
+    if not pid:
+        return 0.0
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICK
+
+
+class Meter:
+    """Wall seconds, this process's CPU-seconds, the server's CPU-seconds and the load."""
+
+    def __init__(self, pid: int | None = None) -> None:
+        self.pid = pid
+        self.t, self.cpu, self.srv, self.load = time.perf_counter(), self_cpu(), server_cpu(pid), load1()
+
+    def stop(self, n: int, label: str) -> float:
+        wall = time.perf_counter() - self.t
+        cpu, srv = self_cpu() - self.cpu, server_cpu(self.pid) - self.srv
+        print(f"  {label}: {n} msgs in {wall:.1f} s = {n / wall:,.0f} msg/s; CPU per msg: "
+              f"python {1e6 * cpu / n:.0f} us, neo4j {1e6 * srv / n:.0f} us; "
+              f"load {self.load:.1f} -> {load1():.1f}", flush=True)
+        return n / wall
+
+
+def tagged(convs: list[Conversation], tag: str) -> list[Conversation]:
+    """The same conversations under new group ids (``<id>-<tag>``)."""
+    out = []
+    for c in convs:
+        gid = f"{c.group_id}-{tag}"
+        msgs = [m.model_copy(update={"group_id": gid}) for m in c.messages]
+        out.append(c.model_copy(update={"group_id": gid, "name": gid, "messages": msgs}))
+    return out
+
+
+def sample(convs: list[Conversation], n: int) -> list[Conversation]:
+    """The first ``n`` messages of the corpus, whole conversations cut at the end."""
+    out, left = [], n
+    for c in convs:
+        if left <= 0:
+            break
+        msgs = c.messages[:left]
+        out.append(c.model_copy(update={"messages": msgs}))
+        left -= len(msgs)
+    return out
+
+
+def parse(path: Path) -> list[Conversation]:
+    from loaders import load_conversations
+
+    m = Meter()
+    convs = load_conversations(path, "jsonl")
+    m.stop(sum(len(c.messages) for c in convs), "parse + validate the JSONL")
+    return convs
+
+
+def cmd_importer(args: argparse.Namespace) -> None:
+    from graphmem.bulk_import import import_conversations
+    from graphmem.config import get_settings
+    from graphmem.db import Store, open_driver
+    from graphmem.local_server import LocalServer
+    from graphmem.schema import apply_schema
+
+    s = get_settings()
+    print(f"== first load through neo4j-admin: {args.jsonl} (heap {s.neo4j_heap_mb} MB, "
+          f"page cache {s.neo4j_pagecache_mb} MB)")
+    total = Meter()
+    convs = parse(args.jsonl)
+    n = sum(len(c.messages) for c in convs)
+    if args.csv_dir.exists():
+        shutil.rmtree(args.csv_dir)
+    m = Meter()
+    report = import_conversations(s, convs, args.csv_dir, overwrite=True)
+    m.stop(n, "CSV + neo4j-admin import")
+    print(f"    phases: " + ", ".join(f"{k} {v:.1f} s" for k, v in report.seconds.items()))
+    del convs
+    m = Meter()
+    LocalServer(s).start()
+    pid = server_pid()
+    m.stop(n, "server start")
+    m = Meter(pid)
+    driver = open_driver()
+    apply_schema(Store(driver), 384, timeout_s=7200)
+    driver.close()
+    m.stop(n, "schema apply: constraints + indexes ONLINE")
+    print(f"  ==> JSONL to stored, indexed and fulltext-searchable: ", end="")
+    total.pid = None
+    total.stop(n, "end to end (neo4j CPU not included above the schema phase)")
+
+
+def cmd_tx(args: argparse.Namespace) -> None:
+    from graphmem.db import Store, open_driver
+    from graphmem.groups import forget_group
+    from graphmem.ingest import ingest_conversations
+
+    convs = parse(args.jsonl)
+    convs = tagged(sample(convs, args.sample) if args.sample else convs, f"tx{int(time.time())}")
+    n = sum(len(c.messages) for c in convs)
+    driver = open_driver()
+    store = Store(driver)
+    pid = server_pid()
+    print(f"== transactional ingest --embed later: {n} msgs, {len(convs)} groups, batch {args.batch}, "
+          f"{args.workers} worker(s)")
+    try:
+        m = Meter(pid)
+        if args.workers <= 1:
+            ingest_conversations(store, convs, None, embed="later", batch_size=args.batch)
+        else:
+            shards = [convs[i :: args.workers] for i in range(args.workers)]
+            errors: list[BaseException] = []
+
+            def run(part: list[Conversation]) -> None:
+                try:
+                    ingest_conversations(store, part, None, embed="later", batch_size=args.batch)
+                except BaseException as e:  # noqa: BLE001 - reported below
+                    errors.append(e)
+
+            threads = [threading.Thread(target=run, args=(p,)) for p in shards]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            if errors:
+                raise errors[0]
+        m.stop(n, "first run (all new)")
+        m = Meter(pid)
+        again = ingest_conversations(store, convs, None, embed="later", batch_size=args.batch)
+        m.stop(n, f"second run ({again.messages_written} written, {again.messages_skipped} skipped)")
+    finally:
+        for c in convs:
+            forget_group(store, c.group_id)
+        driver.close()
+
+
+def cmd_embed_now(args: argparse.Namespace) -> None:
+    from graphmem.db import Store, open_driver
+    from graphmem.embed import get_embedder
+    from graphmem.groups import forget_group
+    from graphmem.ingest import collapse, embedding_text, ingest_conversations
+
+    convs = sample(parse(args.jsonl), args.sample)
+    n = sum(len(c.messages) for c in convs)
+    embedder = get_embedder()
+    embedder.encode(["warm-up"])
+    driver = open_driver()
+    store = Store(driver)
+    pid = server_pid()
+    texts = [embedding_text(d.m) for c in convs for d in collapse(c)]
+    print(f"== ingest with the default embedder (device {embedder.device}, batch "
+          f"{embedder.batch_size}, {embedder.threads} torch thread(s)) against the encoder alone: {n} msgs")
+    made: list[str] = []
+    try:
+        m = Meter(pid)
+        for i in range(0, len(texts), args.batch):
+            embedder.encode(texts[i : i + args.batch])
+        enc = m.stop(n, "encoder alone (same texts, same batches)")
+        later = tagged(convs, f"later{int(time.time())}")
+        made += [c.group_id for c in later]
+        m = Meter(pid)
+        ingest_conversations(store, later, None, embed="later", batch_size=args.batch)
+        wr = m.stop(n, "writes alone (--embed later, same batches)")
+        print(f"  serial estimate (encode, then write, per batch): {1 / (1 / enc + 1 / wr):,.0f} msg/s")
+        now = tagged(convs, f"now{int(time.time())}")
+        made += [c.group_id for c in now]
+        m = Meter(pid)
+        ingest_conversations(store, now, embedder, embed="now", batch_size=args.batch)
+        rate = m.stop(n, "ingest with embeddings (encode N+1 while writing N)")
+        print(f"  ==> ingest / encoder alone = {rate / enc:.2f}")
+    finally:
+        for gid in made:
+            forget_group(store, gid)
+        driver.close()
+
+
+def cmd_global_index(args: argparse.Namespace) -> None:
+    from bench_scale import build_tiny_model
+
+    from graphmem.db import Store, open_driver
+    from graphmem.embed import Embedder
+    from graphmem.groups import forget_group
+    from graphmem.ingest import ingest_conversations
+    from graphmem.schema import apply_schema
+    from graphmem.vectors import embed_group
+
+    convs = sample(parse(args.jsonl), args.sample)
+    conv = Conversation(group_id="g", name="g", source=convs[0].source,
+                        messages=[m.model_copy(update={"group_id": "g"}) for c in convs[:1] for m in c.messages])
+    n = len(conv.messages)
+    embedder = Embedder(build_tiny_model(args.tiny_model) if args.tiny_model else "", batch_size=256)
+    embedder.encode(["warm-up"])
+    driver = open_driver()
+    store = Store(driver)
+    pid = server_pid()
+    print(f"== embed_group of one {n}-message group ({'tiny model' if args.tiny_model else 'MiniLM'}), "
+          "with and without the global message_embedding index")
+    try:
+        for keep in (True, False):
+            apply_schema(store, embedder.dimension, timeout_s=3600, global_vector_index=keep)
+            g = tagged([conv], f"gi{int(keep)}{int(time.time())}")
+            ingest_conversations(store, g, None, embed="later", batch_size=5000)
+            m = Meter(pid)
+            embed_group(store, embedder, g[0].group_id, batch_size=1000, exact_max=500)
+            m.stop(n, f"embed_group, global index {'kept' if keep else 'dropped'} (incl. own index build)")
+            forget_group(store, g[0].group_id)
+    finally:
+        apply_schema(store, embedder.dimension, timeout_s=3600, global_vector_index=True)
+        driver.close()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("importer")
+    p.add_argument("--jsonl", type=Path, required=True)
+    p.add_argument("--csv-dir", type=Path, required=True)
+    p = sub.add_parser("tx")
+    p.add_argument("--jsonl", type=Path, required=True)
+    p.add_argument("--sample", type=int, default=0, help="only the first N messages (0: all)")
+    p.add_argument("--batch", type=int, default=5000)
+    p.add_argument("--workers", type=int, default=1)
+    p = sub.add_parser("embed-now")
+    p.add_argument("--jsonl", type=Path, required=True)
+    p.add_argument("--sample", type=int, default=1000)
+    p.add_argument("--batch", type=int, default=250)
+    p = sub.add_parser("global-index")
+    p.add_argument("--jsonl", type=Path, required=True)
+    p.add_argument("--sample", type=int, default=10000)
+    p.add_argument("--tiny-model", type=Path, default=None)
+    args = ap.parse_args()
+    {"importer": cmd_importer, "tx": cmd_tx, "embed-now": cmd_embed_now,
+     "global-index": cmd_global_index}[args.cmd](args)
+    print(f"peak RSS of this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
+
+
+if __name__ == "__main__":
+    main()
