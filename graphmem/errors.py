@@ -27,7 +27,8 @@ class InvalidInputError(GraphMemError, ValueError):
         where = ", ".join(
             part
             for part in (
-                f"file {source}" if source else "",
+                # "api" marks a request body (its records say "request message N"), not a file
+                f"file {source}" if source and source != "api" else "",
                 f"record {record}" if record else "",
                 f"field '{field}'" if field else "",
             )

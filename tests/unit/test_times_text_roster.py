@@ -32,9 +32,13 @@ def test_out_of_range_offset_is_named_in_the_users_terms():
         with pytest.raises(InvalidInputError) as e:
             parse_ts(ts, source="api", record="request message 0", field="ts")
         assert (e.value.record, e.value.field) == ("request message 0", "ts")
+        assert str(e.value).startswith("record request message 0, field 'ts': ")  # a request, not "file api"
         assert "between -24:00 and +24:00" in str(e.value)
         assert "timedelta" not in str(e.value)
     assert parse_ts("2026-01-01T10:10:00+23:59", source="s", record="r").text.endswith("+23:59")
+    with pytest.raises(InvalidInputError) as e:  # a file source is still named as a file
+        parse_ts("2026-01-01T10:10:00+24:00", source="chat.jsonl", record="line 3", field="ts")
+    assert str(e.value).startswith("file chat.jsonl, record line 3, field 'ts': ")
 
 
 def test_time_printers():
