@@ -112,9 +112,11 @@ def write_csv(conversations: list[Conversation], folder: Path) -> IngestSummary:
                 next_id += 1
             # the place of every message: the planner transactional ingest uses, from nothing
             region = [{"id": d.m.id, "channel": d.m.channel, "session": d.m.session, "speaker": d.m.speaker,
-                       "text": d.m.text, "order_instant": d.order_instant, "seq": seq}
-                      for seq, d in enumerate(deliveries)]
-            region.sort(key=lambda r: (r["order_instant"], r["seq"]))
+                       "text": d.m.text, "order_instant": d.order_instant, "index": i}
+                      for i, d in enumerate(deliveries)]
+            region.sort(key=lambda r: (r["order_instant"], r["index"]))
+            for seq, r in enumerate(region):  # numbered as ingest numbers one input (in time order)
+                r["seq"] = seq
             plan = plan_order(region, 0, {r["channel"]: {"id": None} for r in region},
                               {r["session"]: {"id": None} for r in region})
             place = {p["id"]: p for p in plan.positions}
@@ -138,7 +140,7 @@ def write_csv(conversations: list[Conversation], folder: Path) -> IngestSummary:
             key = group_key(gid)
             m_node: dict[str, int] = {}
             for r in region:
-                m = deliveries[r["seq"]].m
+                m = deliveries[r["index"]].m
                 p = place[m.id]
                 node = m_node[m.id] = next_id
                 next_id += 1

@@ -13,7 +13,8 @@ Guarantees (docs/reliability.md):
   ``(order_instant, seq)``: ``order_instant`` is its own instant, raised to the latest instant
   before it in the same input and channel when the input's order disagrees with its timestamps
   (a loader whose file order is authoritative keeps it); ``seq`` is its arrival number in the
-  group. ``turn_created`` is the 0-based position in that order, ``turn`` the position in the
+  group (the new messages of one input are numbered in order of ``order_instant``, input
+  order among equal ones). ``turn_created`` is the 0-based position in that order, ``turn`` the position in the
   session, NEXT links consecutive messages of a channel, and ``search_text`` holds the previous
   turn of the session. Each write re-places only the messages from the earliest one it touches
   on (one read and a few ``UNWIND`` writes per batch, :func:`graphmem.order.place_messages`),
@@ -330,6 +331,11 @@ def _ingest_one(
                 work.append((d, row["text"]))
                 edited += len(pending)
     skipped = len(conv.messages) - written - edited
+    # Write in conversation order (stable: input order among equal instants), so each batch
+    # appends after what is stored instead of landing between stored messages: placement
+    # re-places a group from the earliest message a batch touches, and an input handed over
+    # channel by channel would otherwise make every batch re-place most of the group.
+    work.sort(key=lambda w: w[0].order_instant)
     bar.update(skipped)
 
     created = store.write("ingest/merge_group", group_id=gid, group_name=conv.name or gid)
