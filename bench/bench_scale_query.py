@@ -1,0 +1,154 @@
+"""Where the time of ``search`` and non-model ``ask`` goes in large groups: per stage, per Cypher.
+
+Usage (a store built by ``bench/bench_scale.py`` or ``graphmem neo4j import``, groups embedded):
+    .venv/bin/python bench/bench_scale_query.py scale-g100000 [more groups]
+        [--queries 40] [--asks 20] [--seed 7] [--tiny-model DIR] [--cprofile FILE]
+
+For each group it runs ``--queries`` hybrid searches (k 10, pool 40, as ``bench_scale.py``)
+and ``--asks`` asks with the scripted answer model (``bench_ask.scripted_handler``: Project
+names one person, Select keeps the fused order, Sufficiency always asks, so every stage runs),
+after three warm-up calls each, and prints:
+
+- p50 / p95 of the whole call (the model's own latency taken out of ``ask``),
+- p50 / p95 of each ask stage (``AskResult.timings_s`` and ``s2_timings_s``; model stages with
+  the model's latency taken out),
+- per Cypher template: calls per request and p50 / p95 / total milliseconds (client wall time
+  of ``Store.read``, i.e. the round trip and the server's work).
+
+The questions are drawn from the same seeded vocabulary as the corpus ("What did <member> say
+about <words>?"), so they hit the group's frequent words as real questions would. Figures go
+to stdout; nothing here is a test. ``--cprofile FILE`` also writes a cProfile of the asks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import logging
+import os
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench_scale import Corpus, build_tiny_model, pct  # noqa: E402
+
+from graphmem.config import Settings  # noqa: E402
+from graphmem.db import Store, open_driver, quiet_notifications  # noqa: E402
+from graphmem.embed import Embedder, get_embedder  # noqa: E402
+from graphmem.search import search_messages  # noqa: E402
+
+_CALLS: dict[str, list[float]] = defaultdict(list)
+
+
+def _instrument() -> None:
+    """Time every named template read (Store.read) into _CALLS."""
+    original = Store.read
+
+    def timed(self: Store, name: str, /, **params):
+        t = time.perf_counter()
+        try:
+            return original(self, name, **params)
+        finally:
+            _CALLS[name].append((time.perf_counter() - t) * 1000)
+
+    Store.read = timed  # type: ignore[method-assign]
+
+
+def _report_calls(requests: int) -> None:
+    rows = sorted(_CALLS.items(), key=lambda kv: -sum(kv[1]))
+    print(f"    {'template':<40} {'calls/req':>9} {'p50 ms':>8} {'p95 ms':>8} {'ms/req':>8}")
+    for name, ms in rows:
+        print(f"    {name:<40} {len(ms) / requests:9.2f} {pct(ms, .5):8.1f} {pct(ms, .95):8.1f} "
+              f"{sum(ms) / requests:8.1f}")
+    _CALLS.clear()
+
+
+def bench_group(store: Store, embedder: Embedder, gid: str, corpus: Corpus, queries: int, asks: int,
+                profile: cProfile.Profile | None) -> None:
+    from bench_ask import scripted_handler
+
+    from graphmem.llm import ChatModel
+    from graphmem.query import ask, read_roster
+    from tests.scripted_llm import ScriptedLLM
+
+    qs = [corpus.query() for _ in range(queries + 3)]
+    for q in qs[:3]:
+        search_messages(store, embedder, gid, q, k=10, pool_n=40)
+    _CALLS.clear()
+    walls = []
+    for q in qs[3:]:
+        t = time.perf_counter()
+        search_messages(store, embedder, gid, q, k=10, pool_n=40)
+        walls.append((time.perf_counter() - t) * 1000)
+    print(f"  {gid}: search p50 {pct(walls, .5):.1f} ms p95 {pct(walls, .95):.1f} ms ({queries} queries)")
+    _report_calls(queries)
+
+    roster = read_roster(store, gid)
+    questions = [f"What did {corpus.rng.choice(roster).name} say about {corpus.query()}?"
+                 for _ in range(asks + 3)]
+    stages: dict[str, list[float]] = defaultdict(list)
+    walls = []
+    with ScriptedLLM() as server:
+        server.handler = scripted_handler({gid: roster})
+        model = ChatModel(base_url=server.base_url, model=server.model, timeout_s=30, max_retries=0)
+        settings = Settings(_env_file=None)
+        for i, q in enumerate(questions):
+            if i == 3:
+                _CALLS.clear()
+                if profile:
+                    profile.enable()
+            t = time.perf_counter()
+            r = ask(store, embedder, gid, q, model=model, settings=settings)
+            wall = time.perf_counter() - t
+            if i < 3:
+                continue
+            model_s = {stage: u.model_s for stage, u in r.usage.items()}
+            walls.append((wall - sum(model_s.values())) * 1000)
+            for stage, s in {**r.timings_s, **r.s2_timings_s}.items():
+                stages[stage].append((s - model_s.get(stage, 0.0)) * 1000)
+        if profile:
+            profile.disable()
+        model.close()
+    print(f"  {gid}: non-model ask p50 {pct(walls, .5):.1f} ms p95 {pct(walls, .95):.1f} ms ({asks} asks)")
+    print(f"    {'stage (model latency out)':<40} {'p50 ms':>8} {'p95 ms':>8}")
+    for stage, ms in stages.items():
+        print(f"    {stage:<40} {pct(ms, .5):8.1f} {pct(ms, .95):8.1f}")
+    _report_calls(asks)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("groups", nargs="+")
+    ap.add_argument("--queries", type=int, default=40)
+    ap.add_argument("--asks", type=int, default=20)
+    ap.add_argument("--seed", type=int, default=7,
+                    help="the corpus seed (the vocabulary of the questions; bench_scale.py uses 7)")
+    ap.add_argument("--tiny-model", type=Path, default=None,
+                    help="the tiny model the vectors were built with (bench_scale.py --tiny-model)")
+    ap.add_argument("--cprofile", type=Path, default=None, help="write a cProfile of the asks here")
+    args = ap.parse_args()
+    logging.getLogger("graphmem.search").setLevel(logging.ERROR)
+    quiet_notifications()
+    embedder = (Embedder(build_tiny_model(args.tiny_model), batch_size=256, threads=1)
+                if args.tiny_model else get_embedder())
+    embedder.encode(["warm up"])
+    store = Store(open_driver())
+    _instrument()
+    profile = cProfile.Profile() if args.cprofile else None
+    corpus = Corpus(args.seed)
+    print(f"load average {os.getloadavg()[0]:.1f} {os.getloadavg()[1]:.1f} {os.getloadavg()[2]:.1f}")
+    for gid in args.groups:
+        bench_group(store, embedder, gid, corpus, args.queries, args.asks, profile)
+    print(f"load average {os.getloadavg()[0]:.1f} {os.getloadavg()[1]:.1f} {os.getloadavg()[2]:.1f}")
+    if profile:
+        profile.dump_stats(args.cprofile)
+    store.driver.close()
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    main()
