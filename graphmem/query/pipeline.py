@@ -118,7 +118,7 @@ def _usage_by_stage(usages: list[Usage]) -> dict[str, StageUsage]:
 
 def _roster_at(store: Store, group_id: str, max_instant: float | None) -> list[RosterMember]:
     """The group's roster; as of an instant, only the persons who had spoken by then."""
-    roster = read_roster(store, group_id)
+    roster = read_roster(store, group_id, counts=False)  # ask never uses the message counts
     if not roster:
         raise NotFoundError(f"group {group_id!r} has no roster (nothing ingested)")
     if max_instant is not None:  # as-of: a person who had not spoken yet is not in the answer
