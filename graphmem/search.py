@@ -81,7 +81,9 @@ class GroupState:
 
     ``vector_index`` names the group's own vector index ("" when it has none: exact scoring);
     ``pending`` counts messages stored without a vector (``ingest --embed later``);
-    ``total`` counts messages in the whole store.
+    ``total`` counts messages in the whole store; ``version`` is the write position of the
+    group's latest message (-1: none), the version of its term statistics
+    (:func:`graphmem.query.local_bm25.group_stats`).
     """
 
     group_id: str
@@ -89,6 +91,7 @@ class GroupState:
     vector_index: str
     pending: int
     total: int
+    version: int = -1
 
 
 def group_state(store: Store, group_id: str) -> GroupState:
@@ -104,6 +107,7 @@ def group_state(store: Store, group_id: str) -> GroupState:
     return GroupState(
         group_id=group_id, has_messages=bool(r["has_messages"]),
         vector_index=r["vector_index"] or "", pending=int(r["pending"]), total=int(r["total"]),
+        version=int(r["version"]),
     )
 
 
@@ -268,14 +272,16 @@ def search_messages(
 def hydrate(store: Store, group_id: str, ids: list[str]) -> dict[str, MessageHit]:
     """Fetch full messages by id (id -> hit with score 0)."""
     rows = store.read("search/get_messages", group_id=group_id, ids=ids)
-    return {
-        r["id"]: MessageHit(
-            id=r["id"], speaker=r["speaker"], session=r["session"], turn=int(r["turn"]),
-            ts=r["ts"], text=r["text"], score=0.0, channel=r["channel"] or "",
-            person_id=r["person_id"], turn_created=int(r["turn_created"]),
-        )
-        for r in rows
-    }
+    return {r["id"]: _hit(r) for r in rows}
+
+
+def _hit(r: dict) -> MessageHit:
+    """A hit (score 0) from a row with the fields of ``search/get_messages``."""
+    return MessageHit(
+        id=r["id"], speaker=r["speaker"], session=r["session"], turn=int(r["turn"]),
+        ts=r["ts"], text=r["text"], score=0.0, channel=r["channel"] or "",
+        person_id=r["person_id"], turn_created=int(r["turn_created"]),
+    )
 
 
 def expand_hits(store: Store, group_id: str, hits: list[MessageHit], window: int) -> list[MessageHit]:
@@ -292,8 +298,11 @@ def expand_hits(store: Store, group_id: str, hits: list[MessageHit], window: int
     for r in rows:
         by_anchor.setdefault(r["anchor"], []).append((int(r["offset"]), r["id"]))
     seen = {h.id for h in hits}
-    need = sorted({i for pairs in by_anchor.values() for _, i in pairs} - seen)
-    full = hydrate(store, group_id, need)
+    # the rows carry the neighbours' fields (no second round trip); one hit per message
+    full: dict[str, MessageHit] = {}
+    for r in rows:
+        if r["person_id"] is not None and r["id"] not in seen and r["id"] not in full:
+            full[r["id"]] = _hit(r)
     out: list[MessageHit] = []
     for h in hits:
         block = [(0, h)]

@@ -53,21 +53,24 @@ def _stem(word: str) -> str:
     return _STEMMER.stem(word, to_lowercase=False)
 
 
+@lru_cache(maxsize=200_000)
+def _terms(word: str) -> tuple[str, ...]:
+    """Index terms of one word token (usually one; none for a stop word)."""
+    w = word.lower()
+    if w.endswith(("'s", "’s")):
+        w = w[:-2]
+    w = w.replace("’", "'")
+    return tuple(_stem(part) for part in w.split("'") if part and part not in LUCENE_STOP_WORDS)
+
+
 def analyze(text: str) -> list[str]:
     """Index terms of ``text`` in order (close to Lucene's ``english`` analyzer).
 
-    ``"Caroline's dogs ran"`` -> ``["carolin", "dog", "ran"]``.
+    ``"Caroline's dogs ran"`` -> ``["carolin", "dog", "ran"]``. Each distinct word token is
+    analysed once per process (cached), so re-scoring the candidates of a query costs about a
+    dictionary lookup per token.
     """
-    out: list[str] = []
-    for w in _WORD.findall(text or ""):
-        w = w.lower()
-        if w.endswith(("'s", "’s")):
-            w = w[:-2]
-        w = w.replace("’", "'")
-        for part in w.split("'"):
-            if part and part not in LUCENE_STOP_WORDS:
-                out.append(_stem(part))
-    return out
+    return [t for w in _WORD.findall(text or "") for t in _terms(w)]
 
 
 @dataclass(frozen=True)
@@ -114,10 +117,15 @@ def build_stats(store: Store, group_id: str, version: int = -1) -> GroupStats:
     )
 
 
-def group_stats(store: Store, group_id: str) -> GroupStats:
-    """The group's statistics, from the process cache when still current (see module docstring)."""
-    rows = store.read("query/group_version", group_id=group_id)
-    version = int(rows[0]["last"]) if rows else -1
+def group_stats(store: Store, group_id: str, version: int | None = None) -> GroupStats:
+    """The group's statistics, from the process cache when still current (see module docstring).
+
+    ``version``: the group's current version when the caller has just read it
+    (:attr:`graphmem.search.GroupState.version`); None reads it here (one index lookup).
+    """
+    if version is None:
+        rows = store.read("query/group_version", group_id=group_id)
+        version = int(rows[0]["last"]) if rows else -1
     with _LOCK:
         cached = _CACHE.get(group_id)
     if cached is not None and (
