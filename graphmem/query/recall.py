@@ -62,6 +62,13 @@ class RecallConfig:
         w_issue_terms: extra weight of the issue's terms in the group-local BM25 (0: none).
         neighbour_share: share of the larger BM25 score of its NEXT neighbours a turn gains
             (:func:`graphmem.query.local_bm25.smooth`; 0: none).
+        person_exact_max / person_oversample: a named person with at most person_exact_max
+            SOURCE relationships (messages and derived records) is scored exactly over all
+            their messages. One with more, in a group with its own vector index, is read from
+            that index when that is less work: the group's max(4 k, oversample * k * group
+            size / degree) nearest messages, the person's kept (about oversample * k of them).
+            The exact scan reads every vector the person sent: 850 ms for seven persons of
+            ~14k messages each, under load (docs/scale.md).
     """
 
     fulltext_depth: int = 200
@@ -82,6 +89,8 @@ class RecallConfig:
     w_issue_vector: float = 1.0
     w_issue_terms: float = 0.5
     neighbour_share: float = 0.5
+    person_exact_max: int = 500
+    person_oversample: float = 2.0
 
 
 DEFAULT_RECALL = RecallConfig()
@@ -173,7 +182,7 @@ def gather_recall(
         rows = store.read("query/message_documents", group_id=group_id, ids=[i for i, _ in ft])
         out.docs = {r["id"]: r for r in rows}
     if config.local_bm25 and out.docs:
-        stats = group_stats(store, group_id)
+        stats = group_stats(store, group_id, state.version)
         ft = rescore(
             question, {i: d["doc"] or "" for i, d in out.docs.items()}, stats,
             issue=issue, issue_weight=config.w_issue_terms,
@@ -201,7 +210,8 @@ def gather_recall(
     if persons and len(roster) > 1:
         rows = store.read(
             "query/vector_person_messages", group_id=group_id, person_ids=persons, vector=qvec,
-            k=config.person_depth, max_instant=max_instant,
+            k=config.person_depth, max_instant=max_instant, index=state.vector_index or None,
+            exact_max=config.person_exact_max, oversample=config.person_oversample,
         )
         for r in rows:
             out.person_vector.setdefault(r["person_id"], []).append(r["id"])

@@ -40,6 +40,7 @@ from graphmem.llm.timing import Stopwatch
 from graphmem.times import instant
 from graphmem.model import ALL, GROUP
 from graphmem.query.project import issue_focus
+from graphmem.query.recall import DEFAULT_RECALL
 from graphmem.query.types import Budgets, Cell, Excerpt, Projection, RecordVersion, Row
 from graphmem.scope import group_key
 from graphmem.search import widened_read, group_state, hydrate, rrf
@@ -317,17 +318,12 @@ def _raw_fallback(
     """Each person's own messages that match the issue, best first (at most ``fallback_k``)."""
     depth = max(4 * budgets.fallback_k, 20)
     state = group_state(store, group_id)
-    if state.vector_index:  # a large group: its own index, not a scan of every message
-        vec_rows = store.read(
-            "query/vector_person_messages_scoped", index=state.vector_index, group_id=group_id,
-            person_ids=person_ids, vector=vector, fetch=min(max_candidates, 50 * depth), k=depth,
-            max_instant=max_instant,
-        )
-    else:
-        vec_rows = store.read(
-            "query/vector_person_messages", group_id=group_id, person_ids=person_ids,
-            vector=vector, k=depth, max_instant=max_instant,
-        )
+    # exact per person, or the group's own index for a person with many messages (see the template)
+    vec_rows = store.read(
+        "query/vector_person_messages", group_id=group_id, person_ids=person_ids,
+        vector=vector, k=depth, max_instant=max_instant, index=state.vector_index or None,
+        exact_max=DEFAULT_RECALL.person_exact_max, oversample=DEFAULT_RECALL.person_oversample,
+    )
     ft: list[dict[str, Any]] = []
     if terms:
         total = state.total
