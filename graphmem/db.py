@@ -7,8 +7,11 @@ through managed write transactions. Database errors are re-raised as graphmem er
 
 from __future__ import annotations
 
+import contextvars
 import logging
+import threading
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from functools import lru_cache
 from importlib import resources
@@ -203,3 +206,26 @@ def quiet_notifications() -> None:
     The one place the CLI, the API and the benchmarks silence them.
     """
     logging.getLogger("neo4j.notifications").setLevel(logging.ERROR)
+
+
+_BACKGROUND: ThreadPoolExecutor | None = None
+_BACKGROUND_LOCK = threading.Lock()
+BACKGROUND_THREADS = 8
+"""Threads of the shared pool for independent reads (:func:`in_background`)."""
+
+
+def in_background(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]:
+    """Start ``fn(*args, **kwargs)`` on a shared thread pool, with the caller's context
+    variables (so telemetry spans keep their parent); ``.result()`` returns its value or raises
+    its exception.
+
+    For reads that do not depend on each other (``search``'s fulltext and vector rankings,
+    ``ask``'s System 2 beside System 1): the driver is thread-safe and each call takes its own
+    session, so their round trips overlap instead of adding up. Work submitted here must not
+    wait on other work submitted here (the pool is bounded).
+    """
+    global _BACKGROUND
+    with _BACKGROUND_LOCK:
+        if _BACKGROUND is None:
+            _BACKGROUND = ThreadPoolExecutor(max_workers=BACKGROUND_THREADS, thread_name_prefix="graphmem-read")
+    return _BACKGROUND.submit(contextvars.copy_context().run, fn, *args, **kwargs)

@@ -19,7 +19,7 @@ from neo4j.exceptions import Neo4jError
 from pydantic import Field
 
 from graphmem.config import get_settings
-from graphmem.db import Store
+from graphmem.db import Store, in_background
 from graphmem.embed import Embedder
 from graphmem.errors import InvalidInputError, NotFoundError
 from graphmem.model import StoredMessage
@@ -249,10 +249,14 @@ def search_messages(
         mode = "fulltext"
     depth = max(pool_n, k)
     rankings: dict[str, list[tuple[str, float]]] = {}
+    # the two rankings are independent: the vector query (and its encoding) runs beside the
+    # fulltext query, so a hybrid search waits for the slower of the two, not for both
+    vector = in_background(vector_ranking, store, embedder, group_id, query, depth, state) \
+        if mode in ("hybrid", "vector") else None
     if mode in ("hybrid", "fulltext"):
         rankings["fulltext"] = fulltext_ranking(store, group_id, query, depth, state)
-    if mode in ("hybrid", "vector"):
-        rankings["vector"] = vector_ranking(store, embedder, group_id, query, depth, state)
+    if vector is not None:
+        rankings["vector"] = vector.result()
     if mode == "hybrid":
         fused = rrf({n: [i for i, _ in r] for n, r in rankings.items()}, rrf_k)[:k]
     else:

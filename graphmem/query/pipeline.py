@@ -3,7 +3,9 @@
 Order of work (SpeakerMem-R1 §3.3, App. A "Execution order", B.3):
 Project (model or deterministic fallback) -> System 1 path (recall, Select, Expand,
 Sufficiency/ASK, top-k) -> System 2 path (rows, per-row retrieval, head/full/as-of, raw
-fallback, explicit empty rows) -> Compose -> Answer. The two paths use independent budgets.
+fallback, explicit empty rows) -> Compose -> Answer. The two paths use independent budgets
+and share only Project's output, so System 2 runs in a worker thread beside System 1 (an ask
+waits for the longer path, not for both; the result is the same).
 
 Without an answer model the pipeline still runs Project (fallback) and both paths and returns
 the composed evidence with ``answer=None``.
@@ -18,7 +20,7 @@ import numpy as np
 
 from graphmem import limits, telemetry
 from graphmem.config import Settings, get_settings
-from graphmem.db import Store
+from graphmem.db import Store, in_background
 from graphmem.embed import Embedder
 from graphmem.errors import InvalidInputError, NotFoundError
 from graphmem.llm import ChatModel, Usage
@@ -253,31 +255,40 @@ def ask(
     if model is not None and projection.method == "fallback":
         notes.append(f"Project fell back to its rules: {projection.fallback_reason}")
 
+    # The two paths share nothing but the projection: System 2 (store reads only) runs in a
+    # worker thread while System 1 (store reads and model calls) runs here, so an ask waits
+    # for the longer of the two instead of their sum. Each keeps its own budgets and timings.
+    def system2() -> tuple[System2Result, float]:
+        t2 = Stopwatch()
+        out = System2Result()
+        if ablate != "s2":
+            out = run_system2(
+                store, embedder, group_id, projection, budgets, max_instant=max_instant, rrf_k=s.rrf_k,
+                max_candidates=s.s2_max_candidates,
+                members=None if max_instant is None else [m.id for m in roster],
+            )
+        return out, t2.elapsed_s
+
     s1 = System1Result()
     span = telemetry.stage("graphmem.ask.system1", group_id=group_id)
-    if ablate != "s1":
-        s1 = run_system1(
-            store, embedder, group_id, question, budgets, model, rrf_k=s.rrf_k, max_instant=max_instant,
-            roster=roster, projection=projection,
-        )
+    span2 = telemetry.stage("graphmem.ask.system2", group_id=group_id)
+    s2_future = in_background(system2)
+    try:
+        if ablate != "s1":
+            s1 = run_system1(
+                store, embedder, group_id, question, budgets, model, rrf_k=s.rrf_k, max_instant=max_instant,
+                roster=roster, projection=projection,
+            )
+    finally:
+        s2, s2_s = s2_future.result()  # System 2's error, if any, surfaces here
     timings.update(s1.timings_s)
     telemetry.end(span, s1.usages)
     usages += s1.usages
     notes += s1.notes
-
-    t = Stopwatch()
-    span = telemetry.stage("graphmem.ask.system2", group_id=group_id)
-    s2 = System2Result()
-    if ablate != "s2":
-        s2 = run_system2(
-            store, embedder, group_id, projection, budgets, max_instant=max_instant, rrf_k=s.rrf_k,
-            max_candidates=s.s2_max_candidates,
-            members=None if max_instant is None else [m.id for m in roster],
-        )
     if ablate in ("s2-group", "s2-person"):
         s2.rows = ablate_rows(s2.rows, ablate)
-    timings["s2"] = t.elapsed_s
-    telemetry.end(span)
+    timings["s2"] = s2_s
+    telemetry.end(span2)
 
     t = Stopwatch()
     span = telemetry.stage("graphmem.ask.compose", group_id=group_id)
