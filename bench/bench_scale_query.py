@@ -3,6 +3,7 @@
 Usage (a store built by ``bench/bench_scale.py`` or ``graphmem neo4j import``, groups embedded):
     .venv/bin/python bench/bench_scale_query.py scale-g100000 [more groups]
         [--queries 40] [--asks 20] [--seed 7] [--tiny-model DIR] [--cprofile FILE]
+        [--compare-serial] [--rounds N]
 
 For each group it runs ``--queries`` hybrid searches (k 10, pool 40, as ``bench_scale.py``)
 and ``--asks`` asks with the scripted answer model (``bench_ask.scripted_handler``: Project
@@ -29,6 +30,7 @@ import os
 import sys
 import time
 from collections import defaultdict
+from concurrent.futures import Future
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -36,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench_scale import Corpus, build_tiny_model, pct  # noqa: E402
 
+from graphmem import db  # noqa: E402
 from graphmem.config import Settings  # noqa: E402
 from graphmem.db import Store, open_driver, quiet_notifications  # noqa: E402
 from graphmem.embed import Embedder, get_embedder  # noqa: E402
@@ -67,8 +70,27 @@ def _report_calls(requests: int) -> None:
     _CALLS.clear()
 
 
+def _serial(fn, /, *args, **kwargs) -> Future:
+    """graphmem.db.in_background run in the caller's thread (the order of work before it)."""
+    f: Future = Future()
+    try:
+        f.set_result(fn(*args, **kwargs))
+    except BaseException as e:  # noqa: BLE001 - handed to the caller through the future
+        f.set_exception(e)
+    return f
+
+
+def _set_serial(on: bool) -> None:
+    import graphmem.query.pipeline as pipeline
+    import graphmem.search as search
+
+    for mod in (pipeline, search):
+        mod.in_background = _serial if on else db.in_background  # type: ignore[attr-defined]
+
+
 def bench_group(store: Store, embedder: Embedder, gid: str, corpus: Corpus, queries: int, asks: int,
-                profile: cProfile.Profile | None) -> None:
+                profile: cProfile.Profile | None, serial: bool = False) -> None:
+    _set_serial(serial)
     from bench_ask import scripted_handler
 
     from graphmem.llm import ChatModel
@@ -84,7 +106,8 @@ def bench_group(store: Store, embedder: Embedder, gid: str, corpus: Corpus, quer
         t = time.perf_counter()
         search_messages(store, embedder, gid, q, k=10, pool_n=40)
         walls.append((time.perf_counter() - t) * 1000)
-    print(f"  {gid}: search p50 {pct(walls, .5):.1f} ms p95 {pct(walls, .95):.1f} ms ({queries} queries)")
+    how = "serial" if serial else "overlapped"
+    print(f"  {gid} [{how}]: search p50 {pct(walls, .5):.1f} ms p95 {pct(walls, .95):.1f} ms ({queries} queries)")
     _report_calls(queries)
 
     roster = read_roster(store, gid)
@@ -113,7 +136,7 @@ def bench_group(store: Store, embedder: Embedder, gid: str, corpus: Corpus, quer
         if profile:
             profile.disable()
         model.close()
-    print(f"  {gid}: non-model ask p50 {pct(walls, .5):.1f} ms p95 {pct(walls, .95):.1f} ms ({asks} asks)")
+    print(f"  {gid} [{how}]: non-model ask p50 {pct(walls, .5):.1f} ms p95 {pct(walls, .95):.1f} ms ({asks} asks)")
     print(f"    {'stage (model latency out)':<40} {'p50 ms':>8} {'p95 ms':>8}")
     for stage, ms in stages.items():
         print(f"    {stage:<40} {pct(ms, .5):8.1f} {pct(ms, .95):8.1f}")
@@ -130,6 +153,10 @@ def main() -> None:
     ap.add_argument("--tiny-model", type=Path, default=None,
                     help="the tiny model the vectors were built with (bench_scale.py --tiny-model)")
     ap.add_argument("--cprofile", type=Path, default=None, help="write a cProfile of the asks here")
+    ap.add_argument("--compare-serial", action="store_true",
+                    help="also run every group with the independent reads one after the other "
+                         "(search's two rankings, ask's System 1 and System 2), alternating runs")
+    ap.add_argument("--rounds", type=int, default=1, help="repeat the whole measurement")
     args = ap.parse_args()
     logging.getLogger("graphmem.search").setLevel(logging.ERROR)
     quiet_notifications()
@@ -141,8 +168,10 @@ def main() -> None:
     profile = cProfile.Profile() if args.cprofile else None
     corpus = Corpus(args.seed)
     print(f"load average {os.getloadavg()[0]:.1f} {os.getloadavg()[1]:.1f} {os.getloadavg()[2]:.1f}")
-    for gid in args.groups:
-        bench_group(store, embedder, gid, corpus, args.queries, args.asks, profile)
+    for _ in range(args.rounds):
+        for gid in args.groups:
+            for serial in ((True, False) if args.compare_serial else (False,)):
+                bench_group(store, embedder, gid, corpus, args.queries, args.asks, profile, serial)
     print(f"load average {os.getloadavg()[0]:.1f} {os.getloadavg()[1]:.1f} {os.getloadavg()[2]:.1f}")
     if profile:
         profile.dump_stats(args.cprofile)
