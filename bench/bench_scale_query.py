@@ -84,6 +84,8 @@ def _set_serial(on: bool) -> None:
     import graphmem.query.pipeline as pipeline
     import graphmem.search as search
 
+    if not hasattr(db, "in_background"):  # an older checkout: its reads are serial anyway
+        return
     for mod in (pipeline, search):
         mod.in_background = _serial if on else db.in_background  # type: ignore[attr-defined]
 
