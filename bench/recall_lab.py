@@ -130,7 +130,7 @@ class Group:
 def load(cache: Path) -> tuple[dict[str, Group], list[dict], dict[str, np.ndarray]]:
     from datetime import datetime, timezone
 
-    from graphmem.query.local_bm25 import analyze
+    from graphmem.local_bm25 import analyze
 
     with cache.open("rb") as f:
         raw = pickle.load(f)
@@ -231,7 +231,7 @@ def _norm(x: np.ndarray, idx: list[int]) -> np.ndarray:
 def pool(g: Group, q: dict, tv: dict[str, np.ndarray], v: dict[str, Any], n: int = 40) -> list[str]:
     """The lab's recall pool for one question (mirror of gather_recall + fuse_recall, with switches)."""
     from graphmem.query.anchors import find_anchors
-    from graphmem.query.local_bm25 import analyze
+    from graphmem.local_bm25 import analyze
     from graphmem.query.recall import RecallConfig, RecallInputs, fuse_recall
     from graphmem.query.types import Projection
 

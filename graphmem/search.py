@@ -1,7 +1,10 @@
 """System 1 retrieval: a recall pool fused from the fulltext and vector indexes, per group.
 
-Fulltext (Lucene BM25 with the english analyzer) and dense cosine similarity each rank the
-group's messages; reciprocal-rank fusion (Cormack et al., 2009) combines them:
+Fulltext and dense cosine similarity each rank the group's messages. The fulltext ranking of
+:func:`search_messages` is group-local: Lucene (english analyzer) only finds the group's
+candidates, which are re-scored with BM25 statistics of the group alone
+(:mod:`graphmem.local_bm25`, as ``ask`` does), so loading other groups into the store does not
+move a group's results. Reciprocal-rank fusion (Cormack et al., 2009) combines them:
 ``score(m) = sum_r 1 / (rrf_k + rank_r(m))`` over the rankings that contain ``m`` (ranks from 1).
 Results never leave the group: both indexes are queried inside the group only (graphmem.scope),
 and every query also checks ``group_id``. While some of the group's messages lack a vector
@@ -22,6 +25,7 @@ from graphmem.config import get_settings
 from graphmem.db import Store, in_background
 from graphmem.embed import Embedder
 from graphmem.errors import InvalidInputError, NotFoundError
+from graphmem.local_bm25 import group_stats, rescore
 from graphmem.model import StoredMessage
 from graphmem.scope import group_key
 from graphmem.text import LUCENE_STOP_WORDS, lucene_query
@@ -33,10 +37,11 @@ Mode = Literal["hybrid", "fulltext", "vector"]
 class MessageHit(StoredMessage):
     """One retrieved message: a :class:`graphmem.model.StoredMessage` with its retrieval score.
 
-    ``score`` is the fused RRF score in hybrid mode (in (0, 2/(rrf_k+1)]), the BM25 score in
-    fulltext mode, or Neo4j's cosine score (1 + cos) / 2 in [0, 1] in vector mode; ``expanded_from`` names the anchor
-    for neighbouring turns added by expansion (their score is 0); ``ranks`` holds the 1-based
-    rank of the message in each ranking that was fused.
+    ``score`` is the fused RRF score in hybrid mode (in (0, 2/(rrf_k+1)]), the group-local BM25
+    score (> 0, unbounded, :func:`group_fulltext_ranking`) in fulltext mode, or Neo4j's cosine
+    score (1 + cos) / 2 in [0, 1] in vector mode; ``expanded_from`` names the anchor for
+    neighbouring turns added by expansion (their score is 0); ``ranks`` holds the 1-based rank
+    of the message in each ranking that was fused ("fulltext": the group-local BM25 order).
     """
 
     score: float
@@ -83,7 +88,7 @@ class GroupState:
     ``pending`` counts messages stored without a vector (``ingest --embed later``);
     ``total`` counts messages in the whole store; ``version`` is the write position of the
     group's latest message (-1: none), the version of its term statistics
-    (:func:`graphmem.query.local_bm25.group_stats`).
+    (:func:`graphmem.local_bm25.group_stats`).
     """
 
     group_id: str
@@ -122,10 +127,13 @@ def search_terms(text: str) -> str:
 def fulltext_ranking(
     store: Store, group_id: str, query: str, k: int, state: GroupState | None = None
 ) -> list[tuple[str, float]]:
-    """Top-``k`` (message id, BM25 score > 0) of the group for ``query``, best first.
+    """Top-``k`` (message id, Lucene BM25 score > 0) of the group for ``query``, best first.
 
-    Only the group's documents are scored (the group token is a required clause of the Lucene
-    query, graphmem.scope), so the cost follows the group's size, not the store's.
+    Lucene's scores use the whole index's term statistics (every group's documents), so this
+    order can move when other groups are loaded: it finds candidates, and
+    :func:`group_fulltext_ranking` ranks them. Only the group's documents are scored (the group
+    token is a required clause of the Lucene query, graphmem.scope), so the cost follows the
+    group's size, not the store's.
     ``state`` is unused here and accepted so both rankings take the same arguments.
     """
     terms = search_terms(query)
@@ -136,6 +144,34 @@ def fulltext_ranking(
         terms=terms, k=k,
     )
     return [(r["id"], float(r["score"])) for r in rows]
+
+
+FULLTEXT_CANDIDATES = 200
+"""Lucene candidates of the group re-scored by :func:`group_fulltext_ranking` (at least)."""
+
+
+def group_fulltext_ranking(
+    store: Store, group_id: str, query: str, k: int, state: GroupState | None = None,
+    candidates: int = FULLTEXT_CANDIDATES,
+) -> list[tuple[str, float]]:
+    """Top-``k`` (message id, group-local BM25 score > 0) of the group for ``query``, best first.
+
+    Lucene's top ``max(candidates, k)`` of the group (:func:`fulltext_ranking`) are re-scored by
+    :func:`graphmem.local_bm25.rescore` with the group's own statistics
+    (:func:`graphmem.local_bm25.group_stats`: N, document frequencies, mean length of the
+    group's messages only); ties by id. The order therefore does not depend on other groups in
+    the store as long as the group has at most ``candidates`` matching messages (beyond that,
+    which matches are candidates still follows Lucene's store-wide statistics). Scores are
+    unbounded BM25 sums (k1 = 1.2, b = 0.75), comparable within one query and group only.
+    No neighbour smoothing here (``ask``'s recall adds it): every hit contains a query term.
+    """
+    ft = fulltext_ranking(store, group_id, query, max(candidates, k), state)
+    if not ft:
+        return []
+    rows = store.read("query/message_documents", group_id=group_id, ids=[i for i, _ in ft])
+    version = state.version if state is not None else None
+    stats = group_stats(store, group_id, version)
+    return rescore(query, {r["id"]: r["doc"] or "" for r in rows}, stats)[:k]
 
 
 def vector_ranking(
@@ -218,12 +254,17 @@ def search_messages(
         query: free text.
         k: number of hits returned (before expansion).
         pool_n: depth of each ranking in the recall pool (paper default n = 40).
-        mode: "hybrid" (RRF of fulltext and vector), "fulltext" or "vector".
+        mode: "hybrid" (RRF of fulltext and vector), "fulltext" or "vector". The fulltext
+            ranking is group-local BM25 over Lucene's candidates
+            (:func:`group_fulltext_ranking`), without ``ask``'s neighbour smoothing: a search
+            returns hits that match the text, ranked the same whatever else the store holds.
         expand: add up to this many neighbouring turns (NEXT) before and after each hit (0-5).
         rrf_k: RRF constant.
 
     Returns:
         Up to ``k`` hits best first, each followed by its expansion neighbours (if any).
+        ``score``: RRF in (0, 2/(rrf_k+1)] (hybrid), group-local BM25 > 0 (fulltext), or
+        (1 + cos) / 2 in [0, 1] (vector); ``ranks``: 1-based rank in each ranking used.
 
     Raises:
         NotFoundError: the group has no messages.
@@ -254,7 +295,7 @@ def search_messages(
     vector = in_background(vector_ranking, store, embedder, group_id, query, depth, state) \
         if mode in ("hybrid", "vector") else None
     if mode in ("hybrid", "fulltext"):
-        rankings["fulltext"] = fulltext_ranking(store, group_id, query, depth, state)
+        rankings["fulltext"] = group_fulltext_ranking(store, group_id, query, depth, state)
     if vector is not None:
         rankings["vector"] = vector.result()
     if mode == "hybrid":

@@ -1,7 +1,7 @@
 """The System 1 recall pool: what Select ranks (SpeakerMem-R1 §3.3 Anchor, App. A n = 40).
 
 :func:`gather_recall` reads the rankings, each inside the group only: the group's fulltext
-candidates re-scored with its own BM25 statistics (:mod:`graphmem.query.local_bm25`), the dense
+candidates re-scored with its own BM25 statistics (:mod:`graphmem.local_bm25`), the dense
 ranking, and the sub-pools of the question's anchors (:mod:`graphmem.query.anchors`): each named
 person's own turns and the turns that mention them, and the turns of named days, months and
 sessions. :func:`fuse_recall` fuses them by weighted reciprocal rank and keeps each anchor's best
@@ -22,10 +22,10 @@ from graphmem.db import Store
 from graphmem.embed import Embedder
 from graphmem.errors import NotFoundError
 from graphmem.query.anchors import Anchors, find_anchors
-from graphmem.query.local_bm25 import group_stats, rescore, smooth
+from graphmem.local_bm25 import group_stats, rescore, smooth
 from graphmem.query.types import Projection
 from graphmem.roster import RosterMember
-from graphmem.search import MessageHit, fulltext_ranking, group_state, hydrate, vector_ranking
+from graphmem.search import FULLTEXT_CANDIDATES, MessageHit, fulltext_ranking, group_state, hydrate, vector_ranking
 from graphmem.times import instant
 
 _MAY_NEED_YEARS = re.compile(r"\d")  # a day named without a year needs the group's years
@@ -61,7 +61,7 @@ class RecallConfig:
             unit(q) + w * unit(issue); 0: the question alone).
         w_issue_terms: extra weight of the issue's terms in the group-local BM25 (0: none).
         neighbour_share: share of the larger BM25 score of its NEXT neighbours a turn gains
-            (:func:`graphmem.query.local_bm25.smooth`; 0: none).
+            (:func:`graphmem.local_bm25.smooth`; 0: none).
         person_exact_max / person_oversample: a named person with at most person_exact_max
             SOURCE relationships (messages and derived records) is scored exactly over all
             their messages. One with more, in a group with its own vector index, is read from
@@ -71,7 +71,7 @@ class RecallConfig:
             ~14k messages each, under load (docs/scale.md).
     """
 
-    fulltext_depth: int = 200
+    fulltext_depth: int = FULLTEXT_CANDIDATES
     vector_depth: int = 40
     person_depth: int = 20
     person_budget: int = 2
@@ -292,7 +292,7 @@ def recall_pool(
     """The System 1 recall pool: ``n`` messages of the group for ``question``, best first.
 
     :func:`gather_recall` reads the rankings - fulltext candidates re-scored with the group's
-    own BM25 statistics (:mod:`graphmem.query.local_bm25`), the dense ranking, and the anchors'
+    own BM25 statistics (:mod:`graphmem.local_bm25`), the dense ranking, and the anchors'
     sub-pools (:mod:`graphmem.query.anchors`): each named person's own turns and the turns that
     mention them, the turns of named days, months and sessions - and :func:`fuse_recall` fuses
     them and keeps each anchor's best turns on its own budget. ``score`` of a hit is its fused

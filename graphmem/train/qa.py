@@ -314,7 +314,7 @@ class QAGain:
         from graphmem.eval.judge import judge_answer
         from graphmem.groups import forget_group
         from graphmem.query import answer_system1_only, ask
-        from graphmem.query.local_bm25 import forget_stats
+        from graphmem.local_bm25 import forget_stats
 
         scratch = f"qa-scratch-{uuid.uuid4().hex[:12]}"
         rows: list[dict[str, Any]] = []

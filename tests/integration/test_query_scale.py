@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from graphmem.ingest import ingest_conversations
-from graphmem.query import local_bm25
+from graphmem import local_bm25
 from graphmem.roster import read_roster
 from graphmem.search import expand_hits, group_state, hydrate
 from tests.factories import conversation

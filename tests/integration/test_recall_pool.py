@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from graphmem.ingest import embedding_text, ingest_conversations
-from graphmem.query.local_bm25 import forget_stats
+from graphmem.local_bm25 import forget_stats
 from graphmem.roster import read_roster
 from graphmem.query.project import fallback_projection
 from graphmem.query.recall import DEFAULT_RECALL, RecallConfig, gather_recall, recall_pool

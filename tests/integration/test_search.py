@@ -6,6 +6,7 @@ import pytest
 
 from graphmem.errors import InvalidInputError, NotFoundError
 from graphmem.ingest import ingest_conversations
+from graphmem.local_bm25 import forget_stats
 from graphmem.search import lucene_query, rrf, search_messages
 from tests.factories import conversation
 
@@ -87,3 +88,46 @@ def test_expand_stays_inside_the_session(store, embedder, group_id):
     ingest_conversations(store, [conversation(group_id, rows)], embedder)
     hits = search_messages(store, embedder, group_id, "lighthouse tour at noon", k=1, mode="vector", expand=1)
     assert [h.id for h in hits] == ["m0001", "m0002"]  # m0000 is the previous turn, but of session s1
+
+
+WEATHER = [
+    {"speaker": "Ana", "text": "The budget for the storm shelter is tight."},
+    {"speaker": "Bo", "text": "Storm damage on the pier, the storm was strong."},
+    {"speaker": "Cy", "text": "Budget meeting notes are in the shared folder."},
+    {"speaker": "Ana", "text": "Another storm is coming, storm season again."},
+    {"speaker": "Bo", "text": "The ferry is delayed by the storm."},
+    {"speaker": "Cy", "text": "Coffee machine is broken, budget for a new one?"},
+    {"speaker": "Ana", "text": "Storm or not, the picnic happens."},
+    {"speaker": "Bo", "text": "Delayed budget approval means no new kayaks."},
+]
+WEATHER_QUERIES = ["budget storm", "storm delayed", "budget approval for the ferry", "new storm shelter"]
+
+
+def test_loading_other_groups_changes_nothing_in_a_groups_search_results(store, embedder, make_group):
+    """Issue 11: the fulltext side ranks by the group's own BM25 statistics, not Lucene's
+    index-wide ones, so other groups with a skewed vocabulary move nothing (ids, order, scores)."""
+    mine = make_group()
+    ingest_conversations(store, [conversation(mine, WEATHER)], embedder)
+    forget_stats()
+
+    def results() -> dict[tuple[str, str], list[tuple[str, float, dict[str, int]]]]:
+        return {
+            (mode, q): [(h.id, round(h.score, 12), h.ranks) for h in search_messages(
+                store, embedder, mine, q, k=8, mode=mode)]
+            for mode in ("fulltext", "hybrid") for q in WEATHER_QUERIES
+        }
+
+    before = results()
+    assert all(before.values())
+    # other tenants: "budget" and "delayed" in every message, long documents, "storm" never
+    for n in range(3):
+        noisy = [
+            {"speaker": f"X{i % 4}", "text": f"budget budget delayed report {'approval figures ' * (i % 5)}line {i}"}
+            for i in range(150)
+        ]
+        ingest_conversations(store, [conversation(make_group(), noisy)], embedder)
+    forget_stats()  # the group's statistics are read again: nothing cached carries the answer
+    assert results() == before
+    # every fulltext hit contains a query word (no neighbour smoothing in search)
+    hits = search_messages(store, embedder, mine, "kayaks", k=8, mode="fulltext")
+    assert [h.id for h in hits] == ["m0007"] and hits[0].score > 0

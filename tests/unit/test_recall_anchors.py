@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from graphmem.query.anchors import find_anchors, time_windows
-from graphmem.query.local_bm25 import GroupStats, analyze, rescore, smooth
+from graphmem.local_bm25 import GroupStats, analyze, rescore, smooth
 from graphmem.query.recall import _reserve
 from graphmem.roster import RosterMember
 
