@@ -165,13 +165,28 @@ def group_fulltext_ranking(
     unbounded BM25 sums (k1 = 1.2, b = 0.75), comparable within one query and group only.
     No neighbour smoothing here (``ask``'s recall adds it): every hit contains a query term.
     """
-    ft = fulltext_ranking(store, group_id, query, max(candidates, k), state)
-    if not ft:
+    _, docs = fulltext_candidates(store, group_id, query, max(candidates, k), state)
+    if not docs:
         return []
+    stats = group_stats(store, group_id, state.version if state is not None else None)
+    return rescore(query, {i: d["doc"] or "" for i, d in docs.items()}, stats)[:k]
+
+
+def fulltext_candidates(
+    store: Store, group_id: str, query: str, depth: int, state: GroupState | None = None,
+) -> tuple[list[tuple[str, float]], dict[str, dict]]:
+    """Lucene's top ``depth`` of the group for ``query`` and their stored documents.
+
+    Returns:
+        (ranking, docs): Lucene's (id, BM25 score > 0) best first (:func:`fulltext_ranking`),
+        and id -> row of ``cypher/query/message_documents`` (``doc``, ``instant``, ``prev_id``,
+        ``next_id`` ...) for those ids; both empty when nothing matches.
+    """
+    ft = fulltext_ranking(store, group_id, query, depth, state)
+    if not ft:
+        return [], {}
     rows = store.read("query/message_documents", group_id=group_id, ids=[i for i, _ in ft])
-    version = state.version if state is not None else None
-    stats = group_stats(store, group_id, version)
-    return rescore(query, {r["id"]: r["doc"] or "" for r in rows}, stats)[:k]
+    return ft, {r["id"]: r for r in rows}
 
 
 def vector_ranking(

@@ -25,7 +25,7 @@ from graphmem.query.anchors import Anchors, find_anchors
 from graphmem.local_bm25 import group_stats, rescore, smooth
 from graphmem.query.types import Projection
 from graphmem.roster import RosterMember
-from graphmem.search import FULLTEXT_CANDIDATES, MessageHit, fulltext_ranking, group_state, hydrate, vector_ranking
+from graphmem.search import FULLTEXT_CANDIDATES, MessageHit, fulltext_candidates, group_state, hydrate, vector_ranking
 from graphmem.times import instant
 
 _MAY_NEED_YEARS = re.compile(r"\d")  # a day named without a year needs the group's years
@@ -177,10 +177,7 @@ def gather_recall(
     if issue and issue.casefold() == question.strip().casefold():
         issue = ""
     ft_query = f"{question} {issue}" if issue and config.w_issue_terms > 0 else question
-    ft = fulltext_ranking(store, group_id, ft_query, max(config.fulltext_depth, n), state)
-    if ft:
-        rows = store.read("query/message_documents", group_id=group_id, ids=[i for i, _ in ft])
-        out.docs = {r["id"]: r for r in rows}
+    ft, out.docs = fulltext_candidates(store, group_id, ft_query, max(config.fulltext_depth, n), state)
     if config.local_bm25 and out.docs:
         stats = group_stats(store, group_id, state.version)
         ft = rescore(
