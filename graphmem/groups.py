@@ -184,12 +184,14 @@ def forget_person(store: Store, group_id: str, person_id: str) -> ForgetSummary:
     counts zero). Source of the words erased: DESIGN.md "Guarantees"; docs/reliability.md.
 
     Raises:
+        NotFoundError: no such group (checked inside the transaction; nothing is written).
         StoreUnavailableError: Neo4j failed (nothing is erased then).
     """
 
     def work(tx: neo4j.ManagedTransaction) -> ForgetSummary:
         out = ForgetSummary(group_id=group_id, person_id=person_id)
-        run_tx(tx, "ingest/lock_group", group_id=group_id, n=0)  # serialise with loads
+        if not run_tx(tx, "ingest/lock_group", group_id=group_id, n=0):  # serialise with loads
+            raise NotFoundError(f"no group {group_id!r}")
         run_tx(tx, "groups/redact_segment_reports", group_id=group_id, person_id=person_id,
                note=json.dumps({"redacted": "a person covered by this segment was erased"}))
         rows = run_tx(tx, "groups/delete_person_records", group_id=group_id, person_id=person_id)

@@ -303,15 +303,9 @@ def build_server(settings: Settings | None = None, *, tools: ToolSet = "core") -
         they own or are the source of (all versions), and their roster entry, with their
         vectors and index entries. Other people's messages stay. Cannot be undone; a second
         call erases nothing."""
-        from graphmem.query import forget_person as forget
-        from graphmem.groups import get_group
+        from graphmem.groups import forget_person as forget
 
-        def run() -> ForgetSummary:
-            store = backend.store()
-            get_group(store, group_id)
-            return forget(store, group_id, person_id)
-
-        return _tool_errors(run)
+        return _tool_errors(lambda: forget(backend.store(), group_id, person_id))
 
     if tools == "core":
         return server

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Path, Query
 
 from api.deps import StoreDep
-from graphmem.groups import ForgetSummary, forget_person, get_group
+from graphmem.groups import ForgetSummary, forget_person
 from graphmem.query import PersonMemory, person_memory
 
 # ``:path``: person ids may hold '/' (speaker ids such as "slack/U1"); a client sends it as
@@ -37,5 +37,4 @@ def delete_person(group_id: GroupId, person_id: PersonId, store: StoreDep) -> Fo
     (every version), records left without supporting messages, and the Person node, with their
     vectors and fulltext entries. Other people's messages stay. A second call is a no-op that
     answers 200 with zero counts. 404 only for an unknown group."""
-    get_group(store, group_id)
     return forget_person(store, group_id, person_id)

@@ -219,3 +219,18 @@ def test_forget_group_erases_one_group_only_and_twice_is_a_no_op(store, embedder
     assert counts(store, gone) == {}
     assert counts(store, kept) == before
     assert forget_group(store, gone) == 0
+
+
+def test_forget_person_in_an_unknown_group_is_not_found_and_writes_nothing(store, embedder, make_group):
+    """The library refuses an unknown group itself (as the CLI, API and MCP answer 404 /
+    NotFoundError), checked inside the erasing transaction, instead of reporting zero counts."""
+    from graphmem.errors import NotFoundError
+    from graphmem.groups import forget_person
+
+    kept, missing = make_group(), make_group()
+    ingest_conversations(store, [conversation(kept, ROWS)], embedder)
+    before = counts(store, kept)
+    with pytest.raises(NotFoundError, match=missing):
+        forget_person(store, missing, "Ana")
+    assert counts(store, missing) == {}
+    assert counts(store, kept) == before
