@@ -286,6 +286,8 @@ def run_grpo(
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    from graphmem.train.models import save_policy
+
     random.seed(cfg.seed)
     np.random.seed(cfg.seed)
     torch.manual_seed(cfg.seed)
@@ -369,16 +371,7 @@ def run_grpo(
         })
     wall = started.elapsed_s
     model.eval()
-    adapter = None
-    trained = model
-    if cfg.lora:
-        adapter = out / "adapter"
-        model.save_pretrained(adapter)
-        tokenizer.save_pretrained(adapter)
-        trained = model.merge_and_unload()
-    merged = out / "merged"
-    trained.save_pretrained(merged, safe_serialization=True)
-    tokenizer.save_pretrained(merged)
+    merged, adapter = save_policy(model, tokenizer, out, lora=cfg.lora)
     cfg_dict = asdict(cfg)
     result = {"rounds": log, "wall_s": wall, "merged": str(merged), "adapter": str(adapter) if adapter else None,
               "qa_note": qa_note if qa_fn is None else "terminal QA gain included (eq. 8, 22)",

@@ -133,6 +133,27 @@ def load_policy(path: str | Path, *, trainable: bool = False, dtype: Any = None)
     return model, tokenizer
 
 
+def save_policy(model: Any, tokenizer: Any, out: Path, *, lora: bool) -> tuple[Path, Path | None]:
+    """Save a trained policy for serving: the LoRA adapter (when ``lora``) and a merged model.
+
+    Writes ``out/adapter`` (adapter weights + tokenizer; LoRA only) and ``out/merged``
+    (safetensors + tokenizer, the folder vLLM's Writer service loads).
+
+    Returns:
+        (merged folder, adapter folder or None).
+    """
+    adapter = None
+    if lora:
+        adapter = out / "adapter"
+        model.save_pretrained(adapter)
+        tokenizer.save_pretrained(adapter)
+        model = model.merge_and_unload()
+    merged = out / "merged"
+    model.save_pretrained(merged, safe_serialization=True)
+    tokenizer.save_pretrained(merged)
+    return merged, adapter
+
+
 def render_prompt(tokenizer: Any, prompt: Sequence[dict[str, str]]) -> str:
     """The Writer's chat messages as model input text (chat template + generation prompt)."""
     return tokenizer.apply_chat_template(list(prompt), tokenize=False, add_generation_prompt=True)

@@ -84,7 +84,7 @@ def run_sft(steps: Sequence[WriterStep], model_name: str, out_dir: str | Path, c
     from trl import SFTConfig, SFTTrainer
 
     from graphmem.errors import InvalidInputError
-    from graphmem.train.models import render_prompt
+    from graphmem.train.models import render_prompt, save_policy
 
     if not steps:
         raise InvalidInputError("SFT needs at least one trajectory step", field="trajectories")
@@ -129,16 +129,7 @@ def run_sft(steps: Sequence[WriterStep], model_name: str, out_dir: str | Path, c
     trainer.train()
     wall = started.elapsed_s
     trainer.save_model(str(out / "checkpoints" / "final"))
-    adapter = None
-    trained = trainer.model
-    if cfg.lora:
-        adapter = out / "adapter"
-        trained.save_pretrained(adapter)
-        tokenizer.save_pretrained(adapter)
-        trained = trained.merge_and_unload()
-    merged = out / "merged"
-    trained.save_pretrained(merged, safe_serialization=True)
-    tokenizer.save_pretrained(merged)
+    merged, adapter = save_policy(trainer.model, tokenizer, out, lora=cfg.lora)
     result = {
         "examples": len(rows), "steps": int(trainer.state.global_step), "losses": losses,
         "first_loss": losses[0] if losses else float("nan"), "last_loss": losses[-1] if losses else float("nan"),
