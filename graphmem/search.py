@@ -27,6 +27,7 @@ from graphmem.embed import Embedder
 from graphmem.errors import InvalidInputError, NotFoundError
 from graphmem.local_bm25 import group_stats, rescore
 from graphmem.model import StoredMessage
+from graphmem.roster import RosterMember
 from graphmem.scope import group_key
 from graphmem.text import LUCENE_STOP_WORDS, lucene_query
 
@@ -99,6 +100,14 @@ class GroupState:
     version: int = -1
 
 
+def _state(group_id: str, r: dict) -> GroupState:
+    return GroupState(
+        group_id=group_id, has_messages=bool(r["has_messages"]),
+        vector_index=r["vector_index"] or "", pending=int(r["pending"]), total=int(r["total"]),
+        version=int(r["version"]),
+    )
+
+
 def group_state(store: Store, group_id: str) -> GroupState:
     """Read :class:`GroupState` of ``group_id``.
 
@@ -108,11 +117,34 @@ def group_state(store: Store, group_id: str) -> GroupState:
     rows = store.read("search/group_state", group_id=group_id)
     if not rows:
         raise NotFoundError(f"group {group_id!r} does not exist")
+    return _state(group_id, rows[0])
+
+
+@dataclass(frozen=True)
+class GroupContext:
+    """What ``ask`` reads about a group before it ranks, in one round trip
+    (``search/group_context``): the :class:`GroupState`, the group's name (its id when it has
+    none) and its roster without message counts (as ``read_roster(..., counts=False)``).
+    """
+
+    state: GroupState
+    name: str
+    members: list[RosterMember]
+
+
+def group_context(store: Store, group_id: str) -> GroupContext | None:
+    """Read :class:`GroupContext` of ``group_id``; None when there is no such group.
+
+    Always read fresh: the state's version (the write position of the group's latest message)
+    is what the process caches of derived data (:func:`graphmem.local_bm25.group_stats`) are
+    checked against, so a write to the group is seen by the next ask.
+    """
+    rows = store.read("search/group_context", group_id=group_id)
+    if not rows:
+        return None
     r = rows[0]
-    return GroupState(
-        group_id=group_id, has_messages=bool(r["has_messages"]),
-        vector_index=r["vector_index"] or "", pending=int(r["pending"]), total=int(r["total"]),
-        version=int(r["version"]),
+    return GroupContext(
+        state=_state(group_id, r), name=r["name"], members=[RosterMember(**m) for m in r["members"]]
     )
 
 
@@ -175,18 +207,25 @@ def group_fulltext_ranking(
 def fulltext_candidates(
     store: Store, group_id: str, query: str, depth: int, state: GroupState | None = None,
 ) -> tuple[list[tuple[str, float]], dict[str, dict]]:
-    """Lucene's top ``depth`` of the group for ``query`` and their stored documents.
+    """Lucene's top ``depth`` of the group for ``query`` and their stored documents, in one
+    round trip (``search/fulltext_documents``: the documents come with the hits).
 
     Returns:
-        (ranking, docs): Lucene's (id, BM25 score > 0) best first (:func:`fulltext_ranking`),
-        and id -> row of ``cypher/query/message_documents`` (``doc``, ``instant``, ``prev_id``,
-        ``next_id`` ...) for those ids; both empty when nothing matches.
+        (ranking, docs): Lucene's (id, BM25 score > 0) best first (as :func:`fulltext_ranking`),
+        and id -> row with ``doc`` (search_text), ``person_id``, ``instant``, ``prev_id`` and
+        ``next_id`` (the keys of ``cypher/query/message_documents``) for those of them that have
+        a sender; both empty when nothing matches. ``state`` is unused (same arguments as the
+        rankings).
     """
-    ft = fulltext_ranking(store, group_id, query, depth, state)
-    if not ft:
+    terms = search_terms(query)
+    if not terms:
         return [], {}
-    rows = store.read("query/message_documents", group_id=group_id, ids=[i for i, _ in ft])
-    return ft, {r["id"]: r for r in rows}
+    rows = store.read(
+        "search/fulltext_documents", group_id=group_id, group_key=group_key(group_id),
+        terms=terms, k=depth,
+    )
+    ft = [(r["id"], float(r["score"])) for r in rows]
+    return ft, {r["id"]: r for r in rows if r["person_id"] is not None}
 
 
 def vector_ranking(

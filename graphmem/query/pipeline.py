@@ -34,6 +34,7 @@ from graphmem.query.system1 import System1Result, run_system1
 from graphmem.query.system2 import System2Result, ablate_rows, run_system2
 from graphmem.query.types import Ablation, AskResult, Budgets, StageUsage, Tense
 from graphmem.roster import Roster, RosterMember
+from graphmem.search import group_context
 from graphmem.times import parse_as_of, to_instant  # noqa: F401  (parse_as_of re-exported)
 
 NO_MODEL_NOTE = (
@@ -118,10 +119,15 @@ def _usage_by_stage(usages: list[Usage]) -> dict[str, StageUsage]:
     }
 
 
-def _roster_at(store: Store, group_id: str, max_instant: float | None) -> list[RosterMember]:
-    """The group's roster; as of an instant, only the persons who had spoken by then."""
-    roster = read_roster(store, group_id, counts=False)  # ask never uses the message counts
-    if not roster:
+def _roster_at(
+    store: Store, group_id: str, max_instant: float | None, members: list[RosterMember] | None = None
+) -> list[RosterMember]:
+    """The group's roster; as of an instant, only the persons who had spoken by then.
+
+    ``members``: the roster already read (:func:`graphmem.search.group_context`); None reads it.
+    """
+    roster = members if members is not None else read_roster(store, group_id, counts=False)
+    if not roster:  # ask never uses the message counts (read_roster counts=False)
         raise NotFoundError(f"group {group_id!r} has no roster (nothing ingested)")
     if max_instant is not None:  # as-of: a person who had not spoken yet is not in the answer
         seen = {r["id"] for r in store.read("query/persons_seen_by", group_id=group_id,
@@ -240,7 +246,10 @@ def ask(
 
     t = Stopwatch()
     span = telemetry.stage("graphmem.ask.project", group_id=group_id)
-    roster = _roster_at(store, group_id, max_instant)
+    # one round trip for the group's state (version, vector index ...) and its roster, shared by
+    # both paths and both recalls of this ask
+    context = group_context(store, group_id)
+    roster = _roster_at(store, group_id, max_instant, context.members if context else [])
     projection, used = project(question, roster, model)
     usages += used
     if tense is not None:
@@ -265,7 +274,7 @@ def ask(
             out = run_system2(
                 store, embedder, group_id, projection, budgets, max_instant=max_instant, rrf_k=s.rrf_k,
                 max_candidates=s.s2_max_candidates,
-                members=None if max_instant is None else [m.id for m in roster],
+                members=None if max_instant is None else [m.id for m in roster], context=context,
             )
         return out, t2.elapsed_s
 
@@ -277,7 +286,7 @@ def ask(
         if ablate != "s1":
             s1 = run_system1(
                 store, embedder, group_id, question, budgets, model, rrf_k=s.rrf_k, max_instant=max_instant,
-                roster=roster, projection=projection,
+                roster=roster, projection=projection, state=context.state if context else None,
             )
     finally:
         s2, s2_s = s2_future.result()  # System 2's error, if any, surfaces here

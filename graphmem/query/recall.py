@@ -18,14 +18,16 @@ from typing import Any
 
 import numpy as np
 
-from graphmem.db import Store
+from graphmem.db import Store, in_background
 from graphmem.embed import Embedder
 from graphmem.errors import NotFoundError
 from graphmem.query.anchors import Anchors, find_anchors
 from graphmem.local_bm25 import group_stats, rescore, smooth
 from graphmem.query.types import Projection
 from graphmem.roster import RosterMember
-from graphmem.search import FULLTEXT_CANDIDATES, MessageHit, fulltext_candidates, group_state, hydrate, vector_ranking
+from graphmem.search import (
+    FULLTEXT_CANDIDATES, GroupState, MessageHit, fulltext_candidates, group_state, hydrate, vector_ranking,
+)
 from graphmem.times import instant
 
 _MAY_NEED_YEARS = re.compile(r"\d")  # a day named without a year needs the group's years
@@ -154,13 +156,17 @@ def gather_recall(
     projection: Projection | None = None,
     max_instant: float | None = None,
     config: RecallConfig = DEFAULT_RECALL,
+    state: GroupState | None = None,
 ) -> RecallInputs:
     """Read the rankings the pool is fused from (store and embedder work only).
+
+    ``state``: the group's state when the caller has just read it (one read per ask, shared by
+    its recalls); None reads it here.
 
     Raises:
         NotFoundError: the group has no messages.
     """
-    state = group_state(store, group_id)
+    state = state or group_state(store, group_id)
     if not state.has_messages:
         raise NotFoundError(f"group {group_id!r} has no messages")
     roster = roster or []
@@ -176,6 +182,32 @@ def gather_recall(
     issue = (projection.issue or "").strip() if projection is not None else ""
     if issue and issue.casefold() == question.strip().casefold():
         issue = ""
+    # the dense query: the question's vector plus the issue's (cos(m, q) + w cos(m, issue) is
+    # the cosine to their sum, up to a constant factor, so one vector query ranks by both)
+    vec = _unit(embedder.encode([question])[0])
+    if issue and config.w_issue_vector > 0:
+        vec = _unit(vec + config.w_issue_vector * _unit(embedder.encode([issue])[0]))
+    qvec = vec.tolist()
+
+    # The dense, person and time reads do not depend on the fulltext read or on each other:
+    # they run beside it on the shared read pool (graphmem.db.in_background), so the recall
+    # waits for the slowest read instead of their sum. The results are the same.
+    dense = in_background(
+        vector_ranking, store, embedder, group_id, question, max(config.vector_depth, n), state, vector=qvec
+    )
+    persons = list(anchors.persons)
+    if not persons and anchors.every_member:
+        persons = [m.id for m in roster]
+    person_rows = in_background(
+        store.read, "query/vector_person_messages", group_id=group_id, person_ids=persons, vector=qvec,
+        k=config.person_depth, max_instant=max_instant, index=state.vector_index or None,
+        exact_max=config.person_exact_max, oversample=config.person_oversample,
+    ) if persons and len(roster) > 1 else None
+    window_rows = in_background(
+        store.read, "query/window_messages", group_id=group_id, windows=[list(w) for w in anchors.windows],
+        sessions=anchors.sessions, vector=qvec, k=config.time_depth, max_instant=max_instant,
+    ) if anchors.windows or anchors.sessions else None
+
     ft_query = f"{question} {issue}" if issue and config.w_issue_terms > 0 else question
     ft, out.docs = fulltext_candidates(store, group_id, ft_query, max(config.fulltext_depth, n), state)
     if config.local_bm25 and out.docs:
@@ -189,38 +221,16 @@ def gather_recall(
     if max_instant is not None:
         ft = [(i, s) for i, s in ft if (out.docs.get(i, {}).get("instant") or float("inf")) <= max_instant]
     out.fulltext = ft[: max(config.fulltext_depth, n)]
-    # the dense query: the question's vector plus the issue's (cos(m, q) + w cos(m, issue) is
-    # the cosine to their sum, up to a constant factor, so one vector query ranks by both)
-    vec = _unit(embedder.encode([question])[0])
-    if issue and config.w_issue_vector > 0:
-        vec = _unit(vec + config.w_issue_vector * _unit(embedder.encode([issue])[0]))
-    qvec = vec.tolist()
-    out.vector = [
-        i for i, _ in vector_ranking(
-            store, embedder, group_id, question, max(config.vector_depth, n), state, vector=qvec
-        )
-    ]
+    out.vector = [i for i, _ in dense.result()]
 
-    persons = list(anchors.persons)
-    if not persons and anchors.every_member:
-        persons = [m.id for m in roster]
-    if persons and len(roster) > 1:
-        rows = store.read(
-            "query/vector_person_messages", group_id=group_id, person_ids=persons, vector=qvec,
-            k=config.person_depth, max_instant=max_instant, index=state.vector_index or None,
-            exact_max=config.person_exact_max, oversample=config.person_oversample,
-        )
-        for r in rows:
+    if person_rows is not None:
+        for r in person_rows.result():
             out.person_vector.setdefault(r["person_id"], []).append(r["id"])
         for pid in persons:
             out.person_vector.setdefault(pid, [])
         out.names = {m.id: [t for t in {m.name, *m.aliases} if len(t) >= 2] for m in roster}
-    if anchors.windows or anchors.sessions:
-        rows = store.read(
-            "query/window_messages", group_id=group_id, windows=[list(w) for w in anchors.windows],
-            sessions=anchors.sessions, vector=qvec, k=config.time_depth, max_instant=max_instant,
-        )
-        out.window = [r["id"] for r in rows]
+    if window_rows is not None:
+        out.window = [r["id"] for r in window_rows.result()]
     return out
 
 
@@ -285,6 +295,7 @@ def recall_pool(
     rrf_k: int = 60,
     max_instant: float | None = None,
     config: RecallConfig = DEFAULT_RECALL,
+    state: GroupState | None = None,
 ) -> list[MessageHit]:
     """The System 1 recall pool: ``n`` messages of the group for ``question``, best first.
 
@@ -300,7 +311,7 @@ def recall_pool(
     """
     inputs = gather_recall(
         store, embedder, group_id, question, n, roster=roster, projection=projection,
-        max_instant=max_instant, config=config,
+        max_instant=max_instant, config=config, state=state,
     )
     fused = fuse_recall(inputs, n, rrf_k=rrf_k, config=config)
     hits = hydrate(store, group_id, [i for i, _ in fused])

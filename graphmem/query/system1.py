@@ -33,7 +33,7 @@ from graphmem.query.project import call_json
 from graphmem.query.recall import DEFAULT_RECALL, RecallConfig, recall_pool
 from graphmem.query.types import Budgets, Excerpt, Projection
 from graphmem.roster import RosterMember
-from graphmem.search import MessageHit, expand_hits
+from graphmem.search import GroupState, MessageHit, expand_hits
 from graphmem.times import instant
 _MAX_TEXT = 600  # characters of one candidate shown to Select / Sufficiency
 
@@ -127,10 +127,11 @@ def _recall(
     store: Store, embedder: Embedder, group_id: str, query: str, n: int, rrf_k: int,
     max_instant: float | None, roster: list[RosterMember] | None = None,
     projection: Projection | None = None, config: RecallConfig = DEFAULT_RECALL,
+    state: GroupState | None = None,
 ) -> list[MessageHit]:
     return recall_pool(
         store, embedder, group_id, query, n, roster=roster, projection=projection, rrf_k=rrf_k,
-        max_instant=max_instant, config=config,
+        max_instant=max_instant, config=config, state=state,
     )
 
 
@@ -187,6 +188,7 @@ def run_system1(
     roster: list[RosterMember] | None = None,
     projection: Projection | None = None,
     recall: RecallConfig = DEFAULT_RECALL,
+    state: GroupState | None = None,
 ) -> System1Result:
     """Build the System 1 evidence for ``question`` (see the module docstring).
 
@@ -199,6 +201,8 @@ def run_system1(
         max_instant: as-of limit (epoch seconds): later messages are left out; None for none.
         roster / projection: the group's members and Project's output (person anchors).
         recall: how the recall pool is built (:class:`RecallConfig`).
+        state: the group's state when the caller has read it (``ask``: one read for both
+            recalls); None reads it in each recall.
 
     Returns:
         A :class:`System1Result`.
@@ -209,7 +213,8 @@ def run_system1(
     res = System1Result()
     t = Stopwatch()
     pool = _recall(
-        store, embedder, group_id, question, budgets.recall_n, rrf_k, max_instant, roster, projection, recall
+        store, embedder, group_id, question, budgets.recall_n, rrf_k, max_instant, roster, projection, recall,
+        state,
     )
     res.timings_s["s1_recall"] = t.elapsed_s
     res.pool_ids = [h.id for h in pool]
@@ -250,7 +255,8 @@ def run_system1(
             res.ask_query = ask
             t = Stopwatch()
             try:
-                extra = _recall(store, embedder, group_id, ask, budgets.ask_pool_n, rrf_k, max_instant)
+                extra = _recall(store, embedder, group_id, ask, budgets.ask_pool_n, rrf_k, max_instant,
+                                state=state)
             except ValueError:  # a query with no usable words
                 extra = []
             known = {h.id for h in pool}

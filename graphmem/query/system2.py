@@ -1,7 +1,8 @@
 """System 2 path: row expansion and per-row retrieval of derived records (§3.3 eq. 5-6, B.3).
 
 1. Separate: the projection's rows become roster rows (``ALL`` -> every member, ``GROUP`` -> the
-   Group node, names -> Persons) through ``query/expand_rows``.
+   Group node, names -> Persons) through ``query/expand_rows``, or from the roster ``ask`` has
+   already read (:class:`graphmem.search.GroupContext`).
 2. Candidates: every record chain owned by a row (``query/owner_chains``) and, for person rows,
    every chain the person is the SOURCE of but does not own (``query/source_chains``). A chain is
    found through its head; its versions are the nodes reaching the head along SUPERSEDED_BY.
@@ -43,7 +44,7 @@ from graphmem.query.project import issue_focus
 from graphmem.query.recall import DEFAULT_RECALL
 from graphmem.query.types import Budgets, Cell, Excerpt, Projection, RecordVersion, Row
 from graphmem.scope import group_key
-from graphmem.search import widened_read, group_state, hydrate, rrf
+from graphmem.search import GroupContext, GroupState, group_state, hydrate, rrf, widened_read
 from graphmem.text import STOP_WORDS, lucene_query
 
 
@@ -179,6 +180,26 @@ def _cell(c: _Chain, tense: str, via: str, score: float) -> Cell:
     )
 
 
+def _expand_rows(
+    store: Store, group_id: str, want_all: bool, want_group: bool, named: list[str],
+    context: GroupContext | None,
+) -> list[dict[str, Any]]:
+    """The projection's rows as roster rows (kind, id, name): ``query/expand_rows``, or the same
+    rows from the roster and name in ``context`` when the caller has read them."""
+    if context is None:
+        return store.read(
+            "query/expand_rows", group_id=group_id, all=want_all, group=want_group, person_ids=named
+        )
+    wanted = set(named)
+    rows: list[dict[str, Any]] = [
+        {"kind": "person", "id": m.id, "name": m.name}
+        for m in context.members if want_all or m.id in wanted
+    ]
+    if want_group:
+        rows.append({"kind": "group", "id": group_id, "name": context.name})
+    return rows
+
+
 def run_system2(
     store: Store,
     embedder: Embedder,
@@ -190,6 +211,7 @@ def run_system2(
     rrf_k: int = 60,
     max_candidates: int = 2000,
     members: Collection[str] | None = None,
+    context: GroupContext | None = None,
 ) -> System2Result:
     """Build the memory slice for a projection (see the module docstring).
 
@@ -202,6 +224,8 @@ def run_system2(
         max_candidates: cap on fulltext hits read per query.
         members: the Person ids that may become rows (an as-of answer passes those who had
             spoken by the instant); None = every member of the group.
+        context: the group's state and roster when the caller has read them (``ask``); the
+            rows and the raw fallback then take them from here instead of reading them again.
 
     Returns:
         A :class:`System2Result` with one row per roster row asked about, in the projection's
@@ -211,9 +235,7 @@ def run_system2(
     t0 = Stopwatch()
     named = [r for r in projection.rows if r not in (ALL, GROUP)]
     want_all, want_group = ALL in projection.rows, GROUP in projection.rows
-    roster_rows = store.read(
-        "query/expand_rows", group_id=group_id, all=want_all, group=want_group, person_ids=named
-    )
+    roster_rows = _expand_rows(store, group_id, want_all, want_group, named, context)
     if members is not None:
         allowed = set(members)
         roster_rows = [r for r in roster_rows if r["kind"] != "person" or r["id"] in allowed]
@@ -300,7 +322,7 @@ def run_system2(
     if empty and budgets.fallback_k > 0:
         raw = _raw_fallback(
             store, group_id, [row.id for row in empty], terms, vector, budgets, max_instant, rrf_k,
-            max_candidates,
+            max_candidates, context.state if context is not None else None,
         )
         for row in empty:
             if raw.get(row.id):
@@ -314,10 +336,11 @@ def run_system2(
 def _raw_fallback(
     store: Store, group_id: str, person_ids: list[str], terms: str, vector: list[float],
     budgets: Budgets, max_instant: float | None, rrf_k: int, max_candidates: int,
+    state: GroupState | None = None,
 ) -> dict[str, list[Excerpt]]:
     """Each person's own messages that match the issue, best first (at most ``fallback_k``)."""
     depth = max(4 * budgets.fallback_k, 20)
-    state = group_state(store, group_id)
+    state = state or group_state(store, group_id)
     # exact per person, or the group's own index for a person with many messages (see the template)
     vec_rows = store.read(
         "query/vector_person_messages", group_id=group_id, person_ids=person_ids,

@@ -9,6 +9,9 @@
   relationships and, beyond, from the group's own vector index: both branches stay inside the
   person's own messages of the group, best first.
 - Expansion reads its neighbours in one round trip and returns what it returned before.
+- ``ask`` reads the group's state and roster in one round trip (``group_context``) and the
+  fulltext candidates with their documents in one statement (``fulltext_candidates``): both give
+  what the separate reads gave, and a write to the group is seen by the next ask and search.
 """
 
 from __future__ import annotations
@@ -19,7 +22,16 @@ import pytest
 from graphmem.ingest import ingest_conversations
 from graphmem import local_bm25
 from graphmem.roster import read_roster
-from graphmem.search import expand_hits, group_state, hydrate
+from graphmem.query import ask
+from graphmem.search import (
+    expand_hits,
+    fulltext_candidates,
+    fulltext_ranking,
+    group_context,
+    group_state,
+    hydrate,
+    search_messages,
+)
 from tests.factories import conversation
 
 pytestmark = pytest.mark.neo4j
@@ -126,3 +138,43 @@ def test_expansion_returns_the_neighbours_hydrate_gives(store, embedder, group_i
     assert {h.id: h.expanded_from for h in out if h.expanded_from} == {
         "m0003": "m0005", "m0004": "m0005", "m0007": "m0005", "m0008": "m0006",
         "m0012": "m0013", "m0014": "m0013", "m0015": "m0013"}
+
+
+def test_group_context_is_the_state_and_the_roster(store, embedder, make_group):
+    gid = make_group("ctx")
+    ingest_conversations(store, [conversation(gid, _rows(9), name="Trip planning")], embedder)
+    ctx = group_context(store, gid)
+    assert ctx is not None
+    assert ctx.state == group_state(store, gid)
+    assert ctx.members == read_roster(store, gid, counts=False) and len(ctx.members) == 3
+    assert ctx.name == "Trip planning"
+    assert group_context(store, make_group("ctx-none")) is None
+
+
+def test_fulltext_candidates_in_one_statement_are_the_two_reads(store, embedder, group_id):
+    ingest_conversations(store, [conversation(group_id, _rows(30))], embedder)
+    query = "the lighthouse tour and the printer"
+    ft, docs = fulltext_candidates(store, group_id, query, 200)
+    assert ft == fulltext_ranking(store, group_id, query, 200) and len(ft) >= 12  # + the turns after them
+    rows = store.read("query/message_documents", group_id=group_id, ids=[i for i, _ in ft])
+    assert len(rows) == len(ft) == len(docs)
+    for r in rows:
+        assert {k: docs[r["id"]][k] for k in r} == r
+    assert fulltext_candidates(store, group_id, "the and of", 200) == ([], {})
+
+
+def test_a_write_to_the_group_is_seen_by_the_next_ask_and_search(store, embedder, group_id):
+    ingest_conversations(store, [conversation(group_id, _rows(12))], embedder)
+    question = "What did Dora say about the zeppelin?"
+    before = ask(store, embedder, group_id, question)
+    assert "Dora" not in {m.speaker for m in before.excerpts}
+    assert "Dora" not in {r.id for r in before.rows}
+    assert search_messages(store, embedder, group_id, "zeppelin", mode="fulltext") == []
+
+    more = _rows(12) + [{"speaker": "Dora", "session": "s9", "text": "the zeppelin landed on the archive roof"}]
+    ingest_conversations(store, [conversation(group_id, more)], embedder)
+    after = ask(store, embedder, group_id, question)
+    assert after.excerpts[0].id == "m0012"  # the new message, found by its rare word
+    dora = [r for r in after.rows if r.id == "Dora"]  # the new person is in the roster
+    assert len(dora) == 1 and [e.id for e in dora[0].raw] == ["m0012"]
+    assert [h.id for h in search_messages(store, embedder, group_id, "zeppelin", mode="fulltext")] == ["m0012"]
