@@ -82,12 +82,14 @@ def _serial(fn, /, *args, **kwargs) -> Future:
 
 def _set_serial(on: bool) -> None:
     import graphmem.query.pipeline as pipeline
+    import graphmem.query.recall as recall
     import graphmem.search as search
 
     if not hasattr(db, "in_background"):  # an older checkout: its reads are serial anyway
         return
-    for mod in (pipeline, search):
-        mod.in_background = _serial if on else db.in_background  # type: ignore[attr-defined]
+    for mod in (pipeline, recall, search):
+        if hasattr(mod, "in_background"):  # recall's reads overlap since issue 12's latency work
+            mod.in_background = _serial if on else db.in_background  # type: ignore[attr-defined]
 
 
 def bench_group(store: Store, embedder: Embedder, gid: str, corpus: Corpus, queries: int, asks: int,
@@ -157,7 +159,8 @@ def main() -> None:
     ap.add_argument("--cprofile", type=Path, default=None, help="write a cProfile of the asks here")
     ap.add_argument("--compare-serial", action="store_true",
                     help="also run every group with the independent reads one after the other "
-                         "(search's two rankings, ask's System 1 and System 2), alternating runs")
+                         "(search's two rankings, ask's System 1 and System 2, recall's fulltext, "
+                         "dense, person and time reads), alternating runs")
     ap.add_argument("--rounds", type=int, default=1, help="repeat the whole measurement")
     args = ap.parse_args()
     logging.getLogger("graphmem.search").setLevel(logging.ERROR)
