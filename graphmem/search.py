@@ -198,6 +198,13 @@ def group_fulltext_ranking(
     No neighbour smoothing here (``ask``'s recall adds it): every hit contains a query term.
     """
     _, docs = fulltext_candidates(store, group_id, query, max(candidates, k), state)
+    return _rescored(store, group_id, query, k, state, docs)
+
+
+def _rescored(
+    store: Store, group_id: str, query: str, k: int, state: GroupState | None, docs: dict[str, dict]
+) -> list[tuple[str, float]]:
+    """:func:`group_fulltext_ranking` of candidates already read (``fulltext_candidates``'s docs)."""
     if not docs:
         return []
     stats = group_stats(store, group_id, state.version if state is not None else None)
@@ -231,6 +238,7 @@ def fulltext_candidates(
 def vector_ranking(
     store: Store, embedder: Embedder, group_id: str, query: str, k: int,
     state: GroupState | None = None, vector: list[float] | None = None,
+    fields: dict[str, dict] | None = None,
 ) -> list[tuple[str, float]]:
     """Top-``k`` (message id, score) of the group for ``query`` (or ``vector`` when given), best first.
 
@@ -240,12 +248,17 @@ def vector_ranking(
     index; while it is not ONLINE yet, the global index is read with widening, or, when the
     store keeps no global index (``GRAPHMEM_VECTOR_GLOBAL_INDEX=false``), the group is scored
     exactly. Messages without a vector (``--embed later``) are not ranked here.
+    ``fields``: when given, the hits' message fields are added to it (id -> row with the
+    columns of ``search/get_messages``, for :func:`hydrate`'s ``known``), where the statement
+    returned them (exact and own-index reads).
     """
     vec = vector if vector is not None else embedder.encode([query])[0].tolist()
     state = state or group_state(store, group_id)
 
     def exact() -> list[tuple[str, float]]:
         rows = store.read("search/vector_messages_exact", group_id=group_id, vector=vec, k=k)
+        if fields is not None:
+            fields.update(message_fields(rows))
         return [(r["id"], float(r["score"])) for r in rows]
 
     if not state.vector_index:
@@ -255,6 +268,8 @@ def vector_ranking(
             "search/vector_messages_scoped", index=state.vector_index, group_id=group_id,
             vector=vec, k=k,
         )
+        if fields is not None:
+            fields.update(message_fields(rows))
         return [(r["id"], float(r["score"])) for r in rows]
     except Neo4jError:  # the group's index is still POPULATING (or was dropped)
         pass
@@ -330,6 +345,12 @@ def search_messages(
         raise InvalidInputError("k must be at least 1", field="k")
     if not 0 <= expand <= 5:
         raise InvalidInputError("expand must be between 0 and 5", field="expand")
+    depth = max(pool_n, k)
+    # Lucene's candidates (with their documents and the messages' fields) do not depend on the
+    # group's state: that read starts first and runs beside the state's read and the vector query
+    candidates = in_background(
+        fulltext_candidates, store, group_id, query, max(FULLTEXT_CANDIDATES, depth)
+    ) if mode in ("hybrid", "fulltext") else None
     try:
         state = group_state(store, group_id)  # one round trip, shared by both rankings
     except NotFoundError:
@@ -342,22 +363,27 @@ def search_messages(
             "ranking by fulltext alone", group_id, state.pending, group_id,
         )
         mode = "fulltext"
-    depth = max(pool_n, k)
     rankings: dict[str, list[tuple[str, float]]] = {}
+    known: dict[str, dict] = {}  # id -> the message's fields, as the rankings' reads returned them
+    vector_fields: dict[str, dict] = {}
     # the two rankings are independent: the vector query (and its encoding) runs beside the
     # fulltext query, so a hybrid search waits for the slower of the two, not for both
-    vector = in_background(vector_ranking, store, embedder, group_id, query, depth, state) \
-        if mode in ("hybrid", "vector") else None
-    if mode in ("hybrid", "fulltext"):
-        rankings["fulltext"] = group_fulltext_ranking(store, group_id, query, depth, state)
+    vector = in_background(
+        vector_ranking, store, embedder, group_id, query, depth, state, fields=vector_fields
+    ) if mode in ("hybrid", "vector") else None
+    if candidates is not None:
+        _, docs = candidates.result()
+        rankings["fulltext"] = _rescored(store, group_id, query, depth, state, docs)
+        known.update(docs)
     if vector is not None:
         rankings["vector"] = vector.result()
+        known.update(vector_fields)
     if mode == "hybrid":
         fused = rrf({n: [i for i, _ in r] for n, r in rankings.items()}, rrf_k)[:k]
     else:
         (name, ranking), = rankings.items()
         fused = [(i, s, {name: r}) for r, (i, s) in enumerate(ranking[:k], start=1)]
-    hits = hydrate(store, group_id, [i for i, _, _ in fused])
+    hits = hydrate(store, group_id, [i for i, _, _ in fused], known)
     out: list[MessageHit] = []
     for mid, score, ranks in fused:
         h = hits[mid]
@@ -368,10 +394,27 @@ def search_messages(
     return out
 
 
-def hydrate(store: Store, group_id: str, ids: list[str]) -> dict[str, MessageHit]:
-    """Fetch full messages by id (id -> hit with score 0)."""
-    rows = store.read("search/get_messages", group_id=group_id, ids=ids)
-    return {r["id"]: _hit(r) for r in rows}
+def hydrate(
+    store: Store, group_id: str, ids: list[str], known: dict[str, dict] | None = None
+) -> dict[str, MessageHit]:
+    """Full messages by id (id -> hit with score 0).
+
+    ``known``: id -> row with the fields of ``search/get_messages`` that an earlier read of this
+    request already returned (the rankings' statements carry them); only the other ids are read,
+    and no round trip is made when every id is known.
+    """
+    known = known or {}
+    out = {i: _hit(known[i]) for i in ids if i in known}
+    missing = [i for i in ids if i not in known]
+    if missing:
+        out.update((r["id"], _hit(r)) for r in store.read("search/get_messages", group_id=group_id, ids=missing))
+    return out
+
+
+def message_fields(rows: list[dict]) -> dict[str, dict]:
+    """id -> row for the rows of a ranking statement that carry a message's fields
+    (``search/get_messages``'s columns) and have a sender in the group (``person_id``)."""
+    return {r["id"]: r for r in rows if r.get("person_id") is not None and "text" in r}
 
 
 def _hit(r: dict) -> MessageHit:

@@ -4,7 +4,8 @@
 // Parameters: $query (str, Lucene expression of escaped words), $group_id (str), $group_key
 //   (str, digits: graphmem.scope.group_key), $person_ids (list[str]), $max_instant (float epoch
 //   seconds, or null), $fetch (int), $k (int).
-// Returns: fetched (int), hits (list of {id: str, person_id: str, score: float}, best first).
+// Returns: fetched (int), hits (list of {id: str, person_id: str, score: float, and the fields of
+//   search/get_messages: channel, speaker, session, turn, ts, text, turn_created}, best first).
 CALL db.index.fulltext.queryNodes(
   'message_text', '+group_key:' + $group_key + '^0 +search_text:(' + $query + ')', {limit: $fetch})
 YIELD node, score
@@ -14,5 +15,7 @@ ORDER BY score DESC
 WITH count(*) AS fetched,
      collect(CASE WHEN node.group_id = $group_id AND p.id IN $person_ids AND score > 0
                        AND ($max_instant IS NULL OR node.instant <= $max_instant)
-                  THEN {id: node.id, person_id: p.id, score: score} END) AS hits
+                  THEN {id: node.id, person_id: p.id, score: score, channel: node.channel,
+                        speaker: node.speaker, session: node.session, turn: node.turn, ts: node.ts,
+                        text: node.text, turn_created: node.turn_created} END) AS hits
 RETURN fetched, hits[0..$k] AS hits

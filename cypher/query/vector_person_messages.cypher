@@ -12,7 +12,8 @@
 //   $k (int, per person), $max_instant (float epoch seconds, or null for no time limit),
 //   $index (str or null: the group's own vector index), $exact_max (int), $oversample (float).
 // Returns: person_id (str), id (str, message id), score (float in [-1, 1], the cosine: Neo4j's
-//   similarity (1 + cos) / 2 mapped back); best first per person.
+//   similarity (1 + cos) / 2 mapped back); best first per person; and the message's fields as
+//   search/get_messages returns them (channel, speaker, session, turn, ts, text, turn_created).
 MATCH (g:Group {id: $group_id})
 UNWIND $person_ids AS pid
 MATCH (p:Person {group_id: $group_id, id: pid})
@@ -30,7 +31,8 @@ CALL (p, fetch, large, degree) {
   WITH m, 2 * vector.similarity.cosine(m.embedding, $vector) - 1 AS score
   ORDER BY score DESC, m.turn_created
   LIMIT $k
-  RETURN m.id AS id, score
+  RETURN m.id AS id, score, m.channel AS channel, m.speaker AS speaker, m.session AS session, m.turn AS turn, m.ts AS ts,
+         m.text AS text, m.turn_created AS turn_created
   UNION ALL
   WITH p, fetch
   WHERE large AND fetch <= degree
@@ -41,6 +43,7 @@ CALL (p, fetch, large, degree) {
   WITH node, 2 * vector.similarity.cosine(node.embedding, $vector) - 1 AS score
   ORDER BY score DESC, node.turn_created
   LIMIT $k
-  RETURN node.id AS id, score
+  RETURN node.id AS id, score, node.channel AS channel, node.speaker AS speaker, node.session AS session, node.turn AS turn, node.ts AS ts,
+         node.text AS text, node.turn_created AS turn_created
 }
-RETURN pid AS person_id, id, score
+RETURN pid AS person_id, id, score, channel, speaker, session, turn, ts, text, turn_created

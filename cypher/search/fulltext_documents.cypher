@@ -7,12 +7,16 @@
 //   Lucene expression of escaped words, not empty), $k (int, hits to return).
 // Returns, best first: id (str), score (float > 0, Lucene's BM25), doc (str, search_text),
 //   person_id (str, or null when the message has no sender in the group), instant (float epoch
-//   seconds or null), prev_id / next_id (str or null: the turns before and after it on NEXT).
+//   seconds or null), prev_id / next_id (str or null: the turns before and after it on NEXT),
+//   and the message's fields as search/get_messages returns them (channel, speaker, session,
+//   turn, ts, text, turn_created), so that hits among them need no second read.
 CALL db.index.fulltext.queryNodes(
   'message_text', '+group_key:' + $group_key + '^0 +search_text:(' + $terms + ')', {limit: $k})
 YIELD node, score
 WHERE node.group_id = $group_id AND score > 0
 RETURN node.id AS id, score, node.search_text AS doc,
        [(node)-[:SOURCE]->(p:Person) | p.id][0] AS person_id, node.instant AS instant,
-       [(a:Message)-[:NEXT]->(node) | a.id][0] AS prev_id, [(node)-[:NEXT]->(b:Message) | b.id][0] AS next_id
+       [(a:Message)-[:NEXT]->(node) | a.id][0] AS prev_id, [(node)-[:NEXT]->(b:Message) | b.id][0] AS next_id,
+       node.channel AS channel, node.speaker AS speaker, node.session AS session, node.turn AS turn, node.ts AS ts,
+       node.text AS text, node.turn_created AS turn_created
 ORDER BY score DESC

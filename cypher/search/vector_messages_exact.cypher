@@ -1,9 +1,13 @@
 // Exact cosine k-nearest messages of one group (used when the group is small enough that a
 // scan is cheaper and exact). Parameters: $group_id (str), $vector (list[float], L2-normed),
-//   $k (int). Returns: id (str), score (float in [0, 1], Neo4j's (1 + cosine) / 2), best first.
+//   $k (int). Returns: id (str), score (float in [0, 1], Neo4j's (1 + cosine) / 2),
+//   person_id (str, or null when the message has no sender in the group) and the fields of
+//   search/get_messages (channel, speaker, session, turn, ts, text, turn_created); best first.
 MATCH (m:Message {group_id: $group_id})
 WHERE m.embedding IS NOT NULL
 WITH m, vector.similarity.cosine(m.embedding, $vector) AS score
 ORDER BY score DESC
 LIMIT $k
-RETURN m.id AS id, score
+RETURN m.id AS id, score, [(m)-[:SOURCE]->(p:Person) | p.id][0] AS person_id,
+       m.channel AS channel, m.speaker AS speaker, m.session AS session, m.turn AS turn, m.ts AS ts,
+       m.text AS text, m.turn_created AS turn_created

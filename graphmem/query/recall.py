@@ -26,7 +26,14 @@ from graphmem.local_bm25 import group_stats, rescore, smooth
 from graphmem.query.types import Projection
 from graphmem.roster import RosterMember
 from graphmem.search import (
-    FULLTEXT_CANDIDATES, GroupState, MessageHit, fulltext_candidates, group_state, hydrate, vector_ranking,
+    FULLTEXT_CANDIDATES,
+    GroupState,
+    MessageHit,
+    fulltext_candidates,
+    group_state,
+    hydrate,
+    message_fields,
+    vector_ranking,
 )
 from graphmem.times import instant
 
@@ -134,6 +141,9 @@ class RecallInputs:
         window: ids of the time anchor's turns by cosine, best first.
         docs: candidate id -> {"doc", "person_id", "instant"}.
         names: person id -> names and aliases (for "turns that mention them").
+        fields: id -> the message's fields (the columns of ``search/get_messages``) for the
+            messages the reads above returned them with, so that hydrating the pool reads
+            only the others (:func:`graphmem.search.hydrate`).
     """
 
     anchors: Anchors
@@ -143,6 +153,7 @@ class RecallInputs:
     window: list[str] = field(default_factory=list)
     docs: dict[str, dict[str, Any]] = field(default_factory=dict)
     names: dict[str, list[str]] = field(default_factory=dict)
+    fields: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def gather_recall(
@@ -192,8 +203,10 @@ def gather_recall(
     # The dense, person and time reads do not depend on the fulltext read or on each other:
     # they run beside it on the shared read pool (graphmem.db.in_background), so the recall
     # waits for the slowest read instead of their sum. The results are the same.
+    vector_fields: dict[str, dict[str, Any]] = {}
     dense = in_background(
-        vector_ranking, store, embedder, group_id, question, max(config.vector_depth, n), state, vector=qvec
+        vector_ranking, store, embedder, group_id, question, max(config.vector_depth, n), state, vector=qvec,
+        fields=vector_fields,
     )
     persons = list(anchors.persons)
     if not persons and anchors.every_member:
@@ -221,10 +234,14 @@ def gather_recall(
     if max_instant is not None:
         ft = [(i, s) for i, s in ft if (out.docs.get(i, {}).get("instant") or float("inf")) <= max_instant]
     out.fulltext = ft[: max(config.fulltext_depth, n)]
+    out.fields.update(out.docs)
     out.vector = [i for i, _ in dense.result()]
+    out.fields.update(vector_fields)
 
     if person_rows is not None:
-        for r in person_rows.result():
+        rows = person_rows.result()
+        out.fields.update(message_fields(rows))
+        for r in rows:
             out.person_vector.setdefault(r["person_id"], []).append(r["id"])
         for pid in persons:
             out.person_vector.setdefault(pid, [])
@@ -314,7 +331,7 @@ def recall_pool(
         max_instant=max_instant, config=config, state=state,
     )
     fused = fuse_recall(inputs, n, rrf_k=rrf_k, config=config)
-    hits = hydrate(store, group_id, [i for i, _ in fused])
+    hits = hydrate(store, group_id, [i for i, _ in fused], inputs.fields)
     out: list[MessageHit] = []
     for mid, score in fused:
         if mid in hits:

@@ -44,7 +44,7 @@ from graphmem.query.project import issue_focus
 from graphmem.query.recall import DEFAULT_RECALL
 from graphmem.query.types import Budgets, Cell, Excerpt, Projection, RecordVersion, Row
 from graphmem.scope import group_key
-from graphmem.search import GroupContext, GroupState, group_state, hydrate, rrf, widened_read
+from graphmem.search import GroupContext, GroupState, group_state, hydrate, message_fields, rrf, widened_read
 from graphmem.text import STOP_WORDS, lucene_query
 
 
@@ -373,7 +373,8 @@ def _raw_fallback(
         )[: budgets.fallback_k]
         out[pid] = [Excerpt(id=i, speaker="", text="", score=s, via="fallback") for i, s, _ in fused]
         need.extend(i for i, _, _ in fused)
-    full = hydrate(store, group_id, need)
+    # both reads above return the messages' fields: hydrating reads only what they lacked
+    full = hydrate(store, group_id, need, {**message_fields(ft), **message_fields(vec_rows)})
     for pid, excerpts in out.items():
         filled = []
         for e in excerpts:

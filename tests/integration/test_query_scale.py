@@ -178,3 +178,31 @@ def test_a_write_to_the_group_is_seen_by_the_next_ask_and_search(store, embedder
     dora = [r for r in after.rows if r.id == "Dora"]  # the new person is in the roster
     assert len(dora) == 1 and [e.id for e in dora[0].raw] == ["m0012"]
     assert [h.id for h in search_messages(store, embedder, group_id, "zeppelin", mode="fulltext")] == ["m0012"]
+
+
+def test_hits_built_from_the_rankings_rows_are_the_hydrated_messages(store, embedder, make_group):
+    """search and the recall pool take the hits' fields from the rankings' own rows (fulltext
+    documents, vector and person reads) instead of a second read: the same messages either way,
+    in a group scored exactly and in one with its own vector index."""
+    from graphmem.query.recall import recall_pool
+    from graphmem.roster import read_roster
+
+    small, large = make_group("fields-exact"), make_group("fields-index")
+    for gid in (small, large):
+        rows = _rows(40) + [{"speaker": "Dora", "session": "s9", "text": "zeppelin over the lighthouse"}]
+        ingest_conversations(store, [conversation(gid, rows)], embedder,
+                             exact_max=EXACT_MAX if gid == large else 1000)
+    assert not group_state(store, small).vector_index and group_state(store, large).vector_index
+    for gid in (small, large):
+        for mode in ("hybrid", "fulltext", "vector"):
+            hits = search_messages(store, embedder, gid, "lighthouse tour zeppelin", k=8, mode=mode)
+            plain = hydrate(store, gid, [h.id for h in hits])
+            assert len(hits) == 8
+            for h in hits:
+                assert h.model_dump(exclude={"score", "ranks"}) == plain[h.id].model_dump(exclude={"score", "ranks"})
+        pool = recall_pool(store, embedder, gid, "What did Ana say about the lighthouse?", 20,
+                           roster=read_roster(store, gid, counts=False))
+        plain = hydrate(store, gid, [h.id for h in pool])
+        assert len(pool) == 20
+        for h in pool:
+            assert h.model_dump(exclude={"score"}) == plain[h.id].model_dump(exclude={"score"})
