@@ -14,7 +14,9 @@ after three warm-up calls each, and prints:
 - p50 / p95 of each ask stage (``AskResult.timings_s`` and ``s2_timings_s``; model stages with
   the model's latency taken out),
 - per Cypher template: calls per request and p50 / p95 / total milliseconds (client wall time
-  of ``Store.read``, i.e. the round trip and the server's work).
+  of ``Store.read``, i.e. the round trip and the server's work),
+- CPU milliseconds per request of the Neo4j server (``/proc/<pid>/stat``, the local server of
+  GRAPHMEM_HOME) and of this process: unlike wall times they hardly move with the machine's load.
 
 The questions are drawn from the same seeded vocabulary as the corpus ("What did <member> say
 about <words>?"), so they hit the group's frequent words as real questions would. Figures go
@@ -36,7 +38,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench_scale import Corpus, build_tiny_model, pct  # noqa: E402
+from bench_bulk import server_cpu  # noqa: E402
+from bench_scale import Corpus, build_tiny_model, neo4j_pid_and_home, pct  # noqa: E402
 
 from graphmem import db  # noqa: E402
 from graphmem.config import Settings  # noqa: E402
@@ -45,6 +48,22 @@ from graphmem.embed import Embedder, get_embedder  # noqa: E402
 from graphmem.search import search_messages  # noqa: E402
 
 _CALLS: dict[str, list[float]] = defaultdict(list)
+_SERVER_PID: int | None = None
+
+
+class _Cpu:
+    """CPU seconds of the Neo4j server and of this process over a block of requests."""
+
+    def __enter__(self) -> _Cpu:
+        self.srv, self.own = server_cpu(_SERVER_PID), time.process_time()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.srv, self.own = server_cpu(_SERVER_PID) - self.srv, time.process_time() - self.own
+
+    def line(self, requests: int) -> str:
+        return (f"CPU per request: neo4j {1000 * self.srv / requests:.1f} ms, "
+                f"this process {1000 * self.own / requests:.1f} ms")
 
 
 def _instrument() -> None:
@@ -106,12 +125,14 @@ def bench_group(store: Store, embedder: Embedder, gid: str, corpus: Corpus, quer
         search_messages(store, embedder, gid, q, k=10, pool_n=40)
     _CALLS.clear()
     walls = []
-    for q in qs[3:]:
-        t = time.perf_counter()
-        search_messages(store, embedder, gid, q, k=10, pool_n=40)
-        walls.append((time.perf_counter() - t) * 1000)
+    with _Cpu() as cpu:
+        for q in qs[3:]:
+            t = time.perf_counter()
+            search_messages(store, embedder, gid, q, k=10, pool_n=40)
+            walls.append((time.perf_counter() - t) * 1000)
     how = "serial" if serial else "overlapped"
-    print(f"  {gid} [{how}]: search p50 {pct(walls, .5):.1f} ms p95 {pct(walls, .95):.1f} ms ({queries} queries)")
+    print(f"  {gid} [{how}]: search p50 {pct(walls, .5):.1f} ms p95 {pct(walls, .95):.1f} ms ({queries} queries); "
+          f"{cpu.line(queries)}")
     _report_calls(queries)
 
     roster = read_roster(store, gid)
@@ -123,9 +144,11 @@ def bench_group(store: Store, embedder: Embedder, gid: str, corpus: Corpus, quer
         server.handler = scripted_handler({gid: roster})
         model = ChatModel(base_url=server.base_url, model=server.model, timeout_s=30, max_retries=0)
         settings = Settings(_env_file=None)
+        cpu = _Cpu()
         for i, q in enumerate(questions):
             if i == 3:
                 _CALLS.clear()
+                cpu.__enter__()
                 if profile:
                     profile.enable()
             t = time.perf_counter()
@@ -137,10 +160,12 @@ def bench_group(store: Store, embedder: Embedder, gid: str, corpus: Corpus, quer
             walls.append((wall - sum(model_s.values())) * 1000)
             for stage, s in {**r.timings_s, **r.s2_timings_s}.items():
                 stages[stage].append((s - model_s.get(stage, 0.0)) * 1000)
+        cpu.__exit__()
         if profile:
             profile.disable()
         model.close()
-    print(f"  {gid} [{how}]: non-model ask p50 {pct(walls, .5):.1f} ms p95 {pct(walls, .95):.1f} ms ({asks} asks)")
+    print(f"  {gid} [{how}]: non-model ask p50 {pct(walls, .5):.1f} ms p95 {pct(walls, .95):.1f} ms ({asks} asks); "
+          f"{cpu.line(asks)} (the scripted model server's thread included)")
     print(f"    {'stage (model latency out)':<40} {'p50 ms':>8} {'p95 ms':>8}")
     for stage, ms in stages.items():
         print(f"    {stage:<40} {pct(ms, .5):8.1f} {pct(ms, .95):8.1f}")
@@ -169,6 +194,8 @@ def main() -> None:
                 if args.tiny_model else get_embedder())
     embedder.encode(["warm up"])
     store = Store(open_driver())
+    global _SERVER_PID
+    _SERVER_PID = neo4j_pid_and_home()[0]
     _instrument()
     profile = cProfile.Profile() if args.cprofile else None
     corpus = Corpus(args.seed)
