@@ -10,6 +10,9 @@ Usage (input: a JSON-lines corpus from ``bench/bench_scale.py --write-jsonl``):
     nice -n 10 .venv/bin/python bench/bench_bulk.py embed-now --jsonl /tmp/scale.jsonl --sample 1000
     nice -n 10 .venv/bin/python bench/bench_bulk.py global-index --jsonl /tmp/scale.jsonl --sample 10000 \
         --tiny-model /tmp/scale-tiny
+    # per-statement cost of ingest's write transactions (client ms, Neo4j CPU, PROFILE db hits)
+    nice -n 10 .venv/bin/python bench/bench_bulk.py statements --jsonl /tmp/scale.jsonl --sample 2000 \
+        --prefill 5000 [--time-order] --tiny-model /tmp/scale-tiny [--profile]
 
 Every figure is printed with the load average (1 min) at its start and end and the CPU-seconds
 spent per message by this process and by the Neo4j server (``/proc/<pid>/stat``): the machine
@@ -262,6 +265,132 @@ def cmd_global_index(args: argparse.Namespace) -> None:
         driver.close()
 
 
+class StatementMeter:
+    """Per Cypher template: calls, client-side ms (round trip + server work), Neo4j CPU-seconds
+    read from /proc around each call, and with ``profile`` the PROFILE db hits and rows per
+    operator, summed over calls. Installed over ``run_tx`` in graphmem.ingest and graphmem.order
+    and over ``Store.write_tx``: a transaction's time and Neo4j CPU beyond its statements is its
+    commit (index updates are applied there) and the driver; the few one-statement writes outside
+    ``run_tx`` (merge_group, scope labels) count there too. Lucene's merges run in background
+    threads and land on whatever statement is running, so small per-statement CPU figures are
+    noisy; db hits are exact."""
+
+    COMMIT = "(commit + driver, beyond the statements)"
+
+    def __init__(self, pid: int | None, profile: bool) -> None:
+        self.pid, self.profile = pid, profile
+        self.stats: dict[str, list[float]] = {}
+        self.ops: dict[str, dict[str, list[int]]] = {}
+        self.inside = self.inside_cpu = 0.0
+
+    def add(self, name: str, wall: float, cpu: float) -> None:
+        s = self.stats.setdefault(name, [0, 0.0, 0.0])
+        s[0] += 1
+        s[1] += wall
+        s[2] += cpu
+
+    def run_tx(self, tx, name: str, /, **params):  # noqa: ANN001 - mirrors graphmem.db.run_tx
+        from graphmem.db import cypher
+
+        text = cypher(name)
+        t, c = time.perf_counter(), server_cpu(self.pid)
+        result = tx.run(("PROFILE " if self.profile else "") + text, params)
+        rows = [r.data() for r in result]
+        summary = result.consume()
+        wall, cpu = time.perf_counter() - t, server_cpu(self.pid) - c
+        self.inside += wall
+        self.inside_cpu += cpu
+        self.add(name, wall, cpu)
+        if self.profile and summary.profile:
+            ops = self.ops.setdefault(name, {})
+
+            def walk(node: dict) -> None:
+                key = node.get("operatorType", "?").split("@")[0]
+                o = ops.setdefault(f"{key} {node.get('args', {}).get('Details', '')[:70]}", [0, 0])
+                o[0] += int(node.get("dbHits", 0))
+                o[1] += int(node.get("rows", 0))
+                for ch in node.get("children", []):
+                    walk(ch)
+
+            walk(summary.profile)
+        return rows
+
+    def install(self) -> None:
+        import graphmem.ingest
+        import graphmem.order
+        from graphmem.db import Store
+
+        graphmem.ingest.run_tx = self.run_tx
+        graphmem.order.run_tx = self.run_tx
+        original, meter = Store.write_tx, self
+
+        def write_tx(store, fn):  # noqa: ANN001
+            t, c = time.perf_counter(), server_cpu(meter.pid)
+            inside, inside_cpu = meter.inside, meter.inside_cpu
+            try:
+                return original(store, fn)
+            finally:
+                meter.add(meter.COMMIT, time.perf_counter() - t - (meter.inside - inside),
+                          server_cpu(meter.pid) - c - (meter.inside_cpu - inside_cpu))
+
+        Store.write_tx = write_tx
+
+    def report(self, n: int) -> None:
+        print(f"  {'statement':42s} {'calls':>5s} {'ms/call':>8s} {'client us/msg':>13s} {'neo4j us/msg':>12s}")
+        for name, (calls, wall, cpu) in sorted(self.stats.items(), key=lambda kv: -kv[1][1]):
+            print(f"  {name:42s} {calls:5d} {1e3 * wall / calls:8.1f} {1e6 * wall / n:13.0f} {1e6 * cpu / n:12.0f}")
+        for name, ops in self.ops.items():
+            print(f"  PROFILE {name} (summed over calls): db hits / rows per operator")
+            for op, (hits, rows) in sorted(ops.items(), key=lambda kv: -kv[1][0])[:8]:
+                print(f"      {hits:10d} {rows:9d}  {op}")
+
+
+def cmd_statements(args: argparse.Namespace) -> None:
+    from bench_scale import build_tiny_model
+
+    from graphmem.db import Store, open_driver, quiet_notifications
+    from graphmem.embed import Embedder
+    from graphmem.groups import forget_group
+    from graphmem.ingest import ingest_conversations
+
+    convs = parse(args.jsonl)
+    conv = convs[0]
+    msgs = conv.messages
+    if args.time_order:  # stable: loader order among equal instants
+        from graphmem.times import instant
+
+        msgs = sorted(msgs, key=lambda m: instant(m.ts))
+    pre, body = msgs[: args.prefill], msgs[args.prefill : args.prefill + args.sample]
+    n = len(body)
+    embedder = Embedder(build_tiny_model(args.tiny_model) if args.tiny_model else "", batch_size=256)
+    embedder.encode(["warm-up"])
+    driver = open_driver()
+    store = Store(driver)
+    pid = server_pid()
+    g = tagged([conv], f"st{int(time.time())}")[0]
+    first = g.model_copy(update={"messages": [m.model_copy(update={"group_id": g.group_id}) for m in pre]})
+    second = g.model_copy(update={"messages": [m.model_copy(update={"group_id": g.group_id}) for m in body]})
+    quiet_notifications()
+    warm = tagged([sample([conv], 500)[0]], f"warm{int(time.time())}")
+    ingest_conversations(store, warm, embedder, embed="now", batch_size=args.batch, exact_max=10**9)
+    forget_group(store, warm[0].group_id)  # query plans compiled before anything is measured
+    print(f"== ingest statements: {n} msgs of {conv.group_id} ({'time' if args.time_order else 'loader'} order) "
+          f"after {len(pre)} stored, batch {args.batch}, "
+          f"{'tiny model' if args.tiny_model else 'MiniLM'} vectors{', PROFILE' if args.profile else ''}")
+    try:
+        if pre:
+            ingest_conversations(store, [first], embedder, embed="now", batch_size=5000, exact_max=10**9)
+        meter = StatementMeter(pid, args.profile)
+        meter.install()
+        m = Meter(pid)
+        ingest_conversations(store, [second], embedder, embed="now", batch_size=args.batch, exact_max=10**9)
+        m.stop(n, "ingest (embed now; the group's own vector index left out)")
+        meter.report(n)
+    finally:
+        forget_group(store, g.group_id)
+        driver.close()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -281,9 +410,18 @@ def main() -> None:
     p.add_argument("--jsonl", type=Path, required=True)
     p.add_argument("--sample", type=int, default=10000)
     p.add_argument("--tiny-model", type=Path, default=None)
+    p = sub.add_parser("statements")
+    p.add_argument("--jsonl", type=Path, required=True)
+    p.add_argument("--sample", type=int, default=2000)
+    p.add_argument("--prefill", type=int, default=0, help="messages of the group stored first (untimed)")
+    p.add_argument("--batch", type=int, default=250)
+    p.add_argument("--tiny-model", type=Path, default=None)
+    p.add_argument("--profile", action="store_true", help="run each statement under PROFILE (db hits)")
+    p.add_argument("--time-order", action="store_true",
+                   help="take the group's messages in time order (the loader hands them over channel by channel)")
     args = ap.parse_args()
     {"importer": cmd_importer, "tx": cmd_tx, "embed-now": cmd_embed_now,
-     "global-index": cmd_global_index}[args.cmd](args)
+     "global-index": cmd_global_index, "statements": cmd_statements}[args.cmd](args)
     print(f"peak RSS of this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
 
 

@@ -11,6 +11,7 @@
 // Returns: edited (int, messages changed), uncovered (int, COVERS links removed).
 UNWIND $rows AS row
 MATCH (m:Message {group_id: $group_id, id: row.id})
+USING INDEX m:Message(group_id, id)
 WHERE m.text = row.old_text
 SET m.text_history = coalesce(m.text_history, []) + [m.text] + row.between,
     m.edited_at = coalesce(m.edited_at, []) + [x IN [m.text] + row.between | row.edited_at],

@@ -5,6 +5,7 @@
 //   turn_created (int or null for a message placed by this transaction), turn (int or null),
 //   speaker, text, search_text, next (str or null: the id its NEXT points to now).
 MATCH (m:Message {group_id: $group_id})
+USING INDEX m:Message(group_id, order_instant)  // the region only, whatever the statistics suggest
 WHERE m.order_instant >= $from
 RETURN m.id AS id, coalesce(m.channel, '') AS channel, m.session AS session,
        m.order_instant AS order_instant, m.seq AS seq, m.turn_created AS turn_created,

@@ -4,11 +4,13 @@
 // Returns: linked (int, NEXT links created).
 UNWIND $rows AS row
 MATCH (a:Message {group_id: $group_id, id: row.from})
+USING INDEX a:Message(group_id, id)
 CALL (a) {
   OPTIONAL MATCH (a)-[r:NEXT]->()
   DELETE r
 }
 WITH a, row
 OPTIONAL MATCH (b:Message {group_id: $group_id, id: row.to})
+USING INDEX b:Message(group_id, id)
 FOREACH (_ IN CASE WHEN b IS NULL THEN [] ELSE [1] END | CREATE (a)-[:NEXT]->(b))
 RETURN count(b) AS linked

@@ -3,7 +3,8 @@
 // Parameters: $group_id (str); $rows (list of maps): id (str), embedding (list[float], L2-normed).
 // Returns: written (int).
 UNWIND $rows AS row
-MATCH (m:Message {group_id: $group_id, id: row.id})  // the (group_id, id) constraint index
+MATCH (m:Message {group_id: $group_id, id: row.id})
+USING INDEX m:Message(group_id, id)  // a seek per row, whatever the statistics of the moment
 WHERE m:PendingEmbedding
 CALL db.create.setNodeVectorProperty(m, 'embedding', row.embedding)
 REMOVE m:PendingEmbedding

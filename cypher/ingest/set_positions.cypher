@@ -5,5 +5,6 @@
 // Returns: updated (int).
 UNWIND $rows AS row
 MATCH (m:Message {group_id: $group_id, id: row.id})
+USING INDEX m:Message(group_id, id)
 SET m.turn_created = row.turn_created, m.turn = row.turn, m.search_text = row.search_text
 RETURN count(m) AS updated

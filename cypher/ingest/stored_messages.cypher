@@ -4,6 +4,7 @@
 //   channel, ts (str), reply_to (str).
 UNWIND $ids AS mid
 MATCH (m:Message {group_id: $group_id, id: mid})
+USING INDEX m:Message(group_id, id)  // a seek per id, whatever plan the statistics of the moment suggest
 OPTIONAL MATCH (m)-[:SOURCE]->(p:Person)
 RETURN m.id AS id, m.text AS text, m.speaker AS speaker, coalesce(p.id, m.speaker) AS person_id,
        m.session AS session, coalesce(m.channel, '') AS channel, m.ts AS ts,

@@ -4,5 +4,6 @@
 // Returns: labelled (int).
 UNWIND $ids AS mid
 MATCH (m:Message {group_id: $group_id, id: mid})
+USING INDEX m:Message(group_id, id)
 SET m:$($label)
 RETURN count(m) AS labelled
