@@ -100,7 +100,8 @@ def _select(
     ranked_n = _numbers(value.get("ranked"), len(pool))
     expand_n = _numbers(value.get("expand"), len(pool))
     ranked = [pool[n - 1] for n in ranked_n]
-    ranked += [h for h in pool if h not in ranked]
+    chosen = {h.id for h in ranked}  # pool ids are unique: by id, not by comparing every field
+    ranked += [h for h in pool if h.id not in chosen]
     return ranked, [pool[n - 1] for n in expand_n], usage, ""
 
 
