@@ -4,7 +4,8 @@ vector index.
 
 Usage (input: a JSON-lines corpus from ``bench/bench_scale.py --write-jsonl``):
     # first load through neo4j-admin (the local server must be stopped; the database is replaced)
-    nice -n 10 .venv/bin/python bench/bench_bulk.py importer --jsonl /tmp/scale.jsonl --csv-dir /tmp/csv
+    nice -n 10 .venv/bin/python bench/bench_bulk.py importer --jsonl /tmp/scale.jsonl --csv-dir /tmp/csv \
+        [--path reference] [--workers N]
     # the rest needs the server running with the schema applied
     nice -n 10 .venv/bin/python bench/bench_bulk.py tx --jsonl /tmp/scale.jsonl [--batch 5000] [--workers 1]
     nice -n 10 .venv/bin/python bench/bench_bulk.py embed-now --jsonl /tmp/scale.jsonl --sample 1000
@@ -113,25 +114,38 @@ def parse(path: Path) -> list[Conversation]:
 
 
 def cmd_importer(args: argparse.Namespace) -> None:
-    from graphmem.bulk_import import import_conversations
+    from graphmem.bulk_import import HEADERS, check_can_import, run_importer, write_csv
+    from graphmem.bulk_jsonl import write_csv_jsonl
     from graphmem.config import get_settings
     from graphmem.db import Store, open_driver
     from graphmem.local_server import LocalServer
     from graphmem.schema import apply_schema
 
     s = get_settings()
-    print(f"== first load through neo4j-admin: {args.jsonl} (heap {s.neo4j_heap_mb} MB, "
-          f"page cache {s.neo4j_pagecache_mb} MB)")
-    total = Meter()
-    convs = parse(args.jsonl)
-    n = sum(len(c.messages) for c in convs)
+    print(f"== first load through neo4j-admin ({args.path} CSV path): {args.jsonl} (heap "
+          f"{s.neo4j_heap_mb} MB, page cache {s.neo4j_pagecache_mb} MB, {os.cpu_count()} cores)")
+    server = check_can_import(s, overwrite=True)
     if args.csv_dir.exists():
         shutil.rmtree(args.csv_dir)
+    total = Meter()
+    if args.path == "reference":
+        convs = parse(args.jsonl)
+        n = sum(len(c.messages) for c in convs)
+        m = Meter()
+        write_csv(convs, args.csv_dir)
+        m.stop(n, "write the CSV files")
+        files = {k: [args.csv_dir / f"{k}.csv"] for k in HEADERS}
+        del convs
+    else:
+        m = Meter()
+        result = write_csv_jsonl(args.jsonl, args.csv_dir, workers=args.workers)
+        n = result.summary.messages_written
+        m.stop(n, f"parse + check + write the CSV files ({result.path} path, {result.parts} part(s); "
+                  "CPU includes the worker processes)")
+        files = result.files
     m = Meter()
-    report = import_conversations(s, convs, args.csv_dir, overwrite=True)
-    m.stop(n, "CSV + neo4j-admin import")
-    print(f"    phases: " + ", ".join(f"{k} {v:.1f} s" for k, v in report.seconds.items()))
-    del convs
+    run_importer(s, server, args.csv_dir, files)
+    m.stop(n, "neo4j-admin database import (CPU: the importer's JVM)")
     m = Meter()
     LocalServer(s).start()
     pid = server_pid()
@@ -142,8 +156,7 @@ def cmd_importer(args: argparse.Namespace) -> None:
     driver.close()
     m.stop(n, "schema apply: constraints + indexes ONLINE")
     print(f"  ==> JSONL to stored, indexed and fulltext-searchable: ", end="")
-    total.pid = None
-    total.stop(n, "end to end (neo4j CPU not included above the schema phase)")
+    total.stop(n, "end to end (python CPU includes the importer's JVM, not the server)")
 
 
 def cmd_tx(args: argparse.Namespace) -> None:
@@ -397,6 +410,9 @@ def main() -> None:
     p = sub.add_parser("importer")
     p.add_argument("--jsonl", type=Path, required=True)
     p.add_argument("--csv-dir", type=Path, required=True)
+    p.add_argument("--path", choices=("parallel", "reference"), default="parallel",
+                   help="CSV from graphmem.bulk_jsonl (default) or loaders + bulk_import.write_csv")
+    p.add_argument("--workers", type=int, default=None, help="processes of the parallel path (default: cores)")
     p = sub.add_parser("tx")
     p.add_argument("--jsonl", type=Path, required=True)
     p.add_argument("--sample", type=int, default=0, help="only the first N messages (0: all)")

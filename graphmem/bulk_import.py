@@ -46,32 +46,152 @@ class ImportReport:
     summary: IngestSummary
     seconds: dict[str, float] = field(default_factory=dict)
     tool_output: str = ""
+    csv_path: str = "reference"  # "parallel": graphmem.bulk_jsonl's fast path wrote the files
+    csv_parts: int = 1
+
+
+#: Columns of each CSV file (the first line of the file, or its own header file for parts).
+HEADERS: dict[str, list[str]] = {
+    "groups": [":ID", "id", "name", "message_seq:long", ":LABEL"],
+    "persons": [":ID", "id", "group_id", "name", "speaker_id", "aliases:string[]", ":LABEL"],
+    "sessions": [":ID", "id", "group_id", "channel", "index:long", "ts", ":LABEL"],
+    "messages": [
+        ":ID", "id", "group_id", "channel", "text", "speaker", "session", "turn:long", "ts",
+        "instant:double", "order_instant:double", "seq:long", "turn_created:long", "reply_to",
+        "search_text", "group_key", ":LABEL",
+    ],
+    "rels": [":START_ID", ":END_ID", ":TYPE"],
+}
+NODE_FILES = ("groups", "persons", "sessions", "messages")
+MESSAGE_LABELS = f"Message{ARRAY_DELIMITER}PendingEmbedding"  # labels are split like arrays
+
+
+class CsvFiles:
+    """Open CSV writers, one per file of :data:`HEADERS` (``<name><suffix>.csv`` in ``folder``)."""
+
+    def __init__(self, folder: Path, suffix: str = "", *, header: bool = True) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        self.paths = {name: folder / f"{name}{suffix}.csv" for name in HEADERS}
+        self._files = {name: p.open("w", encoding="utf-8", newline="") for name, p in self.paths.items()}
+        self.w = {k: csv.writer(f, quoting=csv.QUOTE_ALL, lineterminator="\n") for k, f in self._files.items()}
+        if header:
+            for name, cols in HEADERS.items():
+                self.w[name].writerow(cols)
+
+    def close(self) -> None:
+        for f in self._files.values():
+            f.close()
+
+
+def write_group(
+    w: dict, gid: str, name: str, items: list[tuple], skipped: int, next_id: int, summary: IngestSummary,
+) -> int:
+    """Write one group's nodes and relationships; return the next free node id.
+
+    Args:
+        w: the writers of :class:`CsvFiles`.
+        gid / name: the group id and display name.
+        items: one ``(message, order_instant, instant)`` per message id, in conversation order
+            (:func:`graphmem.ingest.collapse`); a message has the attributes of
+            :class:`~graphmem.model.MessageRecord` that are stored (id, channel, session,
+            speaker, speaker_id, text, ts, reply_to, session_ts).
+        skipped: input records that repeated a message (counted, not written).
+        next_id: the first node id this group may use (ids are consecutive from it).
+        summary: counts are added to it.
+    """
+    g_node = next_id
+    next_id += 1
+    w["groups"].writerow([g_node, gid, name, len(items), "Group"])
+    summary.messages_skipped += skipped
+    summary.groups += 1
+    summary.groups_created += 1
+    summary.group_ids.append(gid)
+    persons: dict[str, dict] = {}
+    sessions: dict[str, dict] = {}
+    for m, _, _ in items:
+        p = persons.setdefault(person_key(m), {"name": m.speaker, "speaker_id": m.speaker_id, "aliases": []})
+        p["name"] = m.speaker
+        if m.speaker not in p["aliases"]:
+            p["aliases"].append(m.speaker)
+        if m.session not in sessions:
+            sessions[m.session] = {"channel": m.channel, "ts": m.session_ts or m.ts}
+    p_node: dict[str, int] = {}
+    rels = w["rels"]
+    for key, p in persons.items():
+        p_node[key] = next_id
+        w["persons"].writerow([next_id, key, gid, p["name"], p["speaker_id"],
+                               ARRAY_DELIMITER.join(p["aliases"]), "Person"])
+        rels.writerow([next_id, g_node, "MEMBER_OF"])
+        next_id += 1
+    # the place of every message: the planner transactional ingest uses, from nothing
+    region = [{"id": m.id, "channel": m.channel, "session": m.session, "speaker": m.speaker,
+               "text": m.text, "order_instant": oi, "index": i}
+              for i, (m, oi, _) in enumerate(items)]
+    region.sort(key=lambda r: (r["order_instant"], r["index"]))
+    for seq, r in enumerate(region):  # numbered as ingest numbers one input (in time order)
+        r["seq"] = seq
+    plan = plan_order(region, 0, {r["channel"]: {"id": None} for r in region},
+                      {r["session"]: {"id": None} for r in region})
+    place = {p["id"]: p for p in plan.positions}
+    first: dict[str, tuple[int, str]] = {}  # session -> (position of turn 0, channel)
+    for r in region:
+        if place[r["id"]]["turn"] == 0:
+            first[r["session"]] = (place[r["id"]]["turn_created"], r["channel"])
+    rank: dict[str, int] = {}
+    per_channel: dict[str, int] = {}
+    for sid, (_, ch) in sorted(first.items(), key=lambda kv: kv[1][0]):
+        rank[sid] = per_channel[ch] = per_channel.get(ch, 0) + 1
+    s_node: dict[str, int] = {}
+    for sid, s in sessions.items():
+        s_node[sid] = next_id
+        w["sessions"].writerow([next_id, sid, gid, s["channel"], rank[sid], s["ts"], "Session"])
+        rels.writerow([next_id, g_node, "IN_GROUP"])
+        next_id += 1
+    summary.persons += len(persons)
+    summary.persons_created += len(persons)
+    summary.sessions += len(sessions)
+    summary.sessions_created += len(sessions)
+    key = group_key(gid)
+    m_node: dict[str, int] = {}
+    msg_rows = []
+    rel_rows = []
+    for r in region:
+        m, _, inst = items[r["index"]]
+        p = place[m.id]
+        node = m_node[m.id] = next_id
+        next_id += 1
+        msg_rows.append([
+            node, m.id, gid, m.channel, m.text, m.speaker, m.session, p["turn"], m.ts,
+            repr(inst), repr(r["order_instant"]), r["seq"], p["turn_created"],
+            m.reply_to, p["search_text"], key, MESSAGE_LABELS,
+        ])
+        rel_rows.append([node, p_node[person_key(m)], "SOURCE"])
+        rel_rows.append([node, s_node[m.session], "IN_SESSION"])
+    w["messages"].writerows(msg_rows)
+    rels.writerows(rel_rows)
+    # NEXT: per channel, in conversation order
+    rels.writerows([m_node[link["from"]], m_node[link["to"]], "NEXT"] for link in plan.links
+                   if link["to"] is not None)
+    rels.writerows([m_node[m.id], m_node[m.reply_to], "REPLY_TO"] for m, _, _ in items
+                   if m.reply_to and m.reply_to in m_node)
+    summary.messages_written += len(items)
+    return next_id
 
 
 def write_csv(conversations: list[Conversation], folder: Path) -> IngestSummary:
     """Write node and relationship CSV files for ``neo4j-admin database import`` into ``folder``.
+
+    One file per kind (``groups.csv``, ``persons.csv``, ``sessions.csv``, ``messages.csv``,
+    ``rels.csv``), header first. The reference path for every input format;
+    :func:`graphmem.bulk_jsonl.write_csv_jsonl` is the parallel one for JSON lines.
 
     Raises:
         InvalidInputError: a record is wrong (raised before any file is written).
     """
     for conv in conversations:
         validate(conv)
-    folder.mkdir(parents=True, exist_ok=True)
     summary = IngestSummary()
-    files = {
-        name: (folder / f"{name}.csv").open("w", encoding="utf-8", newline="")
-        for name in ("groups", "persons", "sessions", "messages", "rels")
-    }
-    w = {k: csv.writer(f, quoting=csv.QUOTE_ALL, lineterminator="\n") for k, f in files.items()}
-    w["groups"].writerow([":ID", "id", "name", "message_seq:long", ":LABEL"])
-    w["persons"].writerow([":ID", "id", "group_id", "name", "speaker_id", "aliases:string[]", ":LABEL"])
-    w["sessions"].writerow([":ID", "id", "group_id", "channel", "index:long", "ts", ":LABEL"])
-    w["messages"].writerow([
-        ":ID", "id", "group_id", "channel", "text", "speaker", "session", "turn:long", "ts",
-        "instant:double", "order_instant:double", "seq:long", "turn_created:long", "reply_to",
-        "search_text", "group_key", ":LABEL",
-    ])
-    w["rels"].writerow([":START_ID", ":END_ID", ":TYPE"])
+    files = CsvFiles(folder)
     next_id = 0
     seen_groups: set[str] = set()
     try:
@@ -86,82 +206,11 @@ def write_csv(conversations: list[Conversation], folder: Path) -> IngestSummary:
                     raise InvalidInputError(
                         "the first-load importer takes one text per message id; load edits with "
                         "graphmem ingest", source=conv.source, record=d.m.source_ref or d.m.id, field="text")
-            messages = [d.m for d in deliveries]
-            summary.messages_skipped += len(conv.messages) - len(messages)
-            g_node = next_id
-            next_id += 1
-            w["groups"].writerow([g_node, gid, conv.name or gid, len(messages), "Group"])
-            summary.groups += 1
-            summary.groups_created += 1
-            summary.group_ids.append(gid)
-            persons: dict[str, dict] = {}
-            sessions: dict[str, dict] = {}
-            for m in messages:
-                p = persons.setdefault(person_key(m), {"name": m.speaker, "speaker_id": m.speaker_id, "aliases": []})
-                p["name"] = m.speaker
-                if m.speaker not in p["aliases"]:
-                    p["aliases"].append(m.speaker)
-                sessions.setdefault(m.session, {"channel": m.channel, "index": m.session_index,
-                                                "ts": m.session_ts or m.ts})
-            p_node: dict[str, int] = {}
-            for key, p in persons.items():
-                p_node[key] = next_id
-                w["persons"].writerow([next_id, key, gid, p["name"], p["speaker_id"],
-                                       ARRAY_DELIMITER.join(p["aliases"]), "Person"])
-                w["rels"].writerow([next_id, g_node, "MEMBER_OF"])
-                next_id += 1
-            # the place of every message: the planner transactional ingest uses, from nothing
-            region = [{"id": d.m.id, "channel": d.m.channel, "session": d.m.session, "speaker": d.m.speaker,
-                       "text": d.m.text, "order_instant": d.order_instant, "index": i}
-                      for i, d in enumerate(deliveries)]
-            region.sort(key=lambda r: (r["order_instant"], r["index"]))
-            for seq, r in enumerate(region):  # numbered as ingest numbers one input (in time order)
-                r["seq"] = seq
-            plan = plan_order(region, 0, {r["channel"]: {"id": None} for r in region},
-                              {r["session"]: {"id": None} for r in region})
-            place = {p["id"]: p for p in plan.positions}
-            first: dict[str, tuple[int, str]] = {}  # session -> (position of turn 0, channel)
-            for r in region:
-                if place[r["id"]]["turn"] == 0:
-                    first[r["session"]] = (place[r["id"]]["turn_created"], r["channel"])
-            rank: dict[str, int] = {}
-            for sid, (_, ch) in sorted(first.items(), key=lambda kv: kv[1][0]):
-                rank[sid] = 1 + sum(1 for other in rank if first[other][1] == ch)
-            s_node: dict[str, int] = {}
-            for sid, s in sessions.items():
-                s_node[sid] = next_id
-                w["sessions"].writerow([next_id, sid, gid, s["channel"], rank[sid], s["ts"], "Session"])
-                w["rels"].writerow([next_id, g_node, "IN_GROUP"])
-                next_id += 1
-            summary.persons += len(persons)
-            summary.persons_created += len(persons)
-            summary.sessions += len(sessions)
-            summary.sessions_created += len(sessions)
-            key = group_key(gid)
-            m_node: dict[str, int] = {}
-            for r in region:
-                m = deliveries[r["index"]].m
-                p = place[m.id]
-                node = m_node[m.id] = next_id
-                next_id += 1
-                w["messages"].writerow([
-                    node, m.id, gid, m.channel, m.text, m.speaker, m.session, p["turn"], m.ts,
-                    repr(instant(m.ts)), repr(r["order_instant"]), r["seq"], p["turn_created"],
-                    m.reply_to, p["search_text"], key,
-                    f"Message{ARRAY_DELIMITER}PendingEmbedding",  # labels split like arrays
-                ])
-                w["rels"].writerow([node, p_node[person_key(m)], "SOURCE"])
-                w["rels"].writerow([node, s_node[m.session], "IN_SESSION"])
-            for link in plan.links:  # NEXT: per channel, in conversation order
-                if link["to"] is not None:
-                    w["rels"].writerow([m_node[link["from"]], m_node[link["to"]], "NEXT"])
-            for m in messages:
-                if m.reply_to and m.reply_to in m_node:
-                    w["rels"].writerow([m_node[m.id], m_node[m.reply_to], "REPLY_TO"])
-            summary.messages_written += len(messages)
+            items = [(d.m, d.order_instant, instant(d.m.ts)) for d in deliveries]
+            next_id = write_group(files.w, gid, conv.name or gid, items, len(conv.messages) - len(items),
+                                  next_id, summary)
     finally:
-        for f in files.values():
-            f.close()
+        files.close()
     return summary
 
 
@@ -186,6 +235,58 @@ def import_conversations(
             false, or the importer failed (its output is in the message).
         InvalidInputError: a record is wrong (nothing is written).
     """
+    server = check_can_import(settings, overwrite=overwrite)
+    report = ImportReport(summary=IngestSummary())
+    t = Stopwatch()
+    report.summary = write_csv(conversations, folder)
+    report.seconds["csv"] = t.elapsed_s
+    files = {k: [folder / f"{k}.csv"] for k in HEADERS}
+    report.seconds["import"], report.tool_output = run_importer(settings, server, folder, files)
+    return report
+
+
+def import_jsonl(
+    settings: Settings, path: Path, folder: Path, *, overwrite: bool = False, group: str | None = None,
+    workers: int | None = None,
+) -> ImportReport:
+    """:func:`import_conversations` for a JSON-lines file, its CSV files written on every core
+    (:func:`graphmem.bulk_jsonl.write_csv_jsonl`; the same files, so the same graph).
+
+    Args:
+        settings: graphmem settings (the local server's home).
+        path: the ``.jsonl`` file.
+        folder: where the CSV files are written.
+        overwrite: replace a database that already holds data.
+        group: overrides the ``group`` of every line.
+        workers: processes for parsing and CSV (default: the machine's cores).
+
+    Returns:
+        An :class:`ImportReport`; ``seconds["csv"]`` includes parsing and checking the input.
+
+    Raises:
+        LocalServerError: as :func:`import_conversations` (checked before the input is read).
+        InvalidInputError: a record is wrong (nothing is imported), naming line and field.
+    """
+    from graphmem.bulk_jsonl import write_csv_jsonl
+
+    server = check_can_import(settings, overwrite=overwrite)
+    report = ImportReport(summary=IngestSummary())
+    t = Stopwatch()
+    result = write_csv_jsonl(path, folder, group=group, workers=workers)
+    report.summary = result.summary
+    report.seconds["csv"] = t.elapsed_s
+    report.csv_path, report.csv_parts = result.path, result.parts
+    report.seconds["import"], report.tool_output = run_importer(settings, server, folder, result.files)
+    return report
+
+
+def check_can_import(settings: Settings, *, overwrite: bool) -> LocalServer:
+    """The local server, after checking that the importer may replace its database.
+
+    Raises:
+        LocalServerError: the server is running, or the database holds data and ``overwrite``
+            is false.
+    """
     server = LocalServer(settings)
     if server.pid() is not None:
         raise LocalServerError("stop the local server first (graphmem neo4j stop): the importer needs it down")
@@ -195,20 +296,31 @@ def import_conversations(
             f"database {settings.neo4j_database!r} already exists; the importer replaces it: "
             "pass --overwrite to do so, or use `graphmem ingest --embed later`"
         )
-    report = ImportReport(summary=IngestSummary())
-    t = Stopwatch()
-    report.summary = write_csv(conversations, folder)
-    report.seconds["csv"] = t.elapsed_s
+    return server
+
+
+def run_importer(
+    settings: Settings, server: LocalServer, folder: Path, files: dict[str, list[Path]],
+) -> tuple[float, str]:
+    """Run ``neo4j-admin database import full`` on ``files`` (per kind: header file first).
+
+    Returns:
+        Seconds taken and the tail of the tool's output.
+
+    Raises:
+        LocalServerError: the importer failed (its output is in the message).
+    """
     server.assemble()
     server.write_config()
     server._set_initial_password()
     env = dict(os.environ, NEO4J_HOME=str(server.home), NEO4J_CONF=str(server.conf))
+    def arg(kind: str) -> str:
+        return ",".join(str(p) for p in files[kind])
+
     cmd = [
         server.java(), f"-Xmx{settings.neo4j_heap_mb}m", "-cp", f"{server.lib}/*", ADMIN_TOOL,
         "database", "import", "full", settings.neo4j_database,
-        f"--nodes={folder / 'groups.csv'}", f"--nodes={folder / 'persons.csv'}",
-        f"--nodes={folder / 'sessions.csv'}", f"--nodes={folder / 'messages.csv'}",
-        f"--relationships={folder / 'rels.csv'}",
+        *(f"--nodes={arg(k)}" for k in NODE_FILES), f"--relationships={arg('rels')}",
         "--id-type=integer", "--multiline-fields=true", "--array-delimiter=U+001F",
         # the importer's list of skipped entries, next to the CSV files (by default it lands
         # in the current directory as ``import.report``)
@@ -220,8 +332,8 @@ def import_conversations(
     ]
     t = Stopwatch()
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
-    report.seconds["import"] = t.elapsed_s
-    report.tool_output = (proc.stdout + proc.stderr)[-4000:]
+    seconds = t.elapsed_s
+    output = (proc.stdout + proc.stderr)[-4000:]
     if proc.returncode != 0:
-        raise LocalServerError(f"neo4j-admin database import failed:\n{report.tool_output}")
-    return report
+        raise LocalServerError(f"neo4j-admin database import failed:\n{output}")
+    return seconds, output

@@ -53,29 +53,46 @@ def import_(
     schema (indexes build in bulk). Fill vectors afterwards with `graphmem embed --group G`.
     """
     import tempfile
-    import time
+    import threading
 
-    from graphmem.bulk_import import import_conversations
+    from graphmem.bulk_import import import_conversations, import_jsonl
     from graphmem.embed import get_embedder
     from graphmem.local_server import LocalServer
     from graphmem.schema import apply_schema
     from loaders import load_conversations
 
     s = get_settings()
-    t0 = Stopwatch()
-    conversations = load_conversations(path, fmt, group=group)
-    parse_s = t0.elapsed_s
     folder = csv_dir or Path(tempfile.mkdtemp(prefix="graphmem-import-"))
-    report = import_conversations(s, conversations, folder, overwrite=overwrite)
+    if fmt == "jsonl":  # parsed, checked and written to CSV in one pass on every core
+        parse_s = 0.0
+        report = import_jsonl(s, path, folder, overwrite=overwrite, group=group)
+    else:
+        t0 = Stopwatch()
+        conversations = load_conversations(path, fmt, group=group)
+        parse_s = t0.elapsed_s
+        report = import_conversations(s, conversations, folder, overwrite=overwrite)
+    dims: list[int] = []
+
+    def load_model() -> None:  # the embedder (for the vector index dimension) loads while the server starts
+        try:
+            dims.append(get_embedder().dimension)
+        except Exception:  # noqa: BLE001 - asked again below, where the error is raised
+            pass
+
+    loader = threading.Thread(target=load_model, daemon=True)
+    loader.start()
     t = Stopwatch()
     LocalServer(s).start()
+    loader.join()
     start_s = t.elapsed_s
-    dims = get_embedder().dimension
+    dim = dims[0] if dims else get_embedder().dimension
     t = Stopwatch()
     with open_store() as store:
-        apply_schema(store, dims, timeout_s=7200)
+        apply_schema(store, dim, timeout_s=7200)
     schema_s = t.elapsed_s
     seconds = {"parse": parse_s, **report.seconds, "start": start_s, "schema": schema_s}
+    if fmt == "jsonl":
+        del seconds["parse"]  # inside "csv"
     n = report.summary.messages_written
     total = sum(v for k, v in seconds.items() if k != "parse")
     data = {**report.summary.as_dict(), "seconds": {k: round(v, 2) for k, v in seconds.items()},
@@ -86,7 +103,7 @@ def import_(
         out.print(
             f"{report.summary.groups} group(s), {n} messages imported; "
             + ", ".join(f"{k} {v:.1f} s" for k, v in seconds.items())
-            + f" ({data['msg_per_s']} msg/s from CSV to indexes ONLINE)"
+            + f" ({data['msg_per_s']} msg/s from {'the file' if fmt == 'jsonl' else 'CSV'} to indexes ONLINE)"
         )
 
 

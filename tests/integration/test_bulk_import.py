@@ -8,11 +8,13 @@ what transactional ingest stores, node by node and relationship by relationship.
 from __future__ import annotations
 
 import csv
+import json
 from pathlib import Path
 
 import pytest
 
-from graphmem.bulk_import import ARRAY_DELIMITER, write_csv
+from graphmem.bulk_import import ARRAY_DELIMITER, HEADERS, write_csv
+from graphmem.bulk_jsonl import write_csv_jsonl
 from graphmem.ingest import ingest_conversations
 from tests.factories import conversation
 
@@ -55,14 +57,20 @@ def from_store(store, gid: str) -> tuple[set, set]:
 TYPES = {"int": int, "long": int, "double": float, "string[]": lambda v: tuple(v.split(ARRAY_DELIMITER))}
 
 
-def from_csv(folder: Path) -> tuple[set, set]:
+def read_rows(paths: list[Path]) -> list[list[str]]:
+    """The rows of a CSV file given as header file then parts (or as one file)."""
+    text = "".join(p.read_text(encoding="utf-8") for p in paths)
+    return list(csv.reader(text.splitlines(keepends=True)))
+
+
+def from_csv(folder: Path, files: dict[str, list[Path]] | None = None) -> tuple[set, set]:
+    files = files or {k: [folder / f"{k}.csv"] for k in HEADERS}
     by_id: dict[str, tuple[str, str]] = {}
     node_set = set()
     for name in ("groups", "persons", "sessions", "messages"):
-        with (folder / f"{name}.csv").open(encoding="utf-8", newline="") as f:
-            reader = csv.reader(f)
-            header = next(reader)
-            for row in reader:
+        header, *rows = read_rows(files[name])
+        if True:
+            for row in rows:
                 props, labels, node = {}, (), ""
                 for col, value in zip(header, row):
                     if col == ":ID":
@@ -75,12 +83,9 @@ def from_csv(folder: Path) -> tuple[set, set]:
                 by_id[node] = (labels[0] if len(labels) == 1 else "Message", props["id"])
                 node_set.add((labels, tuple(sorted(props.items()))))
     rels = set()
-    with (folder / "rels.csv").open(encoding="utf-8", newline="") as f:
-        reader = csv.reader(f)
-        next(reader)
-        for start, end, typ in reader:
-            (al, a), (bl, b) = by_id[start], by_id[end]
-            rels.add((al, a, typ, bl, b))
+    for start, end, typ in read_rows(files["rels"])[1:]:
+        (al, a), (bl, b) = by_id[start], by_id[end]
+        rels.add((al, a, typ, bl, b))
     return node_set, rels
 
 
@@ -96,6 +101,47 @@ def test_import_files_match_transactional_ingest(store, group_id, tmp_path) -> N
     assert ("Message", "a1", "NEXT", "Message", "a2") in csv_rels
     assert ("Message", "b1", "NEXT", "Message", "b2") in csv_rels  # per channel
     assert not any(r[1] == "a3" and r[2] == "REPLY_TO" for r in csv_rels)  # target not stored
+
+
+def jsonl_sample(path: Path, gid: str) -> Path:
+    """The rows of :func:`sample` as a chat file (``--format jsonl``), spread over two groups'
+    lines, with a redelivery."""
+    lines = []
+    for m in sample(gid).messages:
+        row = {"group": gid, "id": m.id, "speaker": m.speaker, "text": m.text, "ts": m.ts,
+               "session": m.session.split("/", 1)[1] if m.channel else m.session}
+        for key in ("speaker_id", "reply_to", "channel"):
+            if getattr(m, key):
+                row[key] = getattr(m, key)
+        lines.append(json.dumps(row))
+        reply = {"reply_to": "b-" + m.reply_to} if m.reply_to else {}
+        lines.append(json.dumps({**row, "group": gid + "-b", "id": "b-" + m.id, **reply}))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_parallel_files_match_transactional_ingest(store, group_id, tmp_path) -> None:
+    """graphmem.bulk_jsonl's parts (two processes) against ingest of the same file."""
+    from graphmem.groups import forget_group
+    from loaders import load_conversations
+
+    src = jsonl_sample(tmp_path / "chat.jsonl", group_id)
+    convs = load_conversations(src, "jsonl")
+    try:
+        ingested = ingest_conversations(store, convs, None, embed="later")
+        result = write_csv_jsonl(src, tmp_path / "csv", workers=2)
+        assert result.path == "parallel" and result.parts == 2
+        assert result.summary.as_dict() == ingested.as_dict()
+        csv_nodes, csv_rels = from_csv(tmp_path / "csv", result.files)
+        db_nodes, db_rels = set(), set()
+        for gid in (group_id, group_id + "-b"):
+            nodes, rels = from_store(store, gid)
+            db_nodes |= nodes
+            db_rels |= rels
+        assert csv_nodes == db_nodes
+        assert csv_rels == db_rels
+    finally:
+        forget_group(store, group_id + "-b")
 
 
 def test_importer_runs_and_keeps_its_report_out_of_the_working_directory(tmp_path, monkeypatch) -> None:
@@ -123,3 +169,14 @@ def test_importer_runs_and_keeps_its_report_out_of_the_working_directory(tmp_pat
     assert "IMPORT DONE" in report.tool_output
     assert list(cwd.iterdir()) == []
     assert (folder / "import.report").exists()
+
+    # the JSON-lines path: parts written by two processes, one header file each
+    from graphmem.bulk_import import import_jsonl
+
+    src = jsonl_sample(tmp_path / "chat.jsonl", "import-jsonl")
+    report = import_jsonl(settings, src, tmp_path / "csv2", overwrite=True, workers=2)
+    assert (report.csv_path, report.csv_parts) == ("parallel", 2)
+    assert report.summary.messages_written == 12
+    assert "IMPORT DONE" in report.tool_output
+    # 2 groups, 3 + 3 persons, 3 + 3 sessions, 6 + 6 messages
+    assert "26 nodes" in report.tool_output

@@ -1,0 +1,174 @@
+"""The parallel JSON-lines path to the first-load CSV files (graphmem.bulk_jsonl), no database.
+
+It must write what the reference path (loaders + graphmem.bulk_import.write_csv) writes: byte
+for byte with one part, the same rows up to node ids with several; and it must never accept an
+input the reference refuses (the same error, naming line and field).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from graphmem.bulk_import import HEADERS, NODE_FILES, write_csv
+from graphmem.bulk_jsonl import write_csv_jsonl
+from graphmem.errors import InvalidInputError
+from loaders import load_conversations
+
+
+def write_lines(path: Path, lines: list[object], bom: bool = False) -> Path:
+    text = "\n".join(x if isinstance(x, str) else json.dumps(x, ensure_ascii=False) for x in lines) + "\n"
+    path.write_bytes((b"\xef\xbb\xbf" if bom else b"") + text.encode("utf-8"))
+    return path
+
+
+def corpus() -> list[object]:
+    """Valid input with every feature the loader handles: groups spread over the file,
+    channels, explicit and generated ids, redeliveries, out-of-order and non-normal timestamps,
+    speaker ids with renames, replies (also to missing ids), quotes, newlines, non-ASCII."""
+    lines: list[object] = []
+    for i in range(120):
+        g = f"g{i % 4}"
+        row: dict[str, object] = {
+            "group": g, "session": f"s{i // 25}", "speaker": ["Ann", "Bo", "Cy \"C\"", "Dé"][i % 4],
+            "text": f"message {i} about {'lunch' if i % 3 else 'the plan'}" + ("\nsecond line" if i % 7 == 0 else ""),
+            "ts": f"2025-03-{1 + i // 40:02d}T10:{(i * 7) % 60:02d}:{i % 60:02d}" + ("Z" if i % 5 == 0 else "+02:00"),
+        }
+        if i % 2:
+            row["id"] = f"m{i}"
+        if i % 3 == 0:
+            row["channel"] = "ops"
+        if i % 4 == 1:
+            row["speaker_id"] = "u1"
+            row["speaker"] = "Ann" if i < 60 else "Ann B."
+        if i % 6 == 5:
+            row["reply_to"] = f"m{i - 2}" if i % 12 == 5 else "nowhere"
+        if i % 10 == 9:
+            row["extra"] = {"ignored": [1, 2]}
+        lines.append(row)
+        if i % 17 == 3 and "id" in row:
+            lines.append(dict(row))  # a redelivery
+        if i % 31 == 0:
+            lines.append("   ")  # blank
+    lines.append({"group": "g1", "session": "s1", "speaker": "Eve", "text": "late", "ts": "2025-02-27 08:00",
+                  "id": "early", "speaker_id": None, "channel": None})
+    return lines
+
+
+def reference(path: Path, folder: Path, group: str | None = None) -> dict[str, bytes]:
+    write_csv(load_conversations(path, "jsonl", group=group), folder)
+    return {k: (folder / f"{k}.csv").read_bytes() for k in HEADERS}
+
+
+def joined(files: dict[str, list[Path]]) -> dict[str, bytes]:
+    return {k: b"".join(p.read_bytes() for p in paths) for k, paths in files.items()}
+
+
+def by_rank(data: dict[str, bytes]) -> dict[str, list[list[str]]]:
+    """The rows of every file with node ids replaced by their rank among all node ids."""
+    rows = {k: list(csv.reader(v.decode("utf-8").splitlines(keepends=True))) for k, v in data.items()}
+    ids = sorted(int(r[0]) for k in NODE_FILES for r in rows[k][1:])
+    rank = {str(n): str(i) for i, n in enumerate(ids)}
+    out = {k: [rows[k][0]] + [[rank[r[0]], *r[1:]] for r in rows[k][1:]] for k in NODE_FILES}
+    out["rels"] = [rows["rels"][0]] + [[rank[a], rank[b], t] for a, b, t in rows["rels"][1:]]
+    return out
+
+
+@pytest.mark.parametrize("bom", [False, True])
+def test_one_part_is_byte_for_byte_the_reference(tmp_path, bom) -> None:
+    src = write_lines(tmp_path / "chat.jsonl", corpus(), bom=bom)
+    want = reference(src, tmp_path / "ref")
+    got = write_csv_jsonl(src, tmp_path / "fast", workers=1)
+    assert got.path == "parallel"
+    assert joined(got.files) == want
+    ref_summary = write_csv(load_conversations(src, "jsonl"), tmp_path / "ref2")
+    assert got.summary.as_dict() == ref_summary.as_dict()
+    assert got.summary.messages_skipped > 0  # the redeliveries were seen
+
+
+@pytest.mark.parametrize("workers", [2, 3])
+def test_parts_hold_the_reference_rows_in_the_reference_order(tmp_path, workers) -> None:
+    src = write_lines(tmp_path / "chat.jsonl", corpus())
+    want = reference(src, tmp_path / "ref")
+    got = write_csv_jsonl(src, tmp_path / "fast", workers=workers)
+    assert got.path == "parallel" and got.parts > 1
+    assert all(len(paths) == got.parts + 1 for paths in got.files.values())  # header, then parts
+    assert by_rank(joined(got.files)) == by_rank(want)
+    ref_summary = write_csv(load_conversations(src, "jsonl"), tmp_path / "ref2")
+    assert got.summary.as_dict() == ref_summary.as_dict()
+
+
+def test_group_override(tmp_path) -> None:
+    src = write_lines(tmp_path / "chat.jsonl", corpus())
+    want = reference(src, tmp_path / "ref", group="all")
+    got = write_csv_jsonl(src, tmp_path / "fast", group="all", workers=2)
+    assert got.summary.group_ids == ["all"]
+    assert by_rank(joined(got.files)) == by_rank(want)
+
+
+BAD: list[tuple[str, object]] = [
+    ("malformed json", '{"group": "g", "session": "s1"'),
+    ("not an object", "[1, 2]"),
+    ("missing speaker", {"group": "g", "session": "s1", "text": "x", "ts": "2025-01-01T00:00:00"}),
+    ("blank speaker", {"group": "g", "session": "s1", "speaker": " ", "text": "x", "ts": "2025-01-01T00:00:00"}),
+    ("number text", {"group": "g", "session": "s1", "speaker": "A", "text": 5, "ts": "2025-01-01T00:00:00"}),
+    ("empty text", {"group": "g", "session": "s1", "speaker": "A", "text": "", "ts": "2025-01-01T00:00:00"}),
+    ("lone surrogate", '{"group": "g", "session": "s1", "speaker": "A", "text": "x\\ud83d", "ts": "2025-01-01T00:00:00"}'),
+    ("bad ts", {"group": "g", "session": "s1", "speaker": "A", "text": "x", "ts": "yesterday"}),
+    ("ts out of range", {"group": "g", "session": "s1", "speaker": "A", "text": "x", "ts": "2025-02-30T00:00:00"}),
+    ("control char in id", {"group": "g", "session": "s1", "speaker": "A", "text": "x", "ts": "2025-01-01T00:00:00",
+                            "id": "a\tb"}),
+    ("blank id", {"group": "g", "session": "s1", "speaker": "A", "text": "x", "ts": "2025-01-01T00:00:00", "id": " "}),
+    ("slash in group", {"group": "a/b", "session": "s1", "speaker": "A", "text": "x", "ts": "2025-01-01T00:00:00"}),
+    ("blank group", {"group": " ", "session": "s1", "speaker": "A", "text": "x", "ts": "2025-01-01T00:00:00"}),
+    ("slash in channel", {"group": "g", "session": "s1", "speaker": "A", "text": "x", "ts": "2025-01-01T00:00:00",
+                          "channel": "a/b"}),
+    ("long qualified session", {"group": "g", "session": "s" * 195, "speaker": "A", "text": "x",
+                                "ts": "2025-01-01T00:00:00", "channel": "chan"}),
+    ("long speaker", {"group": "g", "session": "s1", "speaker": "A" * 201, "text": "x", "ts": "2025-01-01T00:00:00"}),
+    ("numeric reply_to", {"group": "g", "session": "s1", "speaker": "A", "text": "x", "ts": "2025-01-01T00:00:00",
+                          "reply_to": 3}),
+    ("repeat, other speaker", {"group": "g1", "session": "s0", "speaker": "Zed", "speaker_id": "u1",
+                               "text": "message 1 about lunch", "ts": "2025-03-01T10:07:01+02:00", "id": "m1"}),
+    ("an edit", {"group": "g1", "session": "s0", "speaker": "Ann", "speaker_id": "u1", "text": "edited",
+                 "ts": "2025-03-01T10:07:01+02:00", "id": "m1"}),
+]
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("case,bad", BAD, ids=[c for c, _ in BAD])
+def test_bad_input_gets_the_reference_error(tmp_path, case, bad, workers) -> None:
+    lines = corpus()
+    lines.insert(len(lines) - 3, bad)  # in the second half: the last range's worker meets it
+    src = write_lines(tmp_path / "chat.jsonl", lines)
+    with pytest.raises(InvalidInputError) as want:
+        reference(src, tmp_path / "ref")
+    with pytest.raises(InvalidInputError) as got:
+        write_csv_jsonl(src, tmp_path / "fast", workers=workers)
+    assert str(got.value) == str(want.value)
+    assert (got.value.record, got.value.field) == (want.value.record, want.value.field)
+    assert not list((tmp_path / "fast").glob("*.part*.csv"))
+
+
+def test_valid_input_outside_the_fast_path_goes_the_reference_way(tmp_path) -> None:
+    # NaN in an ignored field: Python's json reads it, orjson does not; the file is still valid
+    lines = corpus()
+    lines.insert(10, '{"group": "g0", "session": "s9", "speaker": "A", "text": "x", "ts": "2025-01-01T00:00:00", '
+                     '"score": NaN}')
+    src = write_lines(tmp_path / "chat.jsonl", lines)
+    want = reference(src, tmp_path / "ref")
+    got = write_csv_jsonl(src, tmp_path / "fast", workers=2)
+    assert got.path == "reference"
+    assert joined(got.files) == want
+    assert not list((tmp_path / "fast").glob("*.part*.csv"))
+
+
+def test_missing_file_and_blank_override(tmp_path) -> None:
+    with pytest.raises(InvalidInputError, match="field 'path'"):
+        write_csv_jsonl(tmp_path / "nope.jsonl", tmp_path / "out")
+    src = write_lines(tmp_path / "chat.jsonl", corpus())
+    with pytest.raises(InvalidInputError, match="field 'group'"):
+        write_csv_jsonl(src, tmp_path / "out", group=" ")
