@@ -6,8 +6,8 @@ Usage:
 For every SocialMemBench question of the staged networks (ingested beforehand, e.g. by
 bench/eval_retrieval.py), runs the plain fulltext+dense RRF search (``search_messages``, 40) and
 the recall pool (``recall_pool``, 40: group-local BM25, person and time anchors) with the
-question alone as its query (the configuration before issue-aware queries and neighbour
-smoothing) and with the default configuration, one after the other, so all see the same load.
+configuration before the dense context window (issue-aware query and neighbour smoothing, RRF
+constant 60) and with the default configuration, one after the other, so all see the same load.
 The question's and the issue's vectors are encoded once up front, as ``ask`` does, so only
 store-side work and fusion are timed. Prints p50/p95 of each.
 """
@@ -42,7 +42,7 @@ def main() -> None:
     old: list[float] = []
     landed: list[float] = []
     new: list[float] = []
-    question_only = RecallConfig(w_issue_vector=0.0, w_issue_terms=0.0, neighbour_share=0.0)
+    before = RecallConfig(context_share=0.0, rrf_k=60)
     for unit in data.units:
         roster = read_roster(store, unit.group_id)
         for q in unit.questions:
@@ -56,12 +56,12 @@ def main() -> None:
                 old.append(time.perf_counter() - t)
                 t = time.perf_counter()
                 recall_pool(store, emb, unit.group_id, text, 40, roster=roster, projection=projection,
-                            config=question_only)
+                            config=before)
                 landed.append(time.perf_counter() - t)
                 t = time.perf_counter()
                 recall_pool(store, emb, unit.group_id, text, 40, roster=roster, projection=projection)
                 new.append(time.perf_counter() - t)
-    for name, v in (("fused search", old), ("pool, question only", landed), ("pool, + issue, smoothing", new)):
+    for name, v in (("fused search", old), ("pool, no context window", landed), ("pool, default", new)):
         v.sort()
         print(f"{name:26s} p50 {1000 * v[len(v) // 2]:.0f} ms  p95 {1000 * v[int(0.95 * len(v))]:.0f} ms  (n={len(v)})")
 

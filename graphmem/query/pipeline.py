@@ -285,7 +285,7 @@ def ask(
     try:
         if ablate != "s1":
             s1 = run_system1(
-                store, embedder, group_id, question, budgets, model, rrf_k=s.rrf_k, max_instant=max_instant,
+                store, embedder, group_id, question, budgets, model, max_instant=max_instant,
                 roster=roster, projection=projection, state=context.state if context else None,
             )
     finally:

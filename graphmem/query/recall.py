@@ -71,6 +71,12 @@ class RecallConfig:
         w_issue_terms: extra weight of the issue's terms in the group-local BM25 (0: none).
         neighbour_share: share of the larger BM25 score of its NEXT neighbours a turn gains
             (:func:`graphmem.local_bm25.smooth`; 0: none).
+        context_share: dense over a context window: a turn's dense score is its cosine to the
+            query plus context_share x the mean cosine of its NEXT neighbours (0: the turn alone).
+        context_depth: the context window re-scores the dense top context_depth and their NEXT
+            neighbours (no scan of the whole group).
+        rrf_k: the reciprocal-rank fusion constant (score = w / (rrf_k + rank)); smaller lets a
+            turn near the top of one ranking outrank one in the middle of all of them.
         person_exact_max / person_oversample: a named person with at most person_exact_max
             SOURCE relationships (messages and derived records) is scored exactly over all
             their messages. One with more, in a group with its own vector index, is read from
@@ -98,6 +104,9 @@ class RecallConfig:
     w_issue_vector: float = 1.0
     w_issue_terms: float = 0.5
     neighbour_share: float = 0.5
+    context_share: float = 0.5
+    context_depth: int = 80
+    rrf_k: int = 20
     person_exact_max: int = 500
     person_oversample: float = 2.0
 
@@ -205,8 +214,8 @@ def gather_recall(
     # waits for the slowest read instead of their sum. The results are the same.
     vector_fields: dict[str, dict[str, Any]] = {}
     dense = in_background(
-        vector_ranking, store, embedder, group_id, question, max(config.vector_depth, n), state, vector=qvec,
-        fields=vector_fields,
+        _dense_ranking, store, embedder, group_id, question, max(config.vector_depth, n), state, qvec, config,
+        vector_fields,
     )
     persons = list(anchors.persons)
     if not persons and anchors.every_member:
@@ -235,7 +244,7 @@ def gather_recall(
         ft = [(i, s) for i, s in ft if (out.docs.get(i, {}).get("instant") or float("inf")) <= max_instant]
     out.fulltext = ft[: max(config.fulltext_depth, n)]
     out.fields.update(out.docs)
-    out.vector = [i for i, _ in dense.result()]
+    out.vector = dense.result()
     out.fields.update(vector_fields)
 
     if person_rows is not None:
@@ -251,14 +260,57 @@ def gather_recall(
     return out
 
 
-def fuse_recall(inputs: RecallInputs, n: int, *, rrf_k: int = 60, config: RecallConfig = DEFAULT_RECALL) -> list[tuple[str, float]]:
+def _dense_ranking(
+    store: Store, embedder: Embedder, group_id: str, question: str, depth: int, state: GroupState,
+    qvec: list[float], config: RecallConfig, fields: dict[str, dict[str, Any]],
+) -> list[str]:
+    """The dense ranking's ids (over the context window when configured: the dense top
+    context_depth and their NEXT neighbours re-scored by :func:`context_ranking`)."""
+    wide = max(depth, config.context_depth) if config.context_share > 0 else depth
+    dense = vector_ranking(store, embedder, group_id, question, wide, state, vector=qvec, fields=fields)
+    if config.context_share > 0 and dense:
+        rows = store.read("query/context_cosines", group_id=group_id, ids=[i for i, _ in dense], vector=qvec)
+        dense = context_ranking(rows, config.context_share)
+    return [i for i, _ in dense[:depth]]
+
+
+def context_ranking(rows: list[dict[str, Any]], share: float) -> list[tuple[str, float]]:
+    """Dense ranking over a context window: ``cos(m) + share * mean(cos(NEXT neighbours of m))``.
+
+    A turn whose neighbours speak of the matter (the answer to a question asked just before it,
+    a reply that only says "yes, that one") rises with them. Cosines are Neo4j's normalised
+    scores (1 + cos) / 2 as ``query/context_cosines`` returns them, turned back into cosines.
+
+    Args:
+        rows: {"id", "own": score of the turn, "around": scores of its NEXT neighbours}.
+        share: 0..1 (0: the turn's own cosine).
+
+    Returns:
+        (id, score in [-1 - share, 1 + share]), best first; ties by id.
+    """
+    out: list[tuple[str, float]] = []
+    for r in rows:
+        if r.get("own") is None:
+            continue
+        around = [2.0 * float(a) - 1.0 for a in (r.get("around") or [])]
+        ctx = sum(around) / len(around) if around else 0.0
+        out.append((r["id"], 2.0 * float(r["own"]) - 1.0 + share * ctx))
+    out.sort(key=lambda x: (-x[1], x[0]))
+    return out
+
+
+def fuse_recall(
+    inputs: RecallInputs, n: int, *, rrf_k: int | None = None, config: RecallConfig = DEFAULT_RECALL
+) -> list[tuple[str, float]]:
     """The pool's (id, fused score), best first, at most ``n`` (no store access).
 
     Weighted reciprocal-rank fusion of the fulltext, dense, per-person and time rankings; then
     each anchor's best turns are kept inside the ``n`` on its own budget (person_budget per named
     person, member_budget per member for "each / every" questions, time_budget for the time
     anchor; for change questions the earliest and latest of the change_budget best turns).
+    ``rrf_k``: None takes ``config.rrf_k``.
     """
+    rrf_k = config.rrf_k if rrf_k is None else rrf_k
     anchors = inputs.anchors
     ft_ids = [i for i, _ in inputs.fulltext]
     rankings: list[tuple[float, list[str]]] = [
@@ -309,7 +361,7 @@ def recall_pool(
     *,
     roster: list[RosterMember] | None = None,
     projection: Projection | None = None,
-    rrf_k: int = 60,
+    rrf_k: int | None = None,
     max_instant: float | None = None,
     config: RecallConfig = DEFAULT_RECALL,
     state: GroupState | None = None,
@@ -321,7 +373,7 @@ def recall_pool(
     sub-pools (:mod:`graphmem.query.anchors`): each named person's own turns and the turns that
     mention them, the turns of named days, months and sessions - and :func:`fuse_recall` fuses
     them and keeps each anchor's best turns on its own budget. ``score`` of a hit is its fused
-    weighted-RRF score.
+    weighted-RRF score. ``rrf_k``: None takes ``config.rrf_k``.
 
     Raises:
         NotFoundError: the group has no messages.

@@ -125,7 +125,7 @@ def _sufficiency(
 
 
 def _recall(
-    store: Store, embedder: Embedder, group_id: str, query: str, n: int, rrf_k: int,
+    store: Store, embedder: Embedder, group_id: str, query: str, n: int, rrf_k: int | None,
     max_instant: float | None, roster: list[RosterMember] | None = None,
     projection: Projection | None = None, config: RecallConfig = DEFAULT_RECALL,
     state: GroupState | None = None,
@@ -184,7 +184,7 @@ def run_system1(
     budgets: Budgets,
     model: ChatModel | None,
     *,
-    rrf_k: int = 60,
+    rrf_k: int | None = None,
     max_instant: float | None = None,
     roster: list[RosterMember] | None = None,
     projection: Projection | None = None,
@@ -198,7 +198,7 @@ def run_system1(
         question: the user's question (the first recall query).
         budgets: recall_n, top_k, expand_anchors, expand_window, ask_enabled, ask_pool_n.
         model: the answer model, or None (fused order only).
-        rrf_k: reciprocal-rank fusion constant.
+        rrf_k: reciprocal-rank fusion constant of the recall pool (None: ``recall.rrf_k``).
         max_instant: as-of limit (epoch seconds): later messages are left out; None for none.
         roster / projection: the group's members and Project's output (person anchors).
         recall: how the recall pool is built (:class:`RecallConfig`).

@@ -156,7 +156,8 @@ def test_the_dense_query_ranks_by_the_question_and_the_issue(store, embedder, gr
     roster = read_roster(store, group_id)
     q = "What did Bo say about it?"
     proj = fallback_projection(q, roster).model_copy(update={"issue": "movie night"})
-    got = gather_recall(store, embedder, group_id, q, 5, roster=roster, projection=proj).vector
+    plain = RecallConfig(context_share=0.0)  # the turn's own cosine (the context window: below)
+    got = gather_recall(store, embedder, group_id, q, 5, roster=roster, projection=proj, config=plain).vector
     docs = [embedding_text(m) for m in conversation(group_id, rows).messages]
     mv = embedder.encode(docs)
     qv, iv = embedder.encode([q, "movie night"])
@@ -165,6 +166,39 @@ def test_the_dense_query_ranks_by_the_question_and_the_issue(store, embedder, gr
     assert got[:5] == [f"m{i:04d}" for i in want]
     # the question alone ranks otherwise: the issue is what moves the movie-night turns up
     alone = gather_recall(
-        store, embedder, group_id, q, 5, roster=roster, projection=proj, config=RecallConfig(w_issue_vector=0.0)
+        store, embedder, group_id, q, 5, roster=roster, projection=proj,
+        config=RecallConfig(w_issue_vector=0.0, context_share=0.0),
     ).vector
     assert alone[:5] != got[:5]
+
+
+PUPPY = [
+    ("Ana", "Has anyone found a name for the rescue puppy yet?"),
+    ("Bo", "Biscuit."),
+    ("Cy", "Biscuit suits the puppy, he is the colour of one."),
+    ("Ana", "The printer on the second floor is jammed again."),
+    ("Bo", "I'll call the landlord about the leaking tap."),
+    ("Cy", "Our cat hates the new vacuum cleaner."),
+    ("Ana", "We named the goldfish Bubbles last year."),
+    ("Bo", "My neighbour's dog barks all night."),
+    ("Cy", "Rent is due on Monday, don't forget."),
+    ("Ana", "The hamster escaped again this morning."),
+]
+
+
+def test_a_short_answer_between_two_hits_rises_in_the_dense_ranking(store, embedder, group_id):
+    rows = [{"speaker": s, "text": t} for s, t in PUPPY]
+    ingest_conversations(store, [conversation(group_id, rows)], embedder)
+    roster = read_roster(store, group_id)
+    q = "What is the rescue puppy called?"
+    answer = "m0001"  # "Biscuit." alone is far from the question; the turns around it are close
+    got = gather_recall(store, embedder, group_id, q, 5, roster=roster).vector
+    # the store's ranking is cos(m, q) + share * mean cos of m's NEXT neighbours
+    mv = embedder.encode([embedding_text(m) for m in conversation(group_id, rows).messages])
+    cos = mv @ embedder.encode([q])[0]
+    ctx = [cos[i] + DEFAULT_RECALL.context_share * np.mean([cos[j] for j in (i - 1, i + 1) if 0 <= j < len(cos)])
+           for i in range(len(cos))]
+    assert got == [f"m{i:04d}" for i in np.argsort(-np.array(ctx), kind="stable")]
+    assert answer in got[:3]
+    alone = gather_recall(store, embedder, group_id, q, 5, roster=roster, config=RecallConfig(context_share=0.0)).vector
+    assert answer not in alone[:3]

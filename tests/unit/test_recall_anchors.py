@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
+import pytest
+
 from graphmem.query.anchors import find_anchors, time_windows
 from graphmem.local_bm25 import GroupStats, analyze, rescore, smooth
-from graphmem.query.recall import _reserve
+from graphmem.query.anchors import Anchors
+from graphmem.query.recall import DEFAULT_RECALL, RecallConfig, RecallInputs, _reserve, context_ranking, fuse_recall
 from graphmem.roster import RosterMember
 
 
@@ -59,6 +62,39 @@ def test_reserved_turns_replace_the_tail_of_the_pool():
     assert _reserve(list("abcdefgh"), ["g", "x"], 5) == ["a", "b", "c", "g", "x"]
     assert _reserve(list("abcdefgh"), ["b"], 3) == ["a", "b", "c"]  # already inside: no change
     assert _reserve(list("abc"), [], 5) == ["a", "b", "c"]
+
+
+def test_a_turn_near_the_top_of_one_ranking_outranks_the_middle_of_both():
+    # "x" is second by fulltext and 30th by dense; "m" is 12th in both (fusion 40 deep)
+    filler = [f"f{i:02d}" for i in range(40)]
+    ft = filler[:1] + ["x"] + filler[1:10] + ["m"] + filler[10:]
+    dense = filler[20:31] + ["m"] + filler[31:38] + filler[:10] + ["x"] + filler[10:20]
+    assert ft.index("x") + 1 == 2 and dense.index("x") + 1 == 30
+    assert ft.index("m") + 1 == 12 and dense.index("m") + 1 == 12
+    inputs = RecallInputs(anchors=Anchors(), fulltext=[(i, 1.0) for i in ft], vector=dense)
+
+    def ranks(config: RecallConfig) -> dict[str, int]:
+        order = [i for i, _ in fuse_recall(inputs, 40, config=config)]
+        return {i: order.index(i) for i in ("x", "m")}
+
+    assert DEFAULT_RECALL.rrf_k == 20
+    assert ranks(DEFAULT_RECALL)["x"] < ranks(DEFAULT_RECALL)["m"]  # 1/22 + 1/50 > 2/32
+    flat = RecallConfig(rrf_k=60)  # the usual constant favours agreement: 1/62 + 1/90 < 2/72
+    assert ranks(flat)["x"] > ranks(flat)["m"]
+
+
+def test_context_ranking_adds_a_share_of_the_neighbours_mean_cosine():
+    # Neo4j's scores are (1 + cos) / 2: 1.0 is cos 1, 0.5 is cos 0, 0.75 is cos 0.5
+    rows = [
+        {"id": "a", "own": 0.5, "around": [1.0, 0.75]},  # 0 + 0.5 * 0.75
+        {"id": "b", "own": 0.75, "around": []},  # 0.5, no neighbour
+        {"id": "c", "own": 0.6, "around": [0.5]},  # 0.2 + 0.5 * 0
+        {"id": "d", "own": None, "around": [1.0]},  # no vector of its own: not ranked
+    ]
+    out = context_ranking(rows, 0.5)
+    assert [i for i, _ in out] == ["b", "a", "c"]
+    assert dict(out) == {"a": 0.375, "b": 0.5, "c": pytest.approx(0.2)}
+    assert [i for i, _ in context_ranking(rows, 0.0)] == ["b", "c", "a"]
 
 
 def test_time_windows_read_dates_months_and_years():
