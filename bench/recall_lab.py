@@ -3,6 +3,7 @@
 Usage:
     .venv/bin/python bench/recall_lab.py dump [--data ../shared/data] [--cache runs/lab/cache.pkl]
     .venv/bin/python bench/recall_lab.py run [--variants base,all] [--split] [--cats]
+    .venv/bin/python bench/recall_lab.py misses [--variants base] [--out runs/lab/misses.tsv]
 
 ``dump`` (Neo4j running, benchmark groups ingested, e.g. by bench/eval_retrieval.py) reads, for
 every LoCoMo and staged SocialMemBench unit, the group's messages as stored (id, fulltext
@@ -16,6 +17,10 @@ it can (analyser, anchors, :func:`graphmem.query.recall.fuse_recall`) and prints
 per benchmark (``--cats``: per category) for each variant. ``--split`` also prints a tune half
 (odd LoCoMo conversations, odd-numbered SocialMem networks) and a held-out half.
 A variant is a name from :data:`VARIANTS` (a dict of RecallConfig fields and lab switches).
+
+``misses`` is the failure analysis of one variant: for every gold turn missing from the top-10
+(and top-40), its rank in each ranking the pool is fused from, whether a neighbour or its session
+is in the pool, and the oracle ceiling of R@10 (questions with more than 10 gold turns).
 """
 
 from __future__ import annotations
@@ -202,7 +207,9 @@ BASE: dict[str, Any] = {}
 
 VARIANTS: dict[str, dict[str, Any]] = {
     "base": {},  # the product's RecallConfig defaults
-    "landed": {"w_issue_vector": 0.0, "w_issue_terms": 0.0, "neighbour_share": 0.0},  # before this work
+    "landed": {"w_issue_vector": 0.0, "w_issue_terms": 0.0, "neighbour_share": 0.0,
+               "context_share": 0.0, "rrf_k": 60},  # before the issue-aware round
+    "issue": {"context_share": 0.0, "rrf_k": 60},  # the issue-aware round (before the context window)
 }
 
 
@@ -228,8 +235,12 @@ def _norm(x: np.ndarray, idx: list[int]) -> np.ndarray:
     return out
 
 
-def pool(g: Group, q: dict, tv: dict[str, np.ndarray], v: dict[str, Any], n: int = 40) -> list[str]:
-    """The lab's recall pool for one question (mirror of gather_recall + fuse_recall, with switches)."""
+def pool(g: Group, q: dict, tv: dict[str, np.ndarray], v: dict[str, Any], n: int = 40,
+         trace: dict[str, Any] | None = None) -> list[str]:
+    """The lab's recall pool for one question (mirror of gather_recall + fuse_recall, with switches).
+
+    ``trace``, when given, receives the rankings the pool was fused from (``misses`` reads them).
+    """
     from graphmem.query.anchors import find_anchors
     from graphmem.local_bm25 import analyze
     from graphmem.query.recall import RecallConfig, RecallInputs, fuse_recall
@@ -245,6 +256,9 @@ def pool(g: Group, q: dict, tv: dict[str, np.ndarray], v: dict[str, Any], n: int
     if proj.issue not in tv:
         tv[proj.issue] = _encoder().encode([proj.issue])[0].astype(np.float32)
     anchors = find_anchors(question, g.roster, proj, years=g.years)
+    if v.get("all_named_every") and len(g.roster) > 2 and set(anchors.persons) >= {m.id for m in g.roster}:
+        anchors.persons = []  # naming every member is asking about every member
+        anchors.every_member = True
     qv = tv[question]
     cos = g.vectors @ qv
     if v.get("ctx_dense"):  # dense over prev + cur + next besides the turn itself
@@ -264,6 +278,36 @@ def pool(g: Group, q: dict, tv: dict[str, np.ndarray], v: dict[str, Any], n: int
         ft_scores = ft_scores + cfg.w_issue_terms * bm25(g, analyze(issue), k1, b)
     if cfg.w_issue_vector and issue:
         cos = cos + cfg.w_issue_vector * (g.vectors @ tv[issue])
+    cos_anchor = cos  # the anchors' sub-pools rank by the plain cosine (unless ctx_anchor)
+    if cfg.context_share:  # dense over a context window, as gather_recall: the dense top
+        a = cfg.context_share  # context_depth and their NEXT neighbours re-scored
+        nb = np.zeros_like(cos)
+        cnt = np.zeros_like(cos)
+        sides = {"both": (g.prev, g.next), "prev": (g.prev,), "next": (g.next,)}[v.get("ctx_side", "both")]
+        for arr in sides:
+            ok = arr >= 0
+            nb[ok] += cos[arr[ok]]
+            cnt[ok] += 1
+        ctx = cos + a * np.where(cnt > 0, nb / np.maximum(cnt, 1), 0.0)
+        cand = top(cos, max(cfg.context_depth, cfg.vector_depth, n))
+        keep = set(cand)
+        for i in cand:
+            keep.update(int(j) for j in (g.prev[i], g.next[i]) if j >= 0)
+        mask = np.zeros(len(cos), dtype=bool)
+        mask[list(keep)] = True
+        cos = np.where(mask, ctx, -np.inf)
+        if v.get("ctx_anchor"):  # the anchors' sub-pools by the context score as well
+            cos_anchor = cos
+    if v.get("dprf"):  # dense pseudo-relevance feedback (Rocchio): the centroid of the seeds joins the query
+        m_seed, beta, src = v["dprf"]
+        if src == "dense":
+            seeds = top(cos, m_seed)
+        else:  # the first-pass pool's best turns
+            first = {k: val for k, val in v.items() if k != "dprf"}
+            seeds = [g.by_id[x] for x in pool(g, q, tv, first, n)[:m_seed]]
+        cent = g.vectors[seeds].mean(axis=0)
+        cent = cent / (np.linalg.norm(cent) or 1.0)
+        cos = cos + beta * (g.vectors @ cent)
     if v.get("prf"):  # RM3-like: terms of the top few fused turns, weighted by their idf
         m_docs, n_terms, w = v["prf"]
         seed = top(ft_scores / (ft_scores.max() or 1) + (cos - cos.mean()) / (cos.std() or 1) * v.get("prf_mix", 0.0),
@@ -305,7 +349,7 @@ def pool(g: Group, q: dict, tv: dict[str, np.ndarray], v: dict[str, Any], n: int
     if persons and len(g.roster) > 1:
         parr = np.array(g.person)
         for pid in persons:
-            inputs.person_vector[pid] = [g.ids[i] for i in top(cos, cfg.person_depth, mask=parr == pid)]
+            inputs.person_vector[pid] = [g.ids[i] for i in top(cos_anchor, cfg.person_depth, mask=parr == pid)]
         inputs.names = {m.id: [t for t in {m.name, *m.aliases} if len(t) >= 2] for m in g.roster}
     if anchors.windows or anchors.sessions:
         mask = np.zeros(len(g.ids), dtype=bool)
@@ -313,8 +357,48 @@ def pool(g: Group, q: dict, tv: dict[str, np.ndarray], v: dict[str, Any], n: int
             mask |= (g.instant >= a) & (g.instant < bnd)
         if anchors.sessions:
             mask |= np.array([s in anchors.sessions for s in g.session])
-        inputs.window = [g.ids[i] for i in top(cos, cfg.time_depth, mask=mask)]
-    fused = fuse_recall(inputs, n if not v.get("smooth_pool") else n * 2, rrf_k=v.get("rrf_k", 60), config=cfg)
+        inputs.window = [g.ids[i] for i in top(cos_anchor, cfg.time_depth, mask=mask)]
+    if trace is not None:
+        trace.update(
+            bm25_full=top(bm25(g, qterms, k1, b), len(g.ids), positive=True), ft=ft,
+            dense_full=top(cos, len(g.ids)), anchors=anchors,
+            person={pid: [g.by_id[m] for m in ids] for pid, ids in inputs.person_vector.items()},
+            time=[g.by_id[m] for m in inputs.window],
+        )
+    fused = fuse_recall(inputs, n if not (v.get("smooth_pool") or v.get("sess_cap") or v.get("nb_top")) else n * 3,
+                        config=cfg)
+    if v.get("head"):  # the best head of the fulltext and dense rankings are kept in the top-10
+        from graphmem.query.recall import _reserve
+
+        h = v["head"]
+        ids = [m for m, _ in fused]
+        must = [i for i, _ in inputs.fulltext[:h]] + inputs.vector[:h]
+        top10 = _reserve(ids, must, v.get("head_n", 10))
+        return (top10 + [m for m in ids if m not in set(top10)])[:n]
+    if v.get("nb_top"):  # the NEXT neighbours of the best few join the pool (the tail makes room)
+        k_top = v["nb_top"]
+        ids = [m for m, _ in fused]
+        want = []
+        for m in ids[:k_top]:
+            i = g.by_id[m]
+            want += [g.ids[j] for j in (g.prev[i], g.next[i]) if j >= 0 and g.ids[j] not in want]
+        head = [m for m in ids if m not in set(want)]
+        keep = ids[:n]
+        missing = [m for m in want if m not in set(keep)]
+        keep = [m for m in keep if m in set(want) or m in set(head[: n - len(missing) - len([w for w in want if w in set(keep)])])]
+        return (keep + missing)[:n]
+    if v.get("sess_cap"):  # at most sess_cap turns of one session in the pool (the rest fill up after)
+        cap = v["sess_cap"]
+        seen: Counter = Counter()
+        first_pass, rest = [], []
+        for m, _ in fused:
+            s_ = g.session[g.by_id[m]]
+            (first_pass if seen[s_] < cap else rest).append(m)
+            seen[s_] += 1
+        head = v.get("sess_head", 0)  # the first sess_head keep their fused order
+        top_ids = [m for m, _ in fused[:head]]
+        order = top_ids + [m for m in first_pass + rest if m not in set(top_ids)]
+        return order[:n]
     if v.get("smooth_pool"):  # a turn next to a strong hit gets part of its fused score
         lam = v["smooth_pool"]
         sc = {m: s for m, s in fused}
@@ -378,18 +462,121 @@ def report(res: list[tuple[dict, list[float]]], groups: dict[str, Group], split:
             print(f"  {bench:9s} {label:12s} n={len(sub):4d} " + " ".join(f"R@{k} {100 * x:5.1f}" for k, x in zip(KS, m)))
 
 
+def _bucket(r: int | None) -> str:
+    if r is None:
+        return "none"
+    for hi in (10, 40, 100, 200):
+        if r <= hi:
+            return f"<={hi}"
+    return ">200"
+
+
+BUCKETS = ("<=10", "<=40", "<=100", "<=200", ">200", "none")
+
+
+def misses(cache: Path, name: str, out: Path) -> None:
+    """Failure analysis of one variant: where every gold turn missing from the top-10 / top-40 ranks.
+
+    For each missed gold turn: its rank in the fulltext ranking (group-local BM25 with issue and
+    smoothing, 200 deep), in the dense ranking (every message of the group), in the raw
+    question-only BM25, in the person / time anchors' sub-pools; whether a NEXT neighbour or a
+    turn of the same session is in the pool; the question's category and gold count. Prints a
+    summary per benchmark and category; one row per miss goes to ``out`` (TSV).
+    """
+    import ast
+
+    groups, questions, tv = load(cache)
+    v = dict(BASE)
+    if name in VARIANTS:
+        v.update(VARIANTS[name])
+    elif name:
+        for kv in name.split():
+            k, val = kv.split("=", 1)
+            v[k] = ast.literal_eval(val)
+    rows: list[dict[str, Any]] = []
+    per_q: list[dict[str, Any]] = []
+    for q in questions:
+        g = groups[q["group"]]
+        tr: dict[str, Any] = {}
+        ranked = pool(g, q, tv, v, trace=tr)
+        pos = {m: r for r, m in enumerate(ranked, start=1)}
+        rank_of = {key: {i: r for r, i in enumerate(tr[key], start=1)} for key in ("ft", "dense_full", "bm25_full")}
+        gold = [e for e in q["gold"] if e in g.by_id]
+        per_q.append({"q": q, "gold": len(gold), "r10": recall(ranked, gold, 10), "r40": recall(ranked, gold, 40),
+                      "oracle10": min(10, len(gold)) / len(gold) if gold else 0.0})
+        for e in gold:
+            i = g.by_id[e]
+            p = pos.get(e)
+            if p is not None and p <= 10:
+                continue
+            nbs = [j for j in (g.prev[i], g.next[i]) if j >= 0]
+            sub_p = min((lst.index(i) + 1 for lst in tr["person"].values() if i in lst), default=None)
+            sub_t = tr["time"].index(i) + 1 if i in tr["time"] else None
+            ranks = {"ft": rank_of["ft"].get(i), "dense": rank_of["dense_full"].get(i),
+                     "bm25q": rank_of["bm25_full"].get(i), "person": sub_p, "time": sub_t}
+            best = min((r for k, r in ranks.items() if k in ("ft", "dense") and r is not None), default=None)
+            sess_in_pool = any(g.session[g.by_id[m]] == g.session[i] for m in ranked[:40] if g.session[i] is not None)
+            rows.append({
+                "bench": q["bench"], "group": q["group"], "qid": q["id"], "category": q["category"],
+                "n_gold": len(gold), "pool_rank": p, "miss40": p is None, **ranks, "best": best,
+                "nb_in10": any(g.ids[j] in pos and pos[g.ids[j]] <= 10 for j in nbs),
+                "nb_in40": any(g.ids[j] in pos for j in nbs),
+                "sess_in40": sess_in_pool,
+                "anchored": bool(tr["anchors"].persons or tr["anchors"].windows or tr["anchors"].sessions),
+                "question": q["question"].replace("\t", " ").replace("\n", " ")[:160],
+                "doc": g.docs[i].replace("\t", " ").replace("\n", " | ")[:200],
+            })
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("w") as f:
+        keys = list(rows[0]) if rows else []
+        f.write("\t".join(keys) + "\n")
+        for r in rows:
+            f.write("\t".join(str(r[k]) for k in keys) + "\n")
+    print(f"{len(rows)} missed gold turns (top-10) -> {out}")
+    hdr = (f"{'bench':9s} {'cat':11s} {'q':>4s} {'gold':>5s} {'R@10':>5s} {'orc10':>5s} {'R@40':>5s} | "
+           f"{'miss10':>6s} " + " ".join(f"{b:>5s}" for b in BUCKETS) + f" {'ft<d':>5s} {'nb10':>5s} | "
+           f"{'miss40':>6s} " + " ".join(f"{b:>5s}" for b in BUCKETS) + f" {'nb40':>5s} {'ses40':>5s}")
+    print("best rank of a missed gold turn in the fulltext or dense ranking (share of misses); ft<d: fulltext"
+          " ranks it better than dense; nb10/nb40: a NEXT neighbour is in the top-10/40; ses40: a turn of its"
+          " session is in the pool")
+    print(hdr)
+    for bench in ("locomo", "socialmem"):
+        qs = [x for x in per_q if x["q"]["bench"] == bench]
+        for cat in ["all", *sorted({x["q"]["category"] for x in qs})]:
+            sq = qs if cat == "all" else [x for x in qs if x["q"]["category"] == cat]
+            sr = [r for r in rows if r["bench"] == bench and (cat == "all" or r["category"] == cat)]
+            m10 = sr
+            m40 = [r for r in sr if r["miss40"]]
+
+            def share(lst: list, pred) -> str:
+                return f"{sum(1 for r in lst if pred(r)) / len(lst):5.2f}" if lst else "    -"
+
+            line = (f"{bench:9s} {cat:11s} {len(sq):4d} {sum(x['gold'] for x in sq):5d} "
+                    f"{np.mean([x['r10'] for x in sq]):5.3f} {np.mean([x['oracle10'] for x in sq]):5.3f} "
+                    f"{np.mean([x['r40'] for x in sq]):5.3f} | {len(m10):6d} "
+                    + " ".join(share(m10, lambda r, b=b: _bucket(r["best"]) == b) for b in BUCKETS)
+                    + " " + share(m10, lambda r: (r["ft"] or 10**9) < (r["dense"] or 10**9))
+                    + " " + share(m10, lambda r: r["nb_in10"]) + f" | {len(m40):6d} "
+                    + " ".join(share(m40, lambda r, b=b: _bucket(r["best"]) == b) for b in BUCKETS)
+                    + " " + share(m40, lambda r: r["nb_in40"]) + " " + share(m40, lambda r: r["sess_in40"]))
+            print(line)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("cmd", choices=("dump", "run"))
+    ap.add_argument("cmd", choices=("dump", "run", "misses"))
     ap.add_argument("--data", type=Path, default=Path("/work/shared/data"))
     ap.add_argument("--cache", type=Path, default=Path("runs/lab/cache.pkl"))
     ap.add_argument("--variants", default="base")
     ap.add_argument("--benches", default="locomo,socialmem")
     ap.add_argument("--split", action="store_true")
     ap.add_argument("--cats", action="store_true")
+    ap.add_argument("--out", type=Path, default=Path("runs/lab/misses.tsv"))
     args = ap.parse_args()
     if args.cmd == "dump":
         dump(args.data, args.cache, args.benches.split(","))
+    elif args.cmd == "misses":
+        misses(args.cache, args.variants, args.out)
     else:
         run(args.cache, args.variants.split(";"), args.split, args.cats)
 
