@@ -246,6 +246,12 @@ def pool(g: Group, q: dict, tv: dict[str, np.ndarray], v: dict[str, Any], n: int
     from graphmem.query.recall import RecallConfig, RecallInputs, fuse_recall
     from graphmem.query.types import Projection
 
+    if v.get("tail"):  # the top `tail[0]` of this config, then the rest of the pool of another
+        head_n, other = v["tail"]
+        a = pool(g, q, tv, {k: val for k, val in v.items() if k != "tail"}, n)
+        b = pool(g, q, tv, {**{k: val for k, val in v.items() if k != "tail"}, **other}, n)
+        head = a[:head_n]
+        return (head + [m for m in b if m not in set(head)])[:n]
     cfg_fields = {k: val for k, val in v.items() if k in RecallConfig.__dataclass_fields__}
     cfg = RecallConfig(**cfg_fields)
     question = q["question"]
@@ -279,6 +285,7 @@ def pool(g: Group, q: dict, tv: dict[str, np.ndarray], v: dict[str, Any], n: int
     if cfg.w_issue_vector and issue:
         cos = cos + cfg.w_issue_vector * (g.vectors @ tv[issue])
     cos_anchor = cos  # the anchors' sub-pools rank by the plain cosine (unless ctx_anchor)
+    cos_plain = cos
     if cfg.context_share:  # dense over a context window, as gather_recall: the dense top
         a = cfg.context_share  # context_depth and their NEXT neighbours re-scored
         nb = np.zeros_like(cos)
@@ -341,6 +348,8 @@ def pool(g: Group, q: dict, tv: dict[str, np.ndarray], v: dict[str, Any], n: int
     inputs = RecallInputs(anchors=anchors)
     inputs.fulltext = [(g.ids[i], float(ft_scores[i])) for i in ft]
     inputs.vector = [g.ids[i] for i in vec]
+    if cfg.context_share:
+        inputs.vector_plain = [g.ids[i] for i in top(cos_plain, max(cfg.vector_depth, n))]
     inputs.docs = {g.ids[i]: {"doc": g.docs[i], "person_id": g.person[i],
                               "instant": None if not np.isfinite(g.instant[i]) else g.instant[i]} for i in ft}
     persons = list(anchors.persons)

@@ -77,6 +77,10 @@ class RecallConfig:
             neighbours (no scan of the whole group).
         rrf_k: the reciprocal-rank fusion constant (score = w / (rrf_k + rank)); smaller lets a
             turn near the top of one ranking outrank one in the middle of all of them.
+        head_n / tail_rrf_k: with the context window on, the pool's first head_n come from the
+            fusion with rrf_k and the context window, the rest from a fusion with tail_rrf_k and
+            each turn's own cosine (:func:`fuse_recall`; head_n 0: one fusion). head_n is the
+            default S1_TOP_K: the excerpts without a model.
         person_exact_max / person_oversample: a named person with at most person_exact_max
             SOURCE relationships (messages and derived records) is scored exactly over all
             their messages. One with more, in a group with its own vector index, is read from
@@ -107,6 +111,8 @@ class RecallConfig:
     context_share: float = 0.5
     context_depth: int = 80
     rrf_k: int = 20
+    head_n: int = 10
+    tail_rrf_k: int = 60
     person_exact_max: int = 500
     person_oversample: float = 2.0
 
@@ -145,7 +151,9 @@ class RecallInputs:
         anchors: the question's anchors.
         fulltext: (id, score) of the fulltext candidates, best first (group-local BM25 when
             configured, else Lucene's order).
-        vector: ids of the dense ranking, best first.
+        vector: ids of the dense ranking, best first (over the context window when it is on).
+        vector_plain: ids of the dense ranking by each turn's own cosine, when the context
+            window is on (the rest of the pool is fused with it), else empty.
         person_vector: person id -> ids of that person's own turns by cosine, best first.
         window: ids of the time anchor's turns by cosine, best first.
         docs: candidate id -> {"doc", "person_id", "instant"}.
@@ -158,6 +166,7 @@ class RecallInputs:
     anchors: Anchors
     fulltext: list[tuple[str, float]] = field(default_factory=list)
     vector: list[str] = field(default_factory=list)
+    vector_plain: list[str] = field(default_factory=list)
     person_vector: dict[str, list[str]] = field(default_factory=dict)
     window: list[str] = field(default_factory=list)
     docs: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -244,7 +253,7 @@ def gather_recall(
         ft = [(i, s) for i, s in ft if (out.docs.get(i, {}).get("instant") or float("inf")) <= max_instant]
     out.fulltext = ft[: max(config.fulltext_depth, n)]
     out.fields.update(out.docs)
-    out.vector = dense.result()
+    out.vector, out.vector_plain = dense.result()
     out.fields.update(vector_fields)
 
     if person_rows is not None:
@@ -263,15 +272,20 @@ def gather_recall(
 def _dense_ranking(
     store: Store, embedder: Embedder, group_id: str, question: str, depth: int, state: GroupState,
     qvec: list[float], config: RecallConfig, fields: dict[str, dict[str, Any]],
-) -> list[str]:
-    """The dense ranking's ids (over the context window when configured: the dense top
-    context_depth and their NEXT neighbours re-scored by :func:`context_ranking`)."""
+) -> tuple[list[str], list[str]]:
+    """The dense ranking's ids, and those by each turn's own cosine when the context window is on.
+
+    Over the context window (when configured) the dense top context_depth and their NEXT
+    neighbours are re-scored by :func:`context_ranking`; the second list is then the plain
+    order (the pool's tail is fused with it), else it is empty.
+    """
     wide = max(depth, config.context_depth) if config.context_share > 0 else depth
     dense = vector_ranking(store, embedder, group_id, question, wide, state, vector=qvec, fields=fields)
-    if config.context_share > 0 and dense:
-        rows = store.read("query/context_cosines", group_id=group_id, ids=[i for i, _ in dense], vector=qvec)
-        dense = context_ranking(rows, config.context_share)
-    return [i for i, _ in dense[:depth]]
+    if not (config.context_share > 0 and dense):
+        return [i for i, _ in dense[:depth]], []
+    rows = store.read("query/context_cosines", group_id=group_id, ids=[i for i, _ in dense], vector=qvec)
+    plain = [i for i, _ in dense[:depth]]
+    return [i for i, _ in context_ranking(rows, config.context_share)[:depth]], plain
 
 
 def context_ranking(rows: list[dict[str, Any]], share: float) -> list[tuple[str, float]]:
@@ -302,19 +316,40 @@ def context_ranking(rows: list[dict[str, Any]], share: float) -> list[tuple[str,
 def fuse_recall(
     inputs: RecallInputs, n: int, *, rrf_k: int | None = None, config: RecallConfig = DEFAULT_RECALL
 ) -> list[tuple[str, float]]:
-    """The pool's (id, fused score), best first, at most ``n`` (no store access).
+    """The pool's (id, fused score), in pool order, at most ``n`` (no store access).
 
     Weighted reciprocal-rank fusion of the fulltext, dense, per-person and time rankings; then
     each anchor's best turns are kept inside the ``n`` on its own budget (person_budget per named
     person, member_budget per member for "each / every" questions, time_budget for the time
     anchor; for change questions the earliest and latest of the change_budget best turns).
+
+    Two fusions of the same rankings when the dense context window is on
+    (``inputs.vector_plain`` given) and ``0 < config.head_n < n``: the pool's first head_n
+    (the excerpts without a model) come from the sharp one (``rrf_k``, dense over the context
+    window), the rest of the pool (what Select sees besides) from the broad one
+    (``config.tail_rrf_k``, each turn's own cosine), which keeps more turns on which the
+    rankings agree. A hit's score is the one of the fusion that placed it.
     ``rrf_k``: None takes ``config.rrf_k``.
     """
     rrf_k = config.rrf_k if rrf_k is None else rrf_k
+    head, wanted = _fuse_once(inputs, n, inputs.vector, rrf_k, config)
+    if not inputs.vector_plain or not 0 < config.head_n < n:
+        return head
+    tail, wanted = _fuse_once(inputs, n, inputs.vector_plain, config.tail_rrf_k, config)
+    first = head[: config.head_n]
+    taken = {m for m, _ in first}
+    merged = dict(first + [(m, s) for m, s in tail if m not in taken])
+    return [(m, merged.get(m, 0.0)) for m in _reserve(list(merged), wanted, n)]
+
+
+def _fuse_once(
+    inputs: RecallInputs, n: int, vector: list[str], rrf_k: int, config: RecallConfig
+) -> tuple[list[tuple[str, float]], list[str]]:
+    """One weighted-RRF fusion with ``vector`` as the dense ranking: (pool, the anchors' reserved ids)."""
     anchors = inputs.anchors
     ft_ids = [i for i, _ in inputs.fulltext]
     rankings: list[tuple[float, list[str]]] = [
-        (config.w_fulltext, ft_ids[: config.fuse_depth]), (config.w_vector, inputs.vector[: config.fuse_depth])
+        (config.w_fulltext, ft_ids[: config.fuse_depth]), (config.w_vector, vector[: config.fuse_depth])
     ]
     reserved: list[tuple[int, list[str]]] = []
     per_budget = config.person_budget if anchors.persons else config.member_budget
@@ -349,7 +384,7 @@ def fuse_recall(
         dated = [i for i in order[: config.change_budget] if i in inst]
         if dated:
             wanted += [min(dated, key=inst.__getitem__), max(dated, key=inst.__getitem__)]
-    return [(m, scores.get(m, 0.0)) for m in _reserve(order, wanted, n)]
+    return [(m, scores.get(m, 0.0)) for m in _reserve(order, wanted, n)], wanted
 
 
 def recall_pool(

@@ -192,7 +192,8 @@ def test_a_short_answer_between_two_hits_rises_in_the_dense_ranking(store, embed
     roster = read_roster(store, group_id)
     q = "What is the rescue puppy called?"
     answer = "m0001"  # "Biscuit." alone is far from the question; the turns around it are close
-    got = gather_recall(store, embedder, group_id, q, 5, roster=roster).vector
+    inputs = gather_recall(store, embedder, group_id, q, 5, roster=roster)
+    got = inputs.vector
     # the store's ranking is cos(m, q) + share * mean cos of m's NEXT neighbours
     mv = embedder.encode([embedding_text(m) for m in conversation(group_id, rows).messages])
     cos = mv @ embedder.encode([q])[0]
@@ -200,5 +201,7 @@ def test_a_short_answer_between_two_hits_rises_in_the_dense_ranking(store, embed
            for i in range(len(cos))]
     assert got == [f"m{i:04d}" for i in np.argsort(-np.array(ctx), kind="stable")]
     assert answer in got[:3]
+    # the ranking by each turn's own cosine comes along (the pool's tail is fused with it)
+    assert inputs.vector_plain == [f"m{i:04d}" for i in np.argsort(-cos, kind="stable")]
     alone = gather_recall(store, embedder, group_id, q, 5, roster=roster, config=RecallConfig(context_share=0.0)).vector
     assert answer not in alone[:3]

@@ -83,6 +83,24 @@ def test_a_turn_near_the_top_of_one_ranking_outranks_the_middle_of_both():
     assert ranks(flat)["x"] > ranks(flat)["m"]
 
 
+def test_the_pools_head_is_fused_sharply_and_its_tail_broadly():
+    ft = ["a", "b", "c", "d", "e", "t"]
+    context = ["x", "y", "a", "z", "w", "v"]  # dense over the context window
+    own = ["t", "a", "b", "x", "c", "d"]  # dense by each turn's own cosine
+    inputs = RecallInputs(anchors=Anchors(), fulltext=[(i, 1.0) for i in ft], vector=context, vector_plain=own)
+    split = [i for i, _ in fuse_recall(inputs, 5, config=RecallConfig(head_n=2))]
+    one = [i for i, _ in fuse_recall(inputs, 5, config=RecallConfig(head_n=0))]
+    # the first two are the sharp fusion's (x: first over the context window only) ...
+    assert split[:2] == one[:2] == ["a", "x"]
+    # ... the rest follows the broad fusion with the own cosine: t (first by its own cosine,
+    # last by fulltext) takes the place of y (second over the context window only)
+    assert split == ["a", "x", "b", "t", "c"]
+    assert one == ["a", "x", "b", "y", "c"]
+    # without a context window there is one fusion
+    plain = RecallInputs(anchors=Anchors(), fulltext=inputs.fulltext, vector=own)
+    assert fuse_recall(plain, 5, config=RecallConfig(head_n=2)) == fuse_recall(plain, 5, config=RecallConfig(head_n=0))
+
+
 def test_context_ranking_adds_a_share_of_the_neighbours_mean_cosine():
     # Neo4j's scores are (1 + cos) / 2: 1.0 is cos 1, 0.5 is cos 0, 0.75 is cos 0.5
     rows = [
