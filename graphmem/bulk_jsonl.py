@@ -27,10 +27,21 @@ import logging
 import multiprocessing
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 from pathlib import Path
 
-import orjson
+try:
+    import orjson
+
+    _loads: Callable[[bytes], Any] = orjson.loads
+    _JSONError: type[Exception] = orjson.JSONDecodeError
+except ImportError:  # a venv made before orjson was a dependency: the standard parser, same checks
+    import json
+
+    _loads = json.loads
+    _JSONError = ValueError
 
 from graphmem.bulk_import import HEADERS, CsvFiles, write_csv, write_group
 from graphmem.errors import InvalidInputError
@@ -122,13 +133,13 @@ def _parse_range(path: str, start: int, end: int, group: str | None) -> dict[str
     if start == 0 and data.startswith(_BOM):
         data = data[3:]
     out: dict[str, list[_Row]] = {}
-    loads = orjson.loads
+    loads = _loads
     for raw in data.split(b"\n"):
         if not raw.strip():
             continue
         try:
             obj = loads(raw)
-        except orjson.JSONDecodeError:
+        except (_JSONError, UnicodeDecodeError):
             raise _Fallback from None
         if type(obj) is not dict:
             raise _Fallback

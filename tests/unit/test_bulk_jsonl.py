@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from graphmem.bulk_import import HEADERS, NODE_FILES, write_csv
+from graphmem import bulk_jsonl
 from graphmem.bulk_jsonl import write_csv_jsonl
 from graphmem.errors import InvalidInputError
 from loaders import load_conversations
@@ -161,9 +162,14 @@ def test_valid_input_outside_the_fast_path_goes_the_reference_way(tmp_path) -> N
     src = write_lines(tmp_path / "chat.jsonl", lines)
     want = reference(src, tmp_path / "ref")
     got = write_csv_jsonl(src, tmp_path / "fast", workers=2)
-    assert got.path == "reference"
-    assert joined(got.files) == want
-    assert not list((tmp_path / "fast").glob("*.part*.csv"))
+    # orjson refuses NaN, so the file goes the reference way; the standard parser (the fallback
+    # when orjson is not installed) reads it like the loader, and the fast path may keep it
+    assert got.path == ("reference" if bulk_jsonl._loads is not json.loads else "parallel")
+    if got.path == "parallel":
+        assert by_rank(joined(got.files)) == by_rank(want)
+    else:
+        assert joined(got.files) == want
+        assert not list((tmp_path / "fast").glob("*.part*.csv"))
 
 
 def test_missing_file_and_blank_override(tmp_path) -> None:
