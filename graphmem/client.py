@@ -33,6 +33,7 @@ from api.schemas import AskCreate, DeriveJobAccepted, DerivePublic, HealthPublic
 from graphmem import errors
 from graphmem.jobs import DeriveJob
 from graphmem.query import AskResult, ForgetSummary, PersonMemory, RecordProvenance, RosterMember
+from graphmem.search import Mode, SearchResult
 
 __all__ = ["APIError", "AsyncGraphMemClient", "AuthenticationError", "GraphMemClient"]
 
@@ -134,6 +135,14 @@ class _Calls:
     def ask(group_id: str, question: str, **options: Any) -> _Call[AskResult]:
         body = AskCreate(question=question, **options).model_dump(exclude_none=True)
         return _Call("POST", f"/groups/{_seg(group_id)}/ask", AskResult, json=body)
+
+    @staticmethod
+    def search(group_id: str, query: str, k: int = 10, mode: Mode = "hybrid", pool: int | None = None,
+               expand: int = 0) -> _Call[SearchResult]:
+        params: dict[str, Any] = {"q": query, "k": k, "mode": mode, "expand": expand}
+        if pool is not None:
+            params["pool"] = pool
+        return _Call("GET", f"/groups/{_seg(group_id)}/search", SearchResult, params=params)
 
     @staticmethod
     def roster(group_id: str) -> _Call[list[RosterMember]]:
@@ -282,6 +291,12 @@ class GraphMemClient:
         return self._send(_Calls.ask(group_id, question, ask=ask, s1_k=s1_k, s2_k=s2_k,
                                      source_k=source_k, as_of=as_of, tense=tense))
 
+    def search(self, group_id: str, query: str, *, k: int = 10, mode: Mode = "hybrid",
+               pool: int | None = None, expand: int = 0) -> SearchResult:
+        """System 1 search of one group (``GET /groups/{id}/search``): hits best first, and
+        ``mode_used`` / ``vectors_pending`` / ``warning`` when vectors are still missing."""
+        return self._send(_Calls.search(group_id, query, k, mode, pool, expand))
+
     def roster(self, group_id: str) -> list[RosterMember]:
         """Every person of the group. Raises NotFoundError for an unknown group."""
         return self._send(_Calls.roster(group_id))
@@ -353,6 +368,10 @@ class AsyncGraphMemClient:
                   tense: Literal["head", "full"] | None = None) -> AskResult:
         return await self._send(_Calls.ask(group_id, question, ask=ask, s1_k=s1_k, s2_k=s2_k,
                                            source_k=source_k, as_of=as_of, tense=tense))
+
+    async def search(self, group_id: str, query: str, *, k: int = 10, mode: Mode = "hybrid",
+                     pool: int | None = None, expand: int = 0) -> SearchResult:
+        return await self._send(_Calls.search(group_id, query, k, mode, pool, expand))
 
     async def roster(self, group_id: str) -> list[RosterMember]:
         return await self._send(_Calls.roster(group_id))

@@ -72,10 +72,16 @@ class SearchHitPublic(BaseModel):
 
 
 class SearchPublic(BaseModel):
-    """``search_messages``: hits best first."""
+    """``search_messages``: hits best first, and how they were ranked (as
+    :class:`graphmem.search.SearchResult`: ``mode_used`` is "fulltext" when hybrid was asked
+    while ``vectors_pending`` messages have no vector yet; ``warning`` says so)."""
 
     group_id: str
     query: str
+    mode: str = "hybrid"
+    mode_used: str = "hybrid"
+    vectors_pending: int = 0
+    warning: str = ""
     hits: list[SearchHitPublic]
 
 
@@ -221,21 +227,23 @@ def build_server(settings: Settings | None = None, *, tools: ToolSet = "core") -
         return _tool_errors(run)
 
     @server.tool(annotations=annotations("Search chat messages", read_only=True))
-    def search_messages(group_id: str, query: str, k: int = 10, expand: int = 0) -> SearchPublic:
+    def search_messages(group_id: str, query: str, k: int = 10, expand: int = 0,
+                        mode: Literal["hybrid", "fulltext", "vector"] = "hybrid") -> SearchPublic:
         """Hybrid search (fulltext + vector, reciprocal-rank fusion) over one group's messages.
 
         Returns up to k messages best first (k 1-100), each with id, speaker, session, turn,
-        time and text; expand (0-5) adds that many neighbouring turns around each hit.
+        time and text; expand (0-5) adds that many neighbouring turns around each hit; mode
+        "fulltext" or "vector" uses one ranking. While some messages have no vector yet,
+        hybrid ranks by fulltext alone: mode_used, vectors_pending and warning say so.
         """
-        from graphmem.search import search_messages as search
+        from graphmem.search import search_group
 
         def run() -> SearchPublic:
-            if not 1 <= k <= 100:
-                raise InvalidInputError("k must be 1 to 100", field="k")
-            hits = search(backend.store(), backend.embedder(), group_id, query, k=k,
-                          pool_n=max(s.s1_recall_n, k), expand=expand, rrf_k=s.rrf_k)
-            return SearchPublic(group_id=group_id, query=query, hits=[
-                SearchHitPublic(**{f: getattr(h, f) for f in SearchHitPublic.model_fields}) for h in hits
+            r = search_group(backend.store(), backend.embedder(), group_id, query, k=k,
+                             pool_n=max(s.s1_recall_n, k), mode=mode, expand=expand, rrf_k=s.rrf_k)
+            data = r.model_dump(exclude={"hits"})
+            return SearchPublic(**data, hits=[
+                SearchHitPublic(**{f: getattr(h, f) for f in SearchHitPublic.model_fields}) for h in r.hits
             ])
 
         return _tool_errors(run)

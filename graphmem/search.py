@@ -9,7 +9,8 @@ move a group's results. Reciprocal-rank fusion (Cormack et al., 2009) combines t
 Results never leave the group: both indexes are queried inside the group only (graphmem.scope),
 and every query also checks ``group_id``. While some of the group's messages lack a vector
 (``ingest --embed later``), hybrid search ranks by fulltext alone and logs a warning
-(:func:`search_messages`).
+(:func:`search_messages`); :func:`search_group` returns the same hits with that signal
+(``vectors_pending``, ``mode_used``, ``warning``), for the CLI's ``--json``, the HTTP API and MCP.
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from neo4j.exceptions import Neo4jError
-from pydantic import Field
+from pydantic import BaseModel, Field
 
+from graphmem import limits
 from graphmem.config import get_settings
 from graphmem.db import Store, in_background
 from graphmem.embed import Embedder
@@ -116,7 +118,7 @@ def group_state(store: Store, group_id: str) -> GroupState:
     """
     rows = store.read("search/group_state", group_id=group_id)
     if not rows:
-        raise NotFoundError(f"group {group_id!r} does not exist")
+        raise NotFoundError(f"no group {group_id!r}")
     return _state(group_id, rows[0])
 
 
@@ -302,6 +304,116 @@ def rrf(rankings: dict[str, list[str]], rrf_k: int = 60) -> list[tuple[str, floa
     return [(m, scores[m], ranks[m]) for m in order]
 
 
+class SearchResult(BaseModel):
+    """One search: the hits and how they were ranked (``graphmem search --json``,
+    ``GET /groups/{id}/search``, the MCP tool ``search_messages``).
+
+    Attributes:
+        group_id / query: what was searched.
+        mode: the ranking asked for ("hybrid", "fulltext" or "vector").
+        mode_used: the ranking that ran: "fulltext" when hybrid was asked while some messages
+            of the group have no vector yet (``ingest --embed later``), else ``mode``.
+        vectors_pending: messages of the group without a vector when the search ran (0 once
+            ``graphmem embed --group G`` has run); in vector mode they cannot be found.
+        warning: "" or one sentence saying what ``vectors_pending`` changed and how to fix it.
+        hits: best first, as :func:`search_messages` returns them.
+    """
+
+    group_id: str
+    query: str
+    mode: Mode
+    mode_used: Mode
+    vectors_pending: int
+    warning: str = ""
+    hits: list[MessageHit]
+
+
+def pending_warning(group_id: str, pending: int, mode: str) -> str:
+    """The sentence that says a search ran while ``pending`` messages lack a vector ("" when
+    none lack one, or in fulltext mode, which needs no vectors)."""
+    if not pending or mode == "fulltext":
+        return ""
+    how = "ranking by fulltext alone" if mode == "hybrid" else "only messages with a vector are ranked"
+    return (f"{pending} message(s) of {group_id} have no vector yet; {how} until "
+            f"`graphmem embed --group {group_id}` has run")
+
+
+def search_group(
+    store: Store,
+    embedder: Embedder,
+    group_id: str,
+    query: str,
+    *,
+    k: int = 10,
+    pool_n: int = 40,
+    mode: Mode = "hybrid",
+    expand: int = 0,
+    rrf_k: int = 60,
+) -> SearchResult:
+    """Rank the group's messages for ``query`` and say how (:class:`SearchResult`).
+
+    Arguments, hits and scores as :func:`search_messages`; while messages of the group lack a
+    vector, hybrid ranks by fulltext alone (``mode_used`` "fulltext") and ``warning`` says so.
+    Nothing is logged: the signal is in the result.
+
+    Raises:
+        NotFoundError: no such group ("no group 'x'"), or the group has no messages.
+        InvalidInputError: empty or blank query (field ``query``), k outside 1..100 (``k``),
+            pool_n outside 1..1000 (``pool_n``), expand outside 0..5 (``expand``), unknown
+            mode (``mode``).
+    """
+    if not query.strip():
+        raise InvalidInputError("query is empty", field="query")
+    if mode not in ("hybrid", "fulltext", "vector"):
+        raise InvalidInputError(f"mode must be hybrid, fulltext or vector, not {mode!r}", field="mode")
+    limits.check_budget(k, field="k", low=1, high=limits.MAX_S1_K)
+    limits.check_budget(pool_n, field="pool_n", low=1, high=limits.MAX_RECALL_N)
+    if not 0 <= expand <= 5:
+        raise InvalidInputError("expand must be between 0 and 5", field="expand")
+    depth = max(pool_n, k)
+    # Lucene's candidates (with their documents and the messages' fields) do not depend on the
+    # group's state: that read starts first and runs beside the state's read and the vector query
+    candidates = in_background(
+        fulltext_candidates, store, group_id, query, max(FULLTEXT_CANDIDATES, depth)
+    ) if mode in ("hybrid", "fulltext") else None
+    state = group_state(store, group_id)  # one round trip, shared by both rankings
+    if not state.has_messages:
+        raise NotFoundError(f"group {group_id!r} has no messages")
+    used: Mode = "fulltext" if mode == "hybrid" and state.pending else mode
+    rankings: dict[str, list[tuple[str, float]]] = {}
+    known: dict[str, dict] = {}  # id -> the message's fields, as the rankings' reads returned them
+    vector_fields: dict[str, dict] = {}
+    # the two rankings are independent: the vector query (and its encoding) runs beside the
+    # fulltext query, so a hybrid search waits for the slower of the two, not for both
+    vector = in_background(
+        vector_ranking, store, embedder, group_id, query, depth, state, fields=vector_fields
+    ) if used in ("hybrid", "vector") else None
+    if candidates is not None:
+        _, docs = candidates.result()
+        rankings["fulltext"] = _rescored(store, group_id, query, depth, state, docs)
+        known.update(docs)
+    if vector is not None:
+        rankings["vector"] = vector.result()
+        known.update(vector_fields)
+    if used == "hybrid":
+        fused = rrf({n: [i for i, _ in r] for n, r in rankings.items()}, rrf_k)[:k]
+    else:
+        (name, ranking), = rankings.items()
+        fused = [(i, s, {name: r}) for r, (i, s) in enumerate(ranking[:k], start=1)]
+    hits = hydrate(store, group_id, [i for i, _, _ in fused], known)
+    out: list[MessageHit] = []
+    for mid, score, ranks in fused:
+        h = hits[mid]
+        h.score, h.ranks = score, ranks
+        out.append(h)
+    if expand:
+        out = expand_hits(store, group_id, out, expand)
+    return SearchResult(
+        group_id=group_id, query=query, mode=mode, mode_used=used, vectors_pending=state.pending,
+        warning=pending_warning(group_id, state.pending, mode), hits=out,
+    )
+
+
 def search_messages(
     store: Store,
     embedder: Embedder,
@@ -321,12 +433,15 @@ def search_messages(
         embedder: the embedder the vectors were built with.
         group_id: the group to search; nothing outside it is ever returned.
         query: free text.
-        k: number of hits returned (before expansion).
-        pool_n: depth of each ranking in the recall pool (paper default n = 40).
+        k: number of hits returned (before expansion), 1-100.
+        pool_n: depth of each ranking in the recall pool (paper default n = 40), 1-1000.
         mode: "hybrid" (RRF of fulltext and vector), "fulltext" or "vector". The fulltext
             ranking is group-local BM25 over Lucene's candidates
             (:func:`group_fulltext_ranking`), without ``ask``'s neighbour smoothing: a search
             returns hits that match the text, ranked the same whatever else the store holds.
+            While messages of the group lack a vector (``ingest --embed later``), hybrid ranks
+            by fulltext alone and a warning is logged (:func:`search_group` returns that signal
+            instead).
         expand: add up to this many neighbouring turns (NEXT) before and after each hit (0-5).
         rrf_k: RRF constant.
 
@@ -336,62 +451,18 @@ def search_messages(
         (1 + cos) / 2 in [0, 1] (vector); ``ranks``: 1-based rank in each ranking used.
 
     Raises:
-        NotFoundError: the group has no messages.
-        InvalidInputError: empty query, k < 1 or expand outside 0..5.
+        NotFoundError: no such group, or the group has no messages.
+        InvalidInputError: empty query, k, pool_n or expand out of range, unknown mode
+            (:func:`search_group`).
     """
-    if not query.strip():
-        raise InvalidInputError("query is empty", field="query")
-    if k < 1:
-        raise InvalidInputError("k must be at least 1", field="k")
-    if not 0 <= expand <= 5:
-        raise InvalidInputError("expand must be between 0 and 5", field="expand")
-    depth = max(pool_n, k)
-    # Lucene's candidates (with their documents and the messages' fields) do not depend on the
-    # group's state: that read starts first and runs beside the state's read and the vector query
-    candidates = in_background(
-        fulltext_candidates, store, group_id, query, max(FULLTEXT_CANDIDATES, depth)
-    ) if mode in ("hybrid", "fulltext") else None
-    try:
-        state = group_state(store, group_id)  # one round trip, shared by both rankings
-    except NotFoundError:
-        state = None
-    if state is None or not state.has_messages:
-        raise NotFoundError(f"group {group_id!r} has no messages")
-    if mode == "hybrid" and state.pending:
+    result = search_group(store, embedder, group_id, query, k=k, pool_n=pool_n, mode=mode,
+                          expand=expand, rrf_k=rrf_k)
+    if result.mode == "hybrid" and result.mode_used == "fulltext":
         logger.warning(
             "group %s: %d message(s) have no vector yet (run `graphmem embed --group %s`); "
-            "ranking by fulltext alone", group_id, state.pending, group_id,
+            "ranking by fulltext alone", group_id, result.vectors_pending, group_id,
         )
-        mode = "fulltext"
-    rankings: dict[str, list[tuple[str, float]]] = {}
-    known: dict[str, dict] = {}  # id -> the message's fields, as the rankings' reads returned them
-    vector_fields: dict[str, dict] = {}
-    # the two rankings are independent: the vector query (and its encoding) runs beside the
-    # fulltext query, so a hybrid search waits for the slower of the two, not for both
-    vector = in_background(
-        vector_ranking, store, embedder, group_id, query, depth, state, fields=vector_fields
-    ) if mode in ("hybrid", "vector") else None
-    if candidates is not None:
-        _, docs = candidates.result()
-        rankings["fulltext"] = _rescored(store, group_id, query, depth, state, docs)
-        known.update(docs)
-    if vector is not None:
-        rankings["vector"] = vector.result()
-        known.update(vector_fields)
-    if mode == "hybrid":
-        fused = rrf({n: [i for i, _ in r] for n, r in rankings.items()}, rrf_k)[:k]
-    else:
-        (name, ranking), = rankings.items()
-        fused = [(i, s, {name: r}) for r, (i, s) in enumerate(ranking[:k], start=1)]
-    hits = hydrate(store, group_id, [i for i, _, _ in fused], known)
-    out: list[MessageHit] = []
-    for mid, score, ranks in fused:
-        h = hits[mid]
-        h.score, h.ranks = score, ranks
-        out.append(h)
-    if expand:
-        out = expand_hits(store, group_id, out, expand)
-    return out
+    return result.hits
 
 
 def hydrate(

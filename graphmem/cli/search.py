@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from typing import Annotated
 
 import typer
@@ -19,34 +18,27 @@ def search(
     pool_n: Annotated[int, typer.Option("--pool", help="Recall pool depth per index.")] = 40,
     mode: Annotated[str, typer.Option("--mode", help="hybrid|fulltext|vector")] = "hybrid",
     expand: Annotated[int, typer.Option("--expand", help="Neighbouring turns to add (0-5).")] = 0,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the hits as JSON.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result (hits and how they were ranked) as JSON.")] = False,
 ) -> None:
-    """System 1 hybrid retrieval (fulltext + vector, reciprocal-rank fusion), group-scoped."""
+    """System 1 hybrid retrieval (fulltext + vector, reciprocal-rank fusion), group-scoped.
+
+    --json prints {group_id, query, mode, mode_used, vectors_pending, warning, hits}: the same
+    object as GET /groups/{id}/search and the MCP tool search_messages.
+    """
     from graphmem.embed import get_embedder
-    from graphmem.search import group_state, search_messages
+    from graphmem.search import search_group
 
     with open_store() as store:
-        pending = group_state(store, group).pending
-        if pending and mode != "fulltext":
-            how = "ranking by fulltext alone" if mode == "hybrid" else "only messages with a vector are ranked"
-            err.print(
-                f"[yellow]{pending} message(s) of {group} have no vector yet; {how} until "
-                f"`graphmem embed --group {group}` has run[/yellow]", soft_wrap=True, highlight=False,
-            )
-        # said once above; search_messages logs the same warning for library callers
-        log = logging.getLogger("graphmem.search")
-        level = log.level
-        log.setLevel(logging.ERROR)
-        try:
-            hits = search_messages(
-                store, get_embedder(), group, query, k=k, pool_n=pool_n, mode=mode,  # type: ignore[arg-type]
-                expand=expand, rrf_k=get_settings().rrf_k,
-            )
-        finally:
-            log.setLevel(level)
+        result = search_group(
+            store, get_embedder(), group, query, k=k, pool_n=pool_n, mode=mode,  # type: ignore[arg-type]
+            expand=expand, rrf_k=get_settings().rrf_k,
+        )
+    if result.warning:  # on stderr, so --json stays parseable
+        err.print(f"[yellow]{result.warning}[/yellow]", soft_wrap=True, highlight=False)
     if as_json:
-        emit_json([h.as_dict() for h in hits])
+        emit_json(result.model_dump())
         return
+    hits = result.hits
     table = Table(show_lines=False)
     for col in ("score", "id", "speaker", "session", "turn", "ts", "text"):
         table.add_column(col, overflow="fold")

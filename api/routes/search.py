@@ -1,0 +1,46 @@
+"""``GET /groups/{group_id}/search``: System 1 retrieval (the read of ``graphmem search``)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Path, Query
+
+from api.deps import EmbedderDep, SettingsDep, StoreDep
+from graphmem import limits
+from graphmem.errors import InvalidInputError
+from graphmem.search import Mode, SearchResult, search_group
+
+router = APIRouter(prefix="/groups/{group_id}", tags=["search"])
+
+
+@router.get("/search", response_model=SearchResult, summary="Search the group's messages (System 1)")
+def get_search(
+    group_id: Annotated[str, Path(min_length=1, description="Group (memory space) id.")],
+    store: StoreDep,
+    embedder: EmbedderDep,
+    settings: SettingsDep,
+    q: Annotated[str, Query(min_length=1, max_length=limits.MAX_QUESTION_CHARS, description="Free-text query.")],
+    k: Annotated[int, Query(ge=1, le=limits.MAX_S1_K, description="Number of hits.")] = 10,
+    mode: Annotated[Mode, Query(description="hybrid: fulltext and vector fused (RRF); fulltext; vector.")] = "hybrid",
+    pool: Annotated[
+        int | None, Query(ge=1, le=limits.MAX_RECALL_N, description="Depth of each ranking (default GRAPHMEM_S1_RECALL_N).")
+    ] = None,
+    expand: Annotated[int, Query(ge=0, le=5, description="Neighbouring turns added around each hit.")] = 0,
+) -> SearchResult:
+    """Rank the group's messages for ``q``, as ``graphmem search --json`` does: the hits best
+    first and how they were ranked. While some messages of the group have no vector yet
+    (``ingest --embed later``), hybrid ranks by fulltext alone: ``mode_used`` is "fulltext",
+    ``vectors_pending`` counts them and ``warning`` says to run ``graphmem embed``.
+    404: unknown group, or a group without messages; 422 (field named): blank ``q``, ``k``
+    outside 1-100, unknown ``mode``, ``pool`` outside 1-1000, ``expand`` outside 0-5.
+    """
+    try:
+        return search_group(
+            store, embedder, group_id, q, k=k, pool_n=pool or max(settings.s1_recall_n, k), mode=mode,
+            expand=expand, rrf_k=settings.rrf_k,
+        )
+    except InvalidInputError as e:
+        if e.field != "query":
+            raise
+        raise InvalidInputError("query is blank", field="q") from e
