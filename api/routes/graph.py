@@ -17,10 +17,13 @@ from importlib import resources
 from pathlib import Path
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, HTTPException, Path as PathParam, Query
+from fastapi import APIRouter, Header, HTTPException, Path as PathParam, Query, Request
 from fastapi.responses import FileResponse, HTMLResponse, Response
 
-from api.deps import StoreDep
+from api.deps import API_KEY_HEADER, SettingsDep, StoreDep, get_store
+from graphmem.errors import NotFoundError
+from graphmem.exposure import keys_match
+from graphmem.groups import get_group
 from graphmem.views import (
     ConversationGraph,
     GroupSummary,
@@ -85,9 +88,26 @@ def get_timeline_png(
 
 
 @page_router.get("/groups/{group_id}/view", response_class=HTMLResponse)
-def get_view(group_id: GroupId) -> HTMLResponse:
-    """The graph page of one group (it loads its data from ``graph`` and the provenance route)."""
-    return HTMLResponse((STATIC / "view.html").read_text(encoding="utf-8"))
+def get_view(
+    group_id: GroupId, request: Request, settings: SettingsDep,
+    key: Annotated[str | None, Header(alias=API_KEY_HEADER)] = None,
+) -> HTMLResponse:
+    """The graph page of one group (it loads its data from ``graph`` and the provenance route).
+
+    404 for an unknown group, like every group route; the page is still the body, so a browser
+    shows it with the data route's error ("no group 'x'"). When the server has an API key and
+    the request does not carry it (a browser opening the page never does), the page is served
+    without looking the group up: this route needs no key, and must not tell a caller without
+    one which groups exist; the page's data calls then answer 401, then 404.
+    """
+    page = (STATIC / "view.html").read_text(encoding="utf-8")
+    expected = settings.api_key.get_secret_value()
+    if not expected or keys_match(key, expected):
+        try:
+            get_group(get_store(request), group_id)
+        except NotFoundError:
+            return HTMLResponse(page, status_code=404)
+    return HTMLResponse(page)
 
 
 @page_router.get("/static/graphmem/{path:path}")

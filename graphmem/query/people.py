@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 from graphmem import memory
 from graphmem.db import Store
 from graphmem.errors import InvalidInputError, NotFoundError
-from graphmem.groups import ForgetSummary, forget_group, forget_person  # noqa: F401  (moved; kept one release)
+from graphmem.groups import ForgetSummary, forget_group, forget_person, get_group  # noqa: F401  (moved; kept one release)
 from graphmem.roster import RosterMember, read_roster
 
 
@@ -23,11 +23,13 @@ def get_member(store: Store, group_id: str, person_id: str) -> RosterMember:
     """One roster member.
 
     Raises:
-        NotFoundError: no such person in the group.
+        NotFoundError: no such group ("no group 'x'", as every group read says), or no such
+            person in the group.
     """
     for m in read_roster(store, group_id):
         if m.id == person_id:
             return m
+    get_group(store, group_id)  # an unknown group is named as such, not as a missing person
     raise NotFoundError(f"no person {person_id!r} in group {group_id!r}")
 
 
@@ -70,7 +72,7 @@ def person_memory(
         as_of: ISO-8601 time (naive = UTC), or None for now.
 
     Raises:
-        NotFoundError: no such person in the group.
+        NotFoundError: no such group, or no such person in the group.
         InvalidInputError: unknown mode or unparsable ``as_of``.
     """
     if mode not in ("head", "full"):
@@ -127,9 +129,13 @@ def provenance(store: Store, group_id: str, record_id: str) -> RecordProvenance:
     """A record's FROM messages and chain.
 
     Raises:
-        NotFoundError: no such record in the group.
+        NotFoundError: no such group ("no group 'x'"), or no such record in the group.
     """
-    record = memory.get_record(store, group_id, record_id)
+    try:
+        record = memory.get_record(store, group_id, record_id)
+    except NotFoundError:
+        get_group(store, group_id)  # an unknown group is named as such
+        raise
     return RecordProvenance(
         record=record,
         messages=memory.record_provenance(store, group_id, record_id),

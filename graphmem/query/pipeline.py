@@ -128,6 +128,9 @@ def _roster_at(
     """
     roster = members if members is not None else read_roster(store, group_id, counts=False)
     if not roster:  # ask never uses the message counts (read_roster counts=False)
+        from graphmem.groups import get_group
+
+        get_group(store, group_id)  # "no group 'x'" for an unknown group, as every group read
         raise NotFoundError(f"group {group_id!r} has no roster (nothing ingested)")
     if max_instant is not None:  # as-of: a person who had not spoken yet is not in the answer
         seen = {r["id"] for r in store.read("query/persons_seen_by", group_id=group_id,
@@ -249,6 +252,8 @@ def ask(
     # one round trip for the group's state (version, vector index ...) and its roster, shared by
     # both paths and both recalls of this ask
     context = group_context(store, group_id)
+    if context is None:  # the words every group read uses for an unknown group
+        raise NotFoundError(f"no group {group_id!r}")
     roster = _roster_at(store, group_id, max_instant, context.members if context else [])
     projection, used = project(question, roster, model)
     usages += used

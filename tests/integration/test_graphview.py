@@ -241,10 +241,12 @@ def test_group_without_derived_memory(client, store, embedder, make_group):
 
 
 @pytest.mark.neo4j
-def test_page_and_static_files(client):
-    r = client.get("/groups/anything/view")
+def test_page_and_static_files(client, trail):
+    r = client.get(f"/groups/{trail}/view")
     assert r.status_code == 200 and r.headers["content-type"].startswith("text/html")
     assert '<div id="cy">' in r.text
+    r = client.get("/groups/anything/view")  # unknown group: 404, with the page that shows why
+    assert r.status_code == 404 and '<div id="cy">' in r.text
     js = client.get("/static/graphmem/vendor/cytoscape.min.js")
     assert js.status_code == 200 and js.headers["content-type"].startswith("text/javascript")
     assert js.content == (STATIC / "vendor" / "cytoscape.min.js").read_bytes()

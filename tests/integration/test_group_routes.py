@@ -1,0 +1,65 @@
+"""Every route under ``/groups/{group_id}`` answers an unknown group alike: 404 with
+``{"detail": "no group '<id>'", "error": "NotFoundError"}`` (the graph page: 404 with the page
+as its body). The list of routes is read from the app itself, so a route added later is
+checked too."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from fastapi.testclient import TestClient
+
+from api.main import create_app
+from graphmem.config import Settings
+from graphmem.ingest import ingest_conversations
+from tests.factories import conversation
+
+pytestmark = pytest.mark.neo4j
+
+#: what each route needs besides the group to reach its group lookup
+BODIES = {("POST", "/groups/{group_id}/ask"): {"question": "who chose the trail?"}}
+QUERIES = {("GET", "/groups/{group_id}/search"): {"q": "trail"}}
+#: routes that create the group (an unknown group is not an error there)
+CREATING = {("POST", "/groups/{group_id}/messages")}
+NOT_IN_SCHEMA = [("GET", "/groups/{group_id}/timeline.png"), ("GET", "/groups/{group_id}/view")]
+
+
+def group_routes(client: TestClient) -> list[tuple[str, str]]:
+    spec = client.get("/openapi.json").json()
+    found = [(method.upper(), path) for path, ops in spec["paths"].items() if path.startswith("/groups/{group_id}")
+             for method in ops]
+    return sorted(set(found) - CREATING) + NOT_IN_SCHEMA
+
+
+def call(client: TestClient, method: str, path: str, gid: str, **kw):
+    url = path.replace("{group_id}", gid).replace("{person_id}", "Ben").replace("{record_id}", "r1")
+    return client.request(method, url, json=BODIES.get((method, path)), params=QUERIES.get((method, path)), **kw)
+
+
+def test_every_group_route_answers_404_for_an_unknown_group(store, schema):
+    gid = f"no-such-group-{uuid.uuid4().hex[:8]}"
+    with TestClient(create_app(Settings(_env_file=None))) as client:
+        routes = group_routes(client)
+        assert len(routes) >= 11 and ("GET", "/groups/{group_id}/search") in routes
+        for method, path in routes:
+            r = call(client, method, path, gid)
+            assert r.status_code == 404, (method, path, r.status_code, r.text[:200])
+            if path.endswith("/view"):
+                assert "<html" in r.text  # the page, which shows the data route's error
+                continue
+            assert r.json() == {"detail": f"no group {gid!r}", "error": "NotFoundError"}, (method, path)
+
+
+def test_view_answers_404_only_to_callers_who_may_know(store, schema, group_id):
+    ingest_conversations(store, [conversation(group_id, [{"speaker": "Ana", "text": "hello"}])], None,
+                         embed="later")
+    with TestClient(create_app(Settings(_env_file=None))) as client:
+        assert client.get(f"/groups/{group_id}/view").status_code == 200
+        assert client.get("/groups/no-such-view-group/view").status_code == 404
+    with TestClient(create_app(Settings(_env_file=None, api_key="s3cret"))) as client:
+        # without the key the page cannot tell whether a group exists (no oracle for group ids)
+        assert client.get("/groups/no-such-view-group/view").status_code == 200
+        assert client.get(f"/groups/{group_id}/view").status_code == 200
+        assert client.get("/groups/no-such-view-group/view", headers={"X-API-Key": "s3cret"}).status_code == 404
+        assert client.get("/groups/no-such-view-group/graph").status_code == 401
