@@ -2,11 +2,26 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import AfterValidator, BaseModel, Field
+from pydantic_core import PydanticCustomError
 
 from graphmem import limits
+from graphmem.errors import InvalidInputError
+
+
+def _message_text(value: str) -> str:
+    """The library's rule for message text (:func:`graphmem.limits.check_message_text`), so the
+    request model refuses what ingest would: "" and "   " with one error, field ``text``."""
+    try:
+        limits.check_message_text(value)
+    except InvalidInputError as e:
+        raise PydanticCustomError("message_text", e.reason) from e
+    return value
+
+
+MessageText = Annotated[str, AfterValidator(_message_text)]
 
 
 class HealthPublic(BaseModel):
@@ -24,7 +39,9 @@ class MessageCreate(BaseModel):
         id: message id, unique within the group; sending the same id again with the same
             content is a no-op, with new text an edit (the earlier text is kept as history).
         speaker: display name; speaker_id: stable id when the source has one.
-        text: the message text, stored exactly as sent (a lone UTF-16 surrogate is refused).
+        text: the message text, stored exactly as sent; refused when it is empty or only
+            whitespace, or holds a lone UTF-16 surrogate (the library's rule, one error for
+            "" and "   ").
         ts: ISO-8601 time (a timezone given is kept; ``Z`` is stored as ``+00:00``).
         session: session name (default "main"); channel: channel inside the group ("" = none).
             With a channel the stored session id is ``"<channel>/<session>"``, as the loaders
@@ -35,7 +52,8 @@ class MessageCreate(BaseModel):
     id: str = Field(min_length=1, max_length=limits.MAX_ID_CHARS)
     speaker: str = Field(min_length=1, max_length=limits.MAX_NAME_CHARS)
     speaker_id: str = Field(default="", max_length=limits.MAX_ID_CHARS)
-    text: str = Field(min_length=1)
+    text: MessageText = Field(description="At least one visible character: empty or whitespace-only text is "
+                                          "refused (422, field messages.N.text).")
     ts: str
     session: str = Field(default="main", min_length=1, max_length=limits.MAX_ID_CHARS)
     channel: str = Field(default="", max_length=limits.MAX_ID_CHARS)

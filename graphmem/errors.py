@@ -18,9 +18,11 @@ class InvalidInputError(GraphMemError, ValueError):
         source: file path or other origin of the input ("" when not a file).
         record: the record that is wrong (line number, message id, index), or "".
         field: the offending field name, or "".
+        reason: the rule broken, without the source, record and field.
     """
 
     def __init__(self, message: str, *, source: str = "", record: str = "", field: str = "") -> None:
+        self.reason = message
         self.source = source
         self.record = record
         self.field = field

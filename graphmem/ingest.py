@@ -122,6 +122,9 @@ def _first_difference(a: dict[str, object], b: dict[str, object]) -> str | None:
     return next((f for f in FIXED_FIELDS if a[f] != b[f]), None)
 
 
+BLANK_TEXT = limits.BLANK_TEXT  # re-exported: why a message without a visible character is refused
+
+
 def validate(conv: Conversation) -> None:
     """Check every message of ``conv`` before anything is written.
 
@@ -133,7 +136,7 @@ def validate(conv: Conversation) -> None:
 
     Raises:
         InvalidInputError: naming the source, the message and the field that is wrong
-            (missing speaker or text, unparsable ts, an id outside the grammar, a lone
+            (missing speaker, text empty or only whitespace (:data:`BLANK_TEXT`), unparsable ts, an id outside the grammar, a lone
             surrogate, an id repeated with another speaker, session, channel, ts or
             reply_to, ...).
     """
@@ -151,9 +154,9 @@ def validate(conv: Conversation) -> None:
         if not m.speaker.strip():
             raise InvalidInputError("speaker is missing", source=src, record=ref, field="speaker")
         limits.check_name(m.speaker, field="speaker", record=ref, source=src)
-        if m.text is None or m.text == "":
+        if m.text is None:
             raise InvalidInputError("text is missing", source=src, record=ref, field="text")
-        limits.check_text(m.text, field="text", record=ref, source=src)
+        limits.check_message_text(m.text, record=ref, source=src)
         if not m.session:
             raise InvalidInputError("session is missing", source=src, record=ref, field="session")
         limits.check_id(m.session, field="session", record=ref, source=src)

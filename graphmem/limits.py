@@ -38,8 +38,10 @@ __all__ = [
     "MAX_S1_K",
     "MAX_S2_K",
     "MAX_SOURCE_K",
+    "BLANK_TEXT",
     "check_budget",
     "check_id",
+    "check_message_text",
     "check_name",
     "check_text",
     "session_id",
@@ -79,6 +81,24 @@ def check_text(value: str, *, field: str, record: str = "", source: str = "") ->
             "Unicode text; send the full surrogate pair or the character itself)",
             source=source, record=record, field=field,
         )
+
+
+BLANK_TEXT = "text is empty or only whitespace (a message needs at least one visible character)"
+"""Why a message without a visible character is refused: the same words for "" and "   ", in
+every input format and entry point. Messages stored before this rule keep their text
+(docs/reliability.md, "Blank messages")."""
+
+
+def check_message_text(value: str, *, record: str = "", source: str = "", field: str = "text") -> None:
+    """Check a message text: at least one character that is not whitespace, no lone surrogate.
+
+    Raises:
+        InvalidInputError: :data:`BLANK_TEXT` or the surrogate's position, naming ``field``
+            (and ``record`` / ``source``).
+    """
+    if not value.strip():
+        raise InvalidInputError(BLANK_TEXT, source=source, record=record, field=field)
+    check_text(value, field=field, record=record, source=source)
 
 
 def check_id(value: str, *, field: str, record: str = "", source: str = "", slash: bool = True) -> None:

@@ -255,6 +255,17 @@ BLANKS = [  # session s1 has words; every message of s2 is blank
 ]
 
 
+def store_with_legacy_blanks(store, embedder, gid: str, rows: list[dict]) -> None:
+    """Messages whose text is blank, as a store written before blank text was refused holds
+    them: ingested with words, then given their blank text in the database (ingest refuses it
+    now, docs/reliability.md; what was stored stays readable and derivable)."""
+    ingest_conversations(store, [conversation(gid, [dict(r, text=r["text"] if r["text"].strip() else "was blank")
+                                                    for r in rows])], embedder)
+    blanks = [{"id": r["id"], "text": r["text"]} for r in rows if not r["text"].strip()]
+    store.write_tx(lambda tx: tx.run("UNWIND $rows AS r MATCH (m:Message {group_id: $g, id: r.id}) "
+                                     "SET m.text = r.text", rows=blanks, g=gid).consume())
+
+
 def _segments(store, gid: str) -> dict[str, dict]:
     from graphmem import memory
 
@@ -265,7 +276,7 @@ def test_blank_segment_gets_no_writer_call_library(store, embedder, group_id):
     from graphmem.writer import derive_group
     from tests.scripted_llm import Reply, ScriptedLLM
 
-    ingest_conversations(store, [conversation(group_id, BLANKS)], embedder)
+    store_with_legacy_blanks(store, embedder, group_id, BLANKS)
     with ScriptedLLM() as server:
         server.route(ScriptedLLM.any_message_contains("SESSION: s1\n"), Reply.json({"actions": [
             {"action": "ADD", "owner": "Ana", "source": "Ana", "layer": "per_speaker_core", "utype": "fact",
@@ -282,7 +293,7 @@ def test_blank_segment_gets_no_writer_call_library(store, embedder, group_id):
 def test_record_resting_only_on_blank_messages_is_refused(store, embedder, group_id):
     from graphmem import memory
 
-    ingest_conversations(store, [conversation(group_id, BLANKS)], embedder)
+    store_with_legacy_blanks(store, embedder, group_id, BLANKS)
     vec = embedder.encode(["Ana said something"])[0].tolist()
     bad = memory.NewRecord(id="r1", layer="per_speaker_core", utype="fact", content="Ana said something",
                            owner="Ana", source="Ana", ts="2026-01-01T10:00:02", from_ids=["b1", "b2"], embedding=vec)
@@ -300,7 +311,7 @@ def test_blank_segments_need_no_writer_cli_and_api(store, embedder, make_group, 
     blank_only = [dict(r, id=f"x{i}") for i, r in enumerate(BLANKS[2:])]
     via_cli, via_api = make_group("cli"), make_group("api")
     for gid in (via_cli, via_api):
-        ingest_conversations(store, [conversation(gid, blank_only)], embedder)
+        store_with_legacy_blanks(store, embedder, gid, blank_only)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GRAPHMEM_LLM_", "GRAPHMEM_WRITER_"))}
     res = subprocess.run([GRAPHMEM, "derive", "--group", via_cli, "--no-progress"], capture_output=True,
                          text=True, timeout=300, env={**env, "COLUMNS": "1000"})
@@ -311,3 +322,41 @@ def test_blank_segments_need_no_writer_cli_and_api(store, embedder, make_group, 
     assert (r.json()["segments_skipped"], r.json()["calls"], r.json()["done"]) == (1, 0, True)
     for gid in (via_cli, via_api):
         assert _segments(store, gid) == {"s2": {"skipped": "blank", "calls": 0}}
+
+
+# ----------------------------------------------------------------------------- blank text
+
+
+@pytest.mark.parametrize("text", ["", "   ", "\n\t"], ids=["empty", "spaces", "newline-tab"])
+def test_blank_text_is_refused_everywhere_and_loses_nothing_stored(store, embedder, group_id, client, tmp_path, text):
+    from graphmem.bulk_import import write_csv
+    from graphmem.ingest import BLANK_TEXT
+
+    ingest_conversations(store, [conversation(group_id, [_good(0)])], embedder)
+    before = store.read_text("MATCH (m:Message {group_id: $g}) RETURN m.id AS id, m.text AS text", g=group_id)
+    # library: a new message, and an edit of a stored one to blank text
+    for rows in ([_good(1), _good(2, text=text)], [{**_good(0), "text": text}]):
+        with pytest.raises(InvalidInputError) as e:
+            ingest_conversations(store, [conversation(group_id, rows)], embedder)
+        assert e.value.field == "text" and e.value.record and BLANK_TEXT in str(e.value)
+    # CLI, names file, line and field
+    path = write_jsonl(tmp_path / "b.jsonl", [{"group": group_id, "session": "s", **_good(1)},
+                                               {"group": group_id, "session": "s", **_good(2, text=text)}])
+    res = cli("ingest", str(path), "--format", "jsonl", "--no-progress")
+    assert res.returncode == 1 and "record line 2" in res.stderr and "field 'text'" in res.stderr, res.stderr
+    # API: one error for "" and "   ", naming the request message and the field
+    r = client.post(f"/groups/{group_id}/messages", json={"messages": [_good(1), _good(2, text=text)]})
+    assert r.status_code == 422 and r.json()["field"] == "messages.1.text", r.text
+    assert r.json()["detail"] == f"field 'messages.1.text': {BLANK_TEXT}"
+    # the library behind the API and MCP (graphmem.groups.append_messages) says the same
+    from graphmem.groups import append_messages
+
+    with pytest.raises(InvalidInputError) as e:
+        append_messages(store, embedder, group_id, [_good(1), _good(2, text=text)])
+    assert (e.value.record, e.value.field) == ("request message 1", "text") and BLANK_TEXT in str(e.value)
+    # the first-load importer validates the same way, before any file is written
+    with pytest.raises(InvalidInputError) as e:
+        write_csv([conversation(group_id, [_good(1), _good(2, text=text)])], tmp_path / "csv")
+    assert e.value.field == "text" and not (tmp_path / "csv").exists()
+    after = store.read_text("MATCH (m:Message {group_id: $g}) RETURN m.id AS id, m.text AS text", g=group_id)
+    assert after == before == [{"id": "ok0", "text": "fine"}]

@@ -1,0 +1,96 @@
+"""A message without a visible character is refused in every input format, with one error for
+"" and for whitespace only, naming the record and the field ``text`` (graphmem.ingest.validate;
+no database: validation runs before anything is written)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from graphmem.errors import InvalidInputError
+from graphmem.ingest import BLANK_TEXT, validate
+from loaders import load_conversations
+
+FIX = Path(__file__).resolve().parents[1] / "fixtures"
+BLANKS = ["", "   ", "\n\t ", "\u3000\u00a0"]  # empty, spaces, newline+tab, ideographic + no-break space
+
+
+def blank_jsonl(tmp: Path, text: str) -> tuple[Path, str]:
+    lines = (FIX / "jsonl" / "chat.jsonl").read_text(encoding="utf-8").splitlines()
+    row = json.loads(lines[1])
+    row["text"] = text
+    lines[1] = json.dumps(row, ensure_ascii=False)
+    path = tmp / "chat.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path, "line 2"
+
+
+def blank_locomo(tmp: Path, text: str) -> tuple[Path, str]:
+    data = json.loads((FIX / "eval" / "locomo_mini.json").read_text(encoding="utf-8"))
+    turn = data[0]["conversation"]["session_1"][1]
+    turn["text"] = text
+    path = tmp / "locomo.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path, "session_1[1]"
+
+
+def blank_socialmem(tmp: Path, text: str) -> tuple[Path, str]:
+    folder = tmp / "networks"
+    folder.mkdir()
+    src = FIX / "eval" / "socialmem" / "fixture_net_aaaa0001.json"
+    data = json.loads(src.read_text(encoding="utf-8"))
+    turn = data["sessions"][0]["turns"][1]
+    turn["content"] = text
+    (folder / src.name).write_text(json.dumps(data), encoding="utf-8")
+    return folder / src.name, turn["turn"]
+
+
+def blank_groupmem(tmp: Path, text: str) -> tuple[Path, str]:
+    src = next((FIX / "groupmem").glob("*.json"))
+    data = json.loads(src.read_text(encoding="utf-8"))
+    channel = next(iter(data))
+    data[channel][1]["content"] = text
+    path = tmp / src.name
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path, data[channel][1]["msg_node"]
+
+
+def blank_evermem(tmp: Path, text: str) -> tuple[Path, str]:
+    folder = tmp / "evermem"
+    shutil.copytree(FIX / "evermem", folder)
+    lines = (folder / "dialogues.jsonl").read_text(encoding="utf-8").splitlines()
+    topic = json.loads(lines[0])
+    group = next(iter(topic["dialogues"]))
+    topic["dialogues"][group][1]["dialogue"] = text
+    lines[0] = json.dumps(topic, ensure_ascii=False)
+    (folder / "dialogues.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return folder / "dialogues.jsonl", ""
+
+
+FORMATS = {"jsonl": blank_jsonl, "locomo": blank_locomo, "socialmem": blank_socialmem,
+           "groupmem": blank_groupmem, "evermem": blank_evermem}
+
+
+@pytest.mark.parametrize("fmt", sorted(FORMATS))
+@pytest.mark.parametrize("text", BLANKS, ids=["empty", "spaces", "newline-tab", "unicode-spaces"])
+def test_blank_text_is_refused_in_every_format_with_one_error(tmp_path: Path, fmt: str, text: str) -> None:
+    path, record = FORMATS[fmt](tmp_path, text)
+    with pytest.raises(InvalidInputError) as e:
+        for conv in load_conversations(path, fmt):
+            validate(conv)
+    err = e.value
+    assert err.field == "text", str(err)
+    assert BLANK_TEXT in str(err) and err.record, str(err)
+    if record:
+        assert record in err.record, str(err)
+
+
+def test_text_with_one_visible_character_is_kept_exactly(tmp_path: Path) -> None:
+    path, _ = blank_jsonl(tmp_path, "  .\n")
+    convs = load_conversations(path, "jsonl")
+    for conv in convs:
+        validate(conv)
+    assert "  .\n" in [m.text for c in convs for m in c.messages]
