@@ -378,7 +378,8 @@ def _ingest_one(
             raced_new, raced_edits = _write_chunk(
                 store, gid, key, n, chunk, vectors, rows_p, rows_s, stored, batch_size, scoped,
                 summary, bar)
-            # what another concurrent load wrote identically meanwhile counts as skipped
+            # what another concurrent load wrote identically meanwhile counts as skipped: every
+            # input line behind it (a new message's own edits in the input included)
             written -= raced_new
             edited -= raced_edits
             skipped += raced_new + raced_edits
@@ -395,7 +396,8 @@ def _write_chunk(
     """Write chunk ``n`` of an input's work in one transaction (:func:`_write_batch`).
 
     Returns (new messages, edits) that another concurrent load had already written identically
-    (counted as skipped).
+    (counted as skipped); edits count every input text behind them, so a raced new message
+    that the input also edited returns its edits too.
     """
     edited_at = now_iso()
     new_rows, edit_rows = [], []
@@ -435,7 +437,9 @@ def _write_batch(
     """One batch in one transaction: lock the group, re-check, write, place. Idempotent.
 
     Returns (persons created, sessions created, new messages and edits that another load had
-    already written exactly like this one, which are skipped here).
+    already written exactly like this one, which are skipped here). The edits are counted as
+    the summary counted them: one per text a new message went through before its last in this
+    input (``text_history``), and one per text an edit row applies (``between`` and the last).
     """
     ids = [r["id"] for r in new_rows] + [r["id"] for r in edit_rows]
     run_tx(tx, "ingest/lock_group", group_id=gid, n=0)
@@ -450,6 +454,7 @@ def _write_batch(
             fresh.append(r)
         elif current["text"] == r["text"]:
             raced_new += 1
+            raced_edits += len(r["text_history"])  # its edits in this input were counted as edits
         else:
             raise ConflictError(
                 f"message {r['id']!r} of group {gid!r} was written with other text by another load "
@@ -457,7 +462,7 @@ def _write_batch(
     for r in edit_rows:
         current = now.get(r["id"])
         if current is not None and current["text"] == r["text"]:
-            raced_edits += 1
+            raced_edits += len(r["between"]) + 1
         elif current is None or current["text"] != r["old_text"]:
             raise ConflictError(
                 f"message {r['id']!r} of group {gid!r} was changed by another load while this one "
