@@ -75,26 +75,36 @@ def embed_group(
 
     # Batch N is written while batch N+1 (read with N's ids left out) is encoded in a worker
     # thread, so the database time hides behind the encoder's; every write still commits on
-    # its own and only sets vectors that are missing.
+    # its own and only sets vectors that are missing, and only while the message still has the
+    # text that was encoded: a message edited meanwhile stays pending, and the next pass (one
+    # more read of what is pending) encodes its new text.
+    def one_pass(pool: ThreadPoolExecutor) -> int:
+        wrote = 0
+        skip: list[str] = []
+        prev: tuple[list[dict], Future] | None = None
+        while True:
+            rows = store.read("ingest/pending_messages", group_id=group_id, batch=batch_size, skip=skip)
+            nxt = (rows, pool.submit(encode, rows)) if rows else None
+            if prev is not None:
+                done, fut = prev
+                vectors = fut.result()
+                written = store.write(
+                    "ingest/set_message_vectors", group_id=group_id,
+                    rows=[{"id": r["id"], "text": r["text"], "embedding": v} for r, v in zip(done, vectors)],
+                )
+                wrote += int(written[0]["written"]) if written else 0
+                bar.update(len(done))
+            if nxt is None:
+                return wrote
+            prev, skip = nxt, [r["id"] for r in rows]
+
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="graphmem-encode") as pool:
         try:
-            skip: list[str] = []
-            prev: tuple[list[dict], Future] | None = None
             while True:
-                rows = store.read("ingest/pending_messages", group_id=group_id, batch=batch_size, skip=skip)
-                nxt = (rows, pool.submit(encode, rows)) if rows else None
-                if prev is not None:
-                    done, fut = prev
-                    vectors = fut.result()
-                    written = store.write(
-                        "ingest/set_message_vectors", group_id=group_id,
-                        rows=[{"id": r["id"], "embedding": v} for r, v in zip(done, vectors)],
-                    )
-                    summary.embedded += int(written[0]["written"]) if written else 0
-                    bar.update(len(done))
-                if nxt is None:
+                wrote = one_pass(pool)
+                summary.embedded += wrote
+                if not wrote or not store.read("ingest/pending_messages", group_id=group_id, batch=1, skip=[]):
                     break
-                prev, skip = nxt, [r["id"] for r in rows]
         finally:
             bar.close()
     summary.messages = int(store.read("ingest/count_group_messages", group_id=group_id)[0]["messages"])

@@ -1,4 +1,5 @@
-// Store edits of messages: the new text and its embedding (or, with ingest --embed later, no
+// Store edits of messages: the new text and its embedding (no longer :PendingEmbedding if it
+// was stored with --embed later), or, with ingest --embed later, no
 // vector and the label :PendingEmbedding until `graphmem embed` fills it); the text it replaces
 // (and any texts the input went through before the last one) is appended to the message's
 // history; the message leaves every Writer segment that covered it, so the next derive
@@ -20,6 +21,7 @@ WITH m, row
 CALL (m, row) {
   WITH m, row WHERE row.embedding IS NOT NULL
   CALL db.create.setNodeVectorProperty(m, 'embedding', row.embedding)
+  REMOVE m:PendingEmbedding
 }
 CALL (m, row) {
   WITH m, row WHERE row.embedding IS NULL

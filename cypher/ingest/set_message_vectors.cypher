@@ -1,11 +1,14 @@
 // Store vectors of messages that lack one and clear their :PendingEmbedding label. A message
-// that got its vector meanwhile (a concurrent run) is left as it is, so this is idempotent.
-// Parameters: $group_id (str); $rows (list of maps): id (str), embedding (list[float], L2-normed).
+// that got its vector meanwhile (a concurrent run) is left as it is, so this is idempotent; a
+// message whose text changed since it was read (an edit during `graphmem embed`) is left
+// pending, so no message keeps the vector of a text it no longer has.
+// Parameters: $group_id (str); $rows (list of maps): id (str), text (str, the text that was
+//   encoded), embedding (list[float], L2-normed).
 // Returns: written (int).
 UNWIND $rows AS row
 MATCH (m:Message {group_id: $group_id, id: row.id})
 USING INDEX m:Message(group_id, id)  // a seek per row, whatever the statistics of the moment
-WHERE m:PendingEmbedding
+WHERE m:PendingEmbedding AND m.text = row.text
 CALL db.create.setNodeVectorProperty(m, 'embedding', row.embedding)
 REMOVE m:PendingEmbedding
 RETURN count(m) AS written

@@ -63,3 +63,50 @@ def test_concurrent_loads_of_one_input_count_each_line_once(store, embedder, gro
     outer = ingest_conversations(store, [conv], racing)
     assert counts(inner[0]) == (0, 3, 0)
     assert counts(outer) == (0, 0, 3)
+
+
+def stored_vector(store, gid: str, mid: str):
+    return store.read_text("MATCH (m:Message {group_id: $g, id: $id}) RETURN m.text AS text, m.embedding AS e, "
+                           "m:PendingEmbedding AS pending", g=gid, id=mid)[0]
+
+
+def test_an_edit_during_embed_is_not_given_the_old_texts_vector(store, embedder, group_id):
+    """`graphmem embed` reads a batch, encodes it, writes it; a message edited (``--embed
+    later``) in between must keep no vector of its old text: it stays pending and the same run
+    embeds its new text."""
+    rows = [{"id": f"e{i}", "speaker": "Ana", "text": f"we meet at the harbour at {i}",
+             "ts": f"2026-01-01T10:00:{i:02d}"} for i in range(6)]
+    ingest_conversations(store, [conversation(group_id, rows)], None, embed="later")
+    edited = [dict(r) for r in rows]
+    edited[3]["text"] = "plans changed: we meet at the station instead"
+    edit = lambda: ingest_conversations(store, [conversation(group_id, edited)], None, embed="later")  # noqa: E731
+    summary = embed_group(store, MeanwhileEmbedder(embedder, edit), group_id, batch_size=4)
+    m = stored_vector(store, group_id, "e3")
+    assert m["text"] == "plans changed: we meet at the station instead"
+    want = embedder.encode(["Ana (2026-01-01): plans changed: we meet at the station instead"])[0].tolist()
+    assert not m["pending"] and m["e"] == pytest.approx(want, abs=1e-5)
+    assert group_state(store, group_id).pending == 0 and summary.embedded == 6  # the old text of e3 was refused
+    assert embed_group(store, embedder, group_id).embedded == 0
+
+
+def test_an_edit_with_a_vector_leaves_nothing_pending(store, embedder, group_id):
+    """A message stored with ``--embed later`` and then edited with vectors computed now has
+    its vector: it is no longer counted as missing one (search used to fall back to fulltext
+    for it until `graphmem embed` re-encoded it)."""
+    rows = [{"id": f"p{i}", "speaker": "Ben", "text": f"the ferry leaves at {i}",
+             "ts": f"2026-01-01T10:00:{i:02d}"} for i in range(3)]
+    ingest_conversations(store, [conversation(group_id, rows)], None, embed="later")
+    embed_group(store, embedder, group_id)
+    ingest_conversations(store, [conversation(group_id, rows + [
+        {"id": "p3", "speaker": "Ben", "text": "late news", "ts": "2026-01-01T10:00:03"}])], None, embed="later")
+    assert group_state(store, group_id).pending == 1
+    edited = [dict(r) for r in rows] + [{"id": "p3", "speaker": "Ben", "text": "late news, edited",
+                                         "ts": "2026-01-01T10:00:03"}]
+    edited[0]["text"] = "the ferry leaves at noon"
+    s = ingest_conversations(store, [conversation(group_id, edited)], embedder)
+    assert (s.messages_edited, s.messages_skipped) == (2, 2)
+    assert group_state(store, group_id).pending == 0
+    for mid, text in (("p0", "the ferry leaves at noon"), ("p3", "late news, edited")):
+        m = stored_vector(store, group_id, mid)
+        assert not m["pending"] and m["e"] == pytest.approx(
+            embedder.encode([f"Ben (2026-01-01): {text}"])[0].tolist(), abs=1e-5)
