@@ -52,8 +52,8 @@ class MessageCreate(BaseModel):
     id: str = Field(min_length=1, max_length=limits.MAX_ID_CHARS)
     speaker: str = Field(min_length=1, max_length=limits.MAX_NAME_CHARS)
     speaker_id: str = Field(default="", max_length=limits.MAX_ID_CHARS)
-    text: MessageText = Field(description="At least one visible character: empty or whitespace-only text is "
-                                          "refused (422, field messages.N.text).")
+    text: MessageText = Field(description="At least one visible character and at most 100,000 characters "
+                                          "(graphmem.limits): else 422, field messages.N.text.")
     ts: str
     session: str = Field(default="main", min_length=1, max_length=limits.MAX_ID_CHARS)
     channel: str = Field(default="", max_length=limits.MAX_ID_CHARS)

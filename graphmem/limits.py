@@ -37,6 +37,7 @@ __all__ = [
     "MAX_RECALL_N",
     "MAX_S1_K",
     "MAX_S2_K",
+    "MAX_TEXT_CHARS",
     "MAX_SOURCE_K",
     "BLANK_TEXT",
     "check_budget",
@@ -51,6 +52,10 @@ MAX_ID_CHARS = 200
 """Longest id (characters)."""
 MAX_NAME_CHARS = 200
 """Longest display name of a speaker or a group (characters)."""
+MAX_TEXT_CHARS = 100_000
+"""Longest message text (characters): far above what chat platforms allow in one message (tens
+of thousands); a 10 MB message was stored and cost every search of its group seconds of BM25
+re-scoring and every embed run seconds of tokenising."""
 MAX_QUESTION_CHARS = 4000
 """Longest question for ``ask`` (characters)."""
 MAX_MESSAGES_PER_REQUEST = 10_000
@@ -90,14 +95,18 @@ every input format and entry point. Messages stored before this rule keep their 
 
 
 def check_message_text(value: str, *, record: str = "", source: str = "", field: str = "text") -> None:
-    """Check a message text: at least one character that is not whitespace, no lone surrogate.
+    """Check a message text: at least one character that is not whitespace, at most
+    :data:`MAX_TEXT_CHARS` characters, no lone surrogate.
 
     Raises:
-        InvalidInputError: :data:`BLANK_TEXT` or the surrogate's position, naming ``field``
-            (and ``record`` / ``source``).
+        InvalidInputError: :data:`BLANK_TEXT`, the length, or the surrogate's position, naming
+            ``field`` (and ``record`` / ``source``).
     """
     if not value.strip():
         raise InvalidInputError(BLANK_TEXT, source=source, record=record, field=field)
+    if len(value) > MAX_TEXT_CHARS:
+        raise InvalidInputError(f"text is {len(value)} characters long; at most {MAX_TEXT_CHARS} are allowed",
+                                source=source, record=record, field=field)
     check_text(value, field=field, record=record, source=source)
 
 

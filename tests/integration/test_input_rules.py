@@ -100,6 +100,7 @@ def test_edge_timestamps_same_graph_from_library_cli_and_api(store, embedder, ma
 
 BAD_MESSAGES = [  # (what, message fields, field named in the error)
     ("lone surrogate in text", {"text": "broken \ud83d emoji"}, "text"),
+    ("text too long", {"text": "x" * (limits.MAX_TEXT_CHARS + 1)}, "text"),
     ("lone surrogate in speaker", {"speaker": "Ana\udc00"}, "speaker"),
     ("id too long", {"id": "x" * 5000}, "id"),
     ("control character in id", {"id": "m\n1"}, "id"),
