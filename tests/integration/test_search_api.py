@@ -109,3 +109,32 @@ def test_client_search_mirrors_the_route(store, embedder, client, make_group):
     with pytest.raises(InvalidInputError) as e:
         gm.search(gid, "x", k=0)
     assert e.value.field == "k"
+
+
+def test_mcp_search_says_when_vectors_are_missing_and_refuses_blank_text(store, embedder, make_group):
+    import anyio
+
+    from tests.integration.test_mcp import agent, call, call_error
+
+    gid = make_group("search-mcp")
+    ingest_conversations(store, [conversation(gid, rows("m", 6))], None, embed="later")
+
+    async def session() -> None:
+        async with agent() as c:
+            got = await call(c, "search_messages", group_id=gid, query="lighthouse tour noon", k=2)
+            assert (got["mode"], got["mode_used"], got["vectors_pending"]) == ("hybrid", "fulltext", 6)
+            assert "graphmem embed --group" in got["warning"] and got["hits"]
+            got = await call(c, "search_messages", group_id=gid, query="lighthouse", k=2, mode="vector")
+            assert got["hits"] == [] and "only messages with a vector" in got["warning"]
+            text = await call_error(c, "append_messages", group_id=gid, messages=[
+                {"id": "z1", "speaker": "Ana", "text": " \n ", "ts": "2026-01-02T10:00:00"}])
+            assert "text" in text and "only whitespace" in text
+
+    anyio.run(session)
+    assert group_state_pending(store, gid) == 6  # nothing of the refused call was written
+
+
+def group_state_pending(store, gid: str) -> int:
+    from graphmem.search import group_state
+
+    return group_state(store, gid).pending
