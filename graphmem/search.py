@@ -11,6 +11,10 @@ and every query also checks ``group_id``. While some of the group's messages lac
 (``ingest --embed later``), hybrid search ranks by fulltext alone and logs a warning
 (:func:`search_messages`); :func:`search_group` returns the same hits with that signal
 (``vectors_pending``, ``mode_used``, ``warning``), for the CLI's ``--json``, the HTTP API and MCP.
+
+Size (over 500 lines on purpose): System 1's read is one contract that every face calls - the
+group's state, both rankings, fusion, hydration, expansion and the entry call with its signal;
+splitting it would spread one request's pipelining over modules.
 """
 
 from __future__ import annotations
