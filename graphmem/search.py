@@ -462,10 +462,7 @@ def search_messages(
     result = search_group(store, embedder, group_id, query, k=k, pool_n=pool_n, mode=mode,
                           expand=expand, rrf_k=rrf_k)
     if result.mode == "hybrid" and result.mode_used == "fulltext":
-        logger.warning(
-            "group %s: %d message(s) have no vector yet (run `graphmem embed --group %s`); "
-            "ranking by fulltext alone", group_id, result.vectors_pending, group_id,
-        )
+        logger.warning("%s", result.warning)  # the sentence search_group returns (pending_warning)
     return result.hits
 
 
