@@ -161,7 +161,7 @@ def _parse_range(path: str, start: int, end: int, group: str | None) -> dict[str
             raise _Fallback
         if not _id_ok(session) or not _name_ok(speaker) or text == "" or _SURROGATE.search(text):
             raise _Fallback
-        if (spid and not _id_ok(spid)) or (reply and not _id_ok(reply)):
+        if (spid and not _id_ok(spid)) or (reply and (not _id_ok(reply) or reply == mid)):
             raise _Fallback
         try:
             t = parse_ts(ts)
@@ -192,7 +192,7 @@ def _group_items(rows: list[_Row]) -> tuple[list[tuple], int]:
         counters[key] = k + 1
         if mid is None:
             mid = f"{sid}:{k}"
-            if not _id_ok(mid):
+            if not _id_ok(mid) or reply == mid:
                 raise _Fallback
         prev = first.get(mid)
         if prev is not None:  # a redelivery is skipped; anything else (an edit, a conflict) is not ours

@@ -137,8 +137,8 @@ def validate(conv: Conversation) -> None:
     Raises:
         InvalidInputError: naming the source, the message and the field that is wrong
             (missing speaker, text empty or only whitespace (:data:`BLANK_TEXT`), unparsable ts, an id outside the grammar, a lone
-            surrogate, an id repeated with another speaker, session, channel, ts or
-            reply_to, ...).
+            surrogate, a message whose reply_to is its own id, an id repeated with another
+            speaker, session, channel, ts or reply_to, ...).
     """
     seen: dict[str, MessageRecord] = {}
     src = conv.source
@@ -170,6 +170,11 @@ def validate(conv: Conversation) -> None:
         for name in ("speaker_id", "reply_to"):
             if getattr(m, name):
                 limits.check_id(getattr(m, name), field=name, record=ref, source=src)
+        if m.reply_to == m.id:
+            raise InvalidInputError(
+                f"message {m.id!r} replies to itself (reply_to names the message's own id)",
+                source=src, record=ref, field="reply_to",
+            )
         times.parse_ts(m.ts, source=src, record=ref, field="ts")
         if m.session_ts:
             times.parse_ts(m.session_ts, source=src, record=ref, field="session_ts")

@@ -105,6 +105,7 @@ BAD_MESSAGES = [  # (what, message fields, field named in the error)
     ("id too long", {"id": "x" * 5000}, "id"),
     ("control character in id", {"id": "m\n1"}, "id"),
     ("unparsable ts", {"ts": "2026-02-30T10:00:00"}, "ts"),
+    ("reply to itself", {"reply_to": "ok1"}, "reply_to"),
 ]
 
 
