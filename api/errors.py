@@ -10,6 +10,8 @@ back in its own error, and a value that is not valid Unicode could not be encode
 from __future__ import annotations
 
 import logging
+from typing import Any
+from urllib.parse import unquote
 
 from fastapi import FastAPI, Request
 from fastapi.exception_handlers import http_exception_handler
@@ -24,7 +26,9 @@ from graphmem.errors import (
     LLMError,
     NotFoundError,
     StoreUnavailableError,
+    no_group,
 )
+from graphmem.limits import check_id
 
 logger = logging.getLogger(__name__)
 
@@ -46,16 +50,22 @@ def status_for(exc: GraphMemError) -> int:
     return 500
 
 
-async def _handle(request: Request, exc: Exception) -> JSONResponse:
-    assert isinstance(exc, GraphMemError)
+def error_body(exc: GraphMemError) -> tuple[int, dict[str, object]]:
+    """The status and the one JSON body of a graphmem error."""
     code = status_for(exc)
-    if code >= 500:
-        logger.warning("%s %s -> %d: %s", request.method, request.url.path, code, exc)
     # backslashreplace: a message can never carry text that UTF-8 cannot encode (-> no 500).
     detail = str(exc).encode("utf-8", "backslashreplace").decode("utf-8")
     body: dict[str, object] = {"detail": detail, "error": type(exc).__name__}
     if isinstance(exc, InvalidInputError) and exc.field:
         body["field"] = exc.field
+    return code, body
+
+
+async def _handle(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, GraphMemError)
+    code, body = error_body(exc)
+    if code >= 500:
+        logger.warning("%s %s -> %d: %s", request.method, request.url.path, code, exc)
     return JSONResponse(status_code=code, content=body)
 
 
@@ -79,6 +89,33 @@ async def _handle_validation(request: Request, exc: Exception) -> JSONResponse:
         detail += f" (and {len(errs) - 1} more problem{'s' if len(errs) > 2 else ''})"
     body = {"detail": detail, "error": InvalidInputError.__name__, "field": field}
     return JSONResponse(status_code=422, content=body)
+
+
+def slashed_group(scope: dict[str, Any]) -> str | None:
+    """The group id of a ``/groups/{group_id}...`` request whose id segment holds an encoded
+    ``/`` (``%2F``), decoded; else None. Starlette routes on the decoded path, where that ``/``
+    splits the segment: such a request would reach no route (FastAPI's plain 404) or, worse,
+    another route with a shorter group id."""
+    if scope.get("type") != "http":
+        return None
+    raw = scope.get("raw_path") or str(scope.get("path", "")).encode()
+    parts = raw.split(b"?", 1)[0].split(b"/")
+    if len(parts) < 3 or parts[1] != b"groups" or b"%2f" not in parts[2].lower():
+        return None
+    gid = unquote(parts[2].decode("latin-1"), encoding="utf-8", errors="replace")
+    return gid if "/" in gid else None
+
+
+def slashed_group_error(method: str, path: str, group_id: str) -> GraphMemError:
+    """What the library answers for a group id holding ``/``: on ``POST .../messages`` the id
+    grammar's :class:`InvalidInputError` (field ``group``, as ingest), else
+    :func:`graphmem.errors.no_group` (404, saying why)."""
+    if method == "POST" and path.rstrip("/").endswith("/messages"):
+        try:
+            check_id(group_id, field="group", source="api", slash=False)
+        except InvalidInputError as bad:
+            return bad
+    return no_group(group_id)
 
 
 async def _handle_http(request: Request, exc: Exception) -> Response:

@@ -103,6 +103,28 @@ class BodyLimit:
         await send({"type": "http.response.body", "body": body})
 
 
+class SlashedGroupId:
+    """ASGI middleware: a request for ``/groups/{group_id}...`` whose group id holds ``/`` (sent
+    as ``%2F``) is answered here, before routing, with the library's error for that id
+    (:func:`api.errors.slashed_group_error`: 404 ``no group 'a/b': group ids contain no '/' ...``,
+    or 422 field ``group`` on ``POST .../messages``). Starlette routes on the decoded path, so
+    such a request reached no route (FastAPI's plain 404) or another group's route."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        gid = errors.slashed_group(scope)
+        if gid is None:
+            await self.app(scope, receive, send)
+            return
+        code, body = errors.error_body(errors.slashed_group_error(scope["method"], scope["path"], gid))
+        data = json.dumps(body).encode()
+        await send({"type": "http.response.start", "status": code,
+                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]})
+        await send({"type": "http.response.body", "body": data})
+
+
 def _store(app: FastAPI) -> Store:
     """The process-wide store for background threads (opens the driver when it is closed)."""
     from api.deps import open_process_driver
@@ -157,6 +179,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     errors.install(app)
     app.add_middleware(BodyLimit, max_bytes=int(s.api_max_request_mb * 1024 * 1024))
+    app.add_middleware(SlashedGroupId)
     origins = [o.strip() for o in s.api_cors_origins.split(",") if o.strip()]
     if origins:  # off unless configured: browsers then refuse cross-origin calls
         app.add_middleware(CORSMiddleware, allow_origins=origins, allow_methods=["GET", "POST", "DELETE"],

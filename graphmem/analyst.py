@@ -14,7 +14,7 @@ from neo4j.exceptions import ClientError, Neo4jError
 from pydantic import BaseModel, Field
 
 from graphmem.db import Store
-from graphmem.errors import InvalidInputError, NotFoundError
+from graphmem.errors import InvalidInputError, no_group
 
 #: Property names never returned by export or read_cypher (vectors: 384 floats each; the
 #: derived retrieval text duplicates ``text``).
@@ -104,7 +104,7 @@ def export_group(store: Store, group_id: str) -> GroupExport:
     """
     nodes = store.read("groups/export_nodes", group_id=group_id)
     if not nodes:
-        raise NotFoundError(f"no group {group_id!r}")
+        raise no_group(group_id)
     rels = store.read("groups/export_relationships", group_id=group_id)
     return GroupExport(
         group_id=group_id,

@@ -43,6 +43,18 @@ class NotFoundError(GraphMemError, LookupError):
     """A group, person, message or record that does not exist."""
 
 
+def no_group(group_id: str) -> NotFoundError:
+    """The error of every read of a group that does not exist: ``no group 'x'``.
+
+    A group id holding ``/`` can never exist (the id grammar, :mod:`graphmem.limits`, refuses it
+    at ingest in every entry point); the message then says so, so that a caller of the
+    library, the CLI, MCP or the HTTP API (where such an id arrives as ``%2F``) learns why.
+    """
+    if "/" in group_id:
+        return NotFoundError(f"no group {group_id!r}: group ids contain no '/' (ingest refuses them)")
+    return NotFoundError(f"no group {group_id!r}")
+
+
 class ConflictError(GraphMemError):
     """The request conflicts with stored state (e.g. a derivation already running)."""
 

@@ -19,7 +19,7 @@ from pydantic import BaseModel
 from graphmem import limits
 from graphmem.db import Store, run_tx
 from graphmem.embed import Embedder
-from graphmem.errors import InvalidInputError, NotFoundError
+from graphmem.errors import InvalidInputError, no_group
 from graphmem.ingest import IngestSummary, ingest_conversations
 from graphmem.order import place_messages
 from graphmem.times import instant
@@ -45,7 +45,7 @@ def get_group(store: Store, group_id: str) -> GroupInfo:
     """
     rows = store.read("groups/get_group", group_id=group_id)
     if not rows:
-        raise NotFoundError(f"no group {group_id!r}")
+        raise no_group(group_id)
     return GroupInfo(**rows[0])
 
 
@@ -191,7 +191,7 @@ def forget_person(store: Store, group_id: str, person_id: str) -> ForgetSummary:
     def work(tx: neo4j.ManagedTransaction) -> ForgetSummary:
         out = ForgetSummary(group_id=group_id, person_id=person_id)
         if not run_tx(tx, "ingest/lock_group", group_id=group_id, n=0):  # serialise with loads
-            raise NotFoundError(f"no group {group_id!r}")
+            raise no_group(group_id)
         run_tx(tx, "groups/redact_segment_reports", group_id=group_id, person_id=person_id,
                note=json.dumps({"redacted": "a person covered by this segment was erased"}))
         rows = run_tx(tx, "groups/delete_person_records", group_id=group_id, person_id=person_id)

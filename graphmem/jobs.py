@@ -35,7 +35,7 @@ from pydantic import BaseModel
 
 from graphmem.config import Settings, get_settings
 from graphmem.db import Store
-from graphmem.errors import ConflictError, GraphMemError, LLMError, NotFoundError, StoreUnavailableError
+from graphmem.errors import ConflictError, GraphMemError, LLMError, NotFoundError, StoreUnavailableError, no_group
 
 logger = logging.getLogger(__name__)
 
@@ -98,7 +98,7 @@ def open_derive_job(store: Store, group_id: str) -> tuple[str, bool]:
     rows = store.write("jobs/open_derive_job", group_id=group_id, job_id=f"derive-{uuid.uuid4().hex}",
                        now=_now_iso())
     if not rows:
-        raise NotFoundError(f"no group {group_id!r}")
+        raise no_group(group_id)
     return str(rows[0]["id"]), bool(rows[0]["created"])
 
 

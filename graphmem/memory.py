@@ -43,7 +43,7 @@ import neo4j
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from graphmem.db import Store, run_tx
-from graphmem.errors import ConflictError, InvalidInputError, NotFoundError
+from graphmem.errors import ConflictError, InvalidInputError, NotFoundError, no_group
 from graphmem.model import (  # constants re-exported: they moved to graphmem.model
     GROUP,
     GROUP_LAYERS,
@@ -435,7 +435,7 @@ def write_segment(
             group_id=group_id, segment_id=marker.id, message_ids=marker.message_ids,
         )
         if not lock:
-            raise NotFoundError(f"group {group_id!r} does not exist")
+            raise no_group(group_id)
         state = lock[0]
         if state["existing"] or state["covered"]:
             raise ConflictError(

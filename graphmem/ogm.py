@@ -59,7 +59,7 @@ from neomodel import (
     db,
 )
 
-from graphmem.errors import InvalidInputError, NotFoundError
+from graphmem.errors import InvalidInputError, no_group
 
 __all__ = [
     "Core", "Derived", "Group", "Insight", "Interaction", "Message", "Person", "Profile", "Session",
@@ -263,5 +263,5 @@ def group(group_id: str) -> Group:
     """
     found = Group.nodes.get_or_none(uid=group_id)
     if found is None:
-        raise NotFoundError(f"no group {group_id!r}")
+        raise no_group(group_id)
     return found

@@ -30,7 +30,7 @@ from graphmem import limits
 from graphmem.config import get_settings
 from graphmem.db import Store, in_background
 from graphmem.embed import Embedder
-from graphmem.errors import InvalidInputError, NotFoundError
+from graphmem.errors import InvalidInputError, NotFoundError, no_group
 from graphmem.local_bm25 import group_stats, rescore
 from graphmem.model import StoredMessage
 from graphmem.roster import RosterMember
@@ -122,7 +122,7 @@ def group_state(store: Store, group_id: str) -> GroupState:
     """
     rows = store.read("search/group_state", group_id=group_id)
     if not rows:
-        raise NotFoundError(f"no group {group_id!r}")
+        raise no_group(group_id)
     return _state(group_id, rows[0])
 
 

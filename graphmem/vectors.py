@@ -18,7 +18,7 @@ from tqdm import tqdm
 
 from graphmem.db import Store
 from graphmem.embed import Embedder
-from graphmem.errors import NotFoundError
+from graphmem.errors import no_group
 from graphmem.ingest import embedding_text
 from graphmem.scope import ensure_vector_scope, scope_index
 
@@ -65,7 +65,7 @@ def embed_group(
     """
     group = store.read("groups/get_group", group_id=group_id)
     if not group:
-        raise NotFoundError(f"group {group_id!r} does not exist")
+        raise no_group(group_id)
     summary = EmbedSummary(group_id=group_id)
     bar = tqdm(unit="msg", desc=f"embed {group_id}", disable=not progress)
 

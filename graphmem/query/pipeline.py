@@ -22,7 +22,7 @@ from graphmem import limits, telemetry
 from graphmem.config import Settings, get_settings
 from graphmem.db import Store, in_background
 from graphmem.embed import Embedder
-from graphmem.errors import InvalidInputError, NotFoundError
+from graphmem.errors import InvalidInputError, NotFoundError, no_group
 from graphmem.llm import ChatModel, Usage
 from graphmem.llm.timing import Stopwatch
 from graphmem.llm.usage import usage_by_stage
@@ -253,7 +253,7 @@ def ask(
     # both paths and both recalls of this ask
     context = group_context(store, group_id)
     if context is None:  # the words every group read uses for an unknown group
-        raise NotFoundError(f"no group {group_id!r}")
+        raise no_group(group_id)
     roster = _roster_at(store, group_id, max_instant, context.members if context else [])
     projection, used = project(question, roster, model)
     usages += used

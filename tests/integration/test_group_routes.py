@@ -63,3 +63,53 @@ def test_view_answers_404_only_to_callers_who_may_know(store, schema, group_id):
         assert client.get(f"/groups/{group_id}/view").status_code == 200
         assert client.get("/groups/no-such-view-group/view", headers={"X-API-Key": "s3cret"}).status_code == 404
         assert client.get("/groups/no-such-view-group/graph").status_code == 401
+
+
+def test_a_group_id_with_a_slash_gets_the_librarys_answer_on_every_route(store, schema, tmp_path):
+    """A group id holding ``/`` never exists (ingest refuses it everywhere). Sent as ``%2F``,
+    it reached no route (FastAPI's plain 404 ``Not Found``, no error class) or, worse, a
+    route of a shorter group id; now every route answers what the library answers for that id:
+    404 ``no group 'a/b': group ids contain no '/' ...``, and 422 naming field ``group`` where
+    messages are posted. The typed client and the command line say the same."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+    from urllib.parse import quote
+
+    from graphmem.client import GraphMemClient
+    from graphmem.errors import InvalidInputError, NotFoundError
+
+    head = f"team-{uuid.uuid4().hex[:8]}"
+    gid = f"{head}/alpha"
+    # a real group named like the id's first part: its routes must not answer for "head/alpha"
+    ingest_conversations(store, [conversation(head, [{"speaker": "Ana", "text": "hello"}])], None, embed="later")
+    want = {"detail": f"no group {gid!r}: group ids contain no '/' (ingest refuses them)", "error": "NotFoundError"}
+    try:
+        with TestClient(create_app(Settings(_env_file=None))) as client:
+            for method, path in group_routes(client):
+                r = call(client, method, path, quote(gid, safe=""))
+                assert r.status_code == 404, (method, path, r.status_code, r.text[:200])
+                assert r.json() == want, (method, path)
+            r = client.post(f"/groups/{quote(gid, safe='')}/messages",
+                            json={"messages": [{"id": "m1", "speaker": "Ana", "text": "hi", "ts": "2026-03-01T10:00:00"}]})
+            assert r.status_code == 422 and r.json()["field"] == "group" and "'/'" in r.json()["detail"], r.text
+            assert client.get(f"/groups/{head}/roster").status_code == 200  # the real group still answers
+
+            gm = GraphMemClient("http://testserver", http=client)
+            with pytest.raises(NotFoundError, match="contain no '/'"):
+                gm.search(gid, "hello")
+            with pytest.raises(NotFoundError, match="contain no '/'"):
+                gm.roster(gid)
+            with pytest.raises(InvalidInputError) as e:
+                gm.append_messages(gid, [{"id": "m1", "speaker": "Ana", "text": "hi", "ts": "2026-03-01T10:00:00"}])
+            assert e.value.field == "group"
+        graphmem = str(Path(sys.executable).parent / "graphmem")
+        res = subprocess.run([graphmem, "search", "hello", "--group", gid], capture_output=True, text=True,
+                             timeout=300, env={**os.environ, "COLUMNS": "1000"})
+        assert res.returncode != 0 and "Traceback" not in res.stderr
+        assert f"no group {gid!r}: group ids contain no '/'" in res.stderr, res.stderr
+    finally:
+        from graphmem.groups import forget_group
+
+        forget_group(store, head)

@@ -180,6 +180,15 @@ def test_core_toolset_and_unknown_group(group_id):
             empty = await call_error(c, "append_messages", group_id=group_id, messages=[])
             assert "messages" in empty and "at least 1" in empty
             assert "NotFoundError" in await call_error(c, "roster", group_id=group_id)
+            # a group id with '/' never exists: the reads say why, append names the field
+            slashed = group_id + "/x"
+            for tool in ("roster", "search_messages"):
+                args = {"query": "hello"} if tool == "search_messages" else {}
+                err = await call_error(c, tool, group_id=slashed, **args)
+                assert f"NotFoundError: no group {slashed!r}: group ids contain no '/'" in err, err
+            err = await call_error(c, "append_messages", group_id=slashed, messages=[
+                {"id": "m1", "speaker": "Ana", "text": "hi", "ts": "2026-03-01T10:00:00"}])
+            assert "field 'group'" in err and "'/'" in err, err
 
     anyio.run(session)
 
