@@ -1,13 +1,25 @@
 // Messages of one group inside instant windows or sessions (time anchors), best cosine first.
+// Each window is one seek of the (group_id, instant) range index message_group_instant, and the
+// sessions are the group's (IN_GROUP) of the asked indexes: only the anchored messages are
+// read (their vectors included), never every message of the group (docs/scale.md).
 // Parameters: $group_id (str), $windows (list of [start, end) epoch-second pairs),
 //   $sessions (list[int], session indexes), $vector (list[float], L2-normed), $k (int),
 //   $max_instant (float epoch seconds, or null for no limit).
 // Returns: id (str), score (float in [0, 1], Neo4j's (1 + cosine) / 2), best first.
-MATCH (m:Message {group_id: $group_id})
+CALL () {
+  UNWIND $windows AS w
+  MATCH (m:Message)
+  WHERE m.group_id = $group_id AND m.instant >= w[0] AND m.instant < w[1]
+  RETURN m
+  UNION
+  MATCH (g:Group {id: $group_id})
+  WHERE size($sessions) > 0
+  MATCH (g)<-[:IN_GROUP]-(s:Session)<-[:IN_SESSION]-(m:Message)
+  WHERE s.index IN $sessions
+  RETURN m
+}
+WITH m
 WHERE m.embedding IS NOT NULL AND ($max_instant IS NULL OR m.instant <= $max_instant)
-  AND (any(w IN $windows WHERE m.instant >= w[0] AND m.instant < w[1])
-       OR (size($sessions) > 0 AND EXISTS {
-             MATCH (m)-[:IN_SESSION]->(s:Session) WHERE s.index IN $sessions }))
 WITH m, vector.similarity.cosine(m.embedding, $vector) AS score
 ORDER BY score DESC, m.turn_created
 LIMIT $k
