@@ -14,8 +14,10 @@ numbers and ``NEXT`` per channel; ``group_key``, ``REPLY_TO`` when the target is
 ``tests/integration/test_bulk_import.py`` compares the two. An input that repeats an id with
 new text (an edit) is refused: load edits with ``graphmem ingest``.
 
-Only the local server (``graphmem neo4j start``) can be loaded this way: the server must be
-stopped, and the database is replaced (``--overwrite`` is required when it holds data).
+Only the local server (``graphmem neo4j start``) can be loaded this way: the database is
+replaced (``--overwrite`` is required when it holds data). The input is checked and the CSV
+files written while a running server keeps running; ``graphmem neo4j import`` stops it only
+then (``stop_server``), so a bad record leaves the server and the store as they were.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ class ImportReport:
     tool_output: str = ""
     csv_path: str = "reference"  # "parallel": graphmem.bulk_jsonl's fast path wrote the files
     csv_parts: int = 1
+    stopped_server: bool = False  # the running server was stopped (after the files were written)
 
 
 #: Columns of each CSV file (the first line of the file, or its own header file for parts).
@@ -216,38 +219,57 @@ def write_csv(conversations: list[Conversation], folder: Path) -> IngestSummary:
 
 def import_conversations(
     settings: Settings, conversations: list[Conversation], folder: Path, *, overwrite: bool = False,
+    stop_server: bool = False,
 ) -> ImportReport:
-    """Load conversations into the stopped local server's database with the offline importer.
+    """Load conversations into the local server's database with the offline importer.
+
+    The input is checked and the CSV files are written first, while a running server keeps
+    running: a bad record is reported with the server and the store untouched. Only then is
+    the server stopped (``stop_server``) and the database replaced.
 
     Args:
         settings: graphmem settings (the local server's home).
         conversations: parsed input, one per group (each group once).
         folder: where the CSV files are written (kept for inspection; may be deleted after).
         overwrite: replace a database that already holds data.
+        stop_server: stop the running local server once the files are written (the caller
+            starts it again); when false, a running server is refused before anything is read.
 
     Returns:
         An :class:`ImportReport`: the same counts ``ingest`` reports, seconds for "csv" and
-        "import". Start the server and run ``graphmem schema apply`` afterwards (indexes build
-        then), and ``graphmem embed --group G`` for vectors.
+        "import", and whether the server was stopped. Start the server and run ``graphmem
+        schema apply`` afterwards (indexes build then), and ``graphmem embed --group G`` for
+        vectors.
 
     Raises:
-        LocalServerError: the server is running, the database holds data and ``overwrite`` is
-            false, or the importer failed (its output is in the message).
-        InvalidInputError: a record is wrong (nothing is written).
+        LocalServerError: the server is running and ``stop_server`` is false, the database
+            holds data and ``overwrite`` is false (both checked before the input is read), or
+            the importer failed (its output is in the message).
+        InvalidInputError: a record is wrong (nothing is imported, the server is not stopped).
     """
-    server = check_can_import(settings, overwrite=overwrite)
+    server = check_can_import(settings, overwrite=overwrite, running_ok=stop_server)
     report = ImportReport(summary=IngestSummary())
     t = Stopwatch()
     report.summary = write_csv(conversations, folder)
     report.seconds["csv"] = t.elapsed_s
     files = {k: [folder / f"{k}.csv"] for k in HEADERS}
+    report.stopped_server = _stop_for_import(server, report)
     report.seconds["import"], report.tool_output = run_importer(settings, server, folder, files)
     return report
 
 
+def _stop_for_import(server: LocalServer, report: ImportReport) -> bool:
+    """Stop the local server when it runs (the input is checked and written by now)."""
+    t = Stopwatch()
+    stopped = server.stop()
+    if stopped:
+        report.seconds["stop"] = t.elapsed_s
+    return stopped
+
+
 def import_jsonl(
     settings: Settings, path: Path, folder: Path, *, overwrite: bool = False, group: str | None = None,
-    workers: int | None = None,
+    workers: int | None = None, stop_server: bool = False,
 ) -> ImportReport:
     """:func:`import_conversations` for a JSON-lines file, its CSV files written on every core
     (:func:`graphmem.bulk_jsonl.write_csv_jsonl`; the same files, so the same graph).
@@ -259,36 +281,43 @@ def import_jsonl(
         overwrite: replace a database that already holds data.
         group: overrides the ``group`` of every line.
         workers: processes for parsing and CSV (default: the machine's cores).
+        stop_server: as :func:`import_conversations` (stopped only after every line is
+            checked and written).
 
     Returns:
         An :class:`ImportReport`; ``seconds["csv"]`` includes parsing and checking the input.
 
     Raises:
         LocalServerError: as :func:`import_conversations` (checked before the input is read).
-        InvalidInputError: a record is wrong (nothing is imported), naming line and field.
+        InvalidInputError: a record is wrong (nothing is imported, the server is not stopped),
+            naming file, line and field.
     """
     from graphmem.bulk_jsonl import write_csv_jsonl
 
-    server = check_can_import(settings, overwrite=overwrite)
+    server = check_can_import(settings, overwrite=overwrite, running_ok=stop_server)
     report = ImportReport(summary=IngestSummary())
     t = Stopwatch()
     result = write_csv_jsonl(path, folder, group=group, workers=workers)
     report.summary = result.summary
     report.seconds["csv"] = t.elapsed_s
     report.csv_path, report.csv_parts = result.path, result.parts
+    report.stopped_server = _stop_for_import(server, report)
     report.seconds["import"], report.tool_output = run_importer(settings, server, folder, result.files)
     return report
 
 
-def check_can_import(settings: Settings, *, overwrite: bool) -> LocalServer:
+def check_can_import(settings: Settings, *, overwrite: bool, running_ok: bool = False) -> LocalServer:
     """The local server, after checking that the importer may replace its database.
 
+    Args:
+        running_ok: a running server is allowed (the caller stops it once the input is written).
+
     Raises:
-        LocalServerError: the server is running, or the database holds data and ``overwrite``
-            is false.
+        LocalServerError: the server is running (unless ``running_ok``), or the database holds
+            data and ``overwrite`` is false.
     """
     server = LocalServer(settings)
-    if server.pid() is not None:
+    if not running_ok and server.pid() is not None:
         raise LocalServerError("stop the local server first (graphmem neo4j stop): the importer needs it down")
     db_dir = server.home / "data" / "databases" / settings.neo4j_database
     if db_dir.exists() and any(db_dir.iterdir()) and not overwrite:

@@ -47,10 +47,12 @@ def import_(
     csv_dir: Annotated[Optional[Path], typer.Option("--csv-dir", help="Where the CSV files go.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary.")] = False,
 ) -> None:
-    """First load into an empty local store with neo4j-admin import (stop the server first).
+    """First load into an empty local store with neo4j-admin import.
 
-    Writes the graph `ingest --embed later` writes, then starts the server and applies the
-    schema (indexes build in bulk). Fill vectors afterwards with `graphmem embed --group G`.
+    Checks the input and writes the CSV files while a running server keeps running (a bad
+    record is named with file, line and field, and nothing is stopped or replaced); then stops
+    the server, imports, starts it and applies the schema (indexes build in bulk). Writes the
+    graph `ingest --embed later` writes. Fill vectors afterwards with `graphmem embed --group G`.
     """
     import tempfile
     import threading
@@ -65,12 +67,12 @@ def import_(
     folder = csv_dir or Path(tempfile.mkdtemp(prefix="graphmem-import-"))
     if fmt == "jsonl":  # parsed, checked and written to CSV in one pass on every core
         parse_s = 0.0
-        report = import_jsonl(s, path, folder, overwrite=overwrite, group=group)
+        report = import_jsonl(s, path, folder, overwrite=overwrite, group=group, stop_server=True)
     else:
         t0 = Stopwatch()
         conversations = load_conversations(path, fmt, group=group)
         parse_s = t0.elapsed_s
-        report = import_conversations(s, conversations, folder, overwrite=overwrite)
+        report = import_conversations(s, conversations, folder, overwrite=overwrite, stop_server=True)
     dims: list[int] = []
 
     def load_model() -> None:  # the embedder (for the vector index dimension) loads while the server starts
@@ -94,12 +96,15 @@ def import_(
     if fmt == "jsonl":
         del seconds["parse"]  # inside "csv"
     n = report.summary.messages_written
-    total = sum(v for k, v in seconds.items() if k != "parse")
+    total = sum(v for k, v in seconds.items() if k not in ("parse", "stop"))  # the rate: file to indexes
     data = {**report.summary.as_dict(), "seconds": {k: round(v, 2) for k, v in seconds.items()},
-            "msg_per_s": round(n / total, 1) if total else None, "csv_dir": str(folder)}
+            "msg_per_s": round(n / total, 1) if total else None, "csv_dir": str(folder),
+            "stopped_server": report.stopped_server}
     if as_json:
         emit_json(data)
     else:
+        if report.stopped_server:
+            out.print("the running server was stopped for the import (after the input was checked) and restarted")
         out.print(
             f"{report.summary.groups} group(s), {n} messages imported; "
             + ", ".join(f"{k} {v:.1f} s" for k, v in seconds.items())

@@ -180,3 +180,82 @@ def test_importer_runs_and_keeps_its_report_out_of_the_working_directory(tmp_pat
     assert "IMPORT DONE" in report.tool_output
     # 2 groups, 3 + 3 persons, 3 + 3 sessions, 6 + 6 messages
     assert "26 nodes" in report.tool_output
+
+
+def test_import_checks_the_input_before_it_stops_a_running_server(tmp_path) -> None:
+    """``graphmem neo4j import`` against a real running server of its own (a throwaway home and
+    ports, never the test server): a bad file is named (file, line, field) while the server
+    keeps running with its data; a good file stops it only after its CSV files are written,
+    imports, and starts it again. Before, the command refused a running server, so the user
+    stopped it first and learnt of the bad record with the server down."""
+    import json as _json
+    import os
+    import subprocess
+    import sys
+
+    from graphmem.config import Settings
+    from graphmem.db import Store, open_driver
+    from graphmem.ingest import ingest_conversations
+    from graphmem.local_server import LocalServer
+    from tests.factories import conversation
+    from tests.processes import free_port
+
+    ports = {"GRAPHMEM_NEO4J_BOLT_PORT": str(free_port()), "GRAPHMEM_NEO4J_HTTP_PORT": str(free_port())}
+    env = {**os.environ, "GRAPHMEM_HOME": str(tmp_path / "gm"), "GRAPHMEM_NEO4J_HEAP_MB": "384",
+           "GRAPHMEM_NEO4J_PAGECACHE_MB": "64", "GRAPHMEM_NEO4J_URI": "", "COLUMNS": "1000", **ports}
+    settings = Settings(home=tmp_path / "gm", neo4j_heap_mb=384, neo4j_pagecache_mb=64, neo4j_uri="",
+                        neo4j_bolt_port=int(ports["GRAPHMEM_NEO4J_BOLT_PORT"]),
+                        neo4j_http_port=int(ports["GRAPHMEM_NEO4J_HTTP_PORT"]))
+    assembled = LocalServer(Settings())  # the test server's jars, when assembled, save a Maven run
+    if assembled.assembled():
+        settings.neo4j_home.mkdir(parents=True)
+        (settings.neo4j_home / "lib").symlink_to(assembled.lib, target_is_directory=True)
+    graphmem = str(Path(sys.executable).parent / "graphmem")
+
+    def cli(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([graphmem, *args], capture_output=True, text=True, timeout=600, env=env)
+
+    def messages(gid: str) -> int:
+        driver = open_driver(settings)
+        try:
+            return Store(driver).read_text("MATCH (m:Message {group_id: $g}) RETURN count(m) AS n", g=gid)[0]["n"]
+        finally:
+            driver.close()
+
+    server = LocalServer(settings)
+    try:
+        pid = server.start().pid
+        driver = open_driver(settings)
+        try:
+            ingest_conversations(Store(driver), [conversation("kept", [{"speaker": "Ana", "text": "still here"}])],
+                                 None, embed="later")
+        finally:
+            driver.close()
+        good = [{"group": "fresh", "session": "s1", "speaker": "Ana", "text": f"line {i}",
+                 "ts": f"2026-03-01T10:00:0{i}", "id": f"f{i}"} for i in range(3)]
+        bad_files = {  # (line 3 is wrong) -> the field named: a loader rule and an ingest rule
+            "ts": [*good[:2], dict(good[2], ts="2026-02-30T10:00:00")],
+            "reply_to": [*good[:2], dict(good[2], reply_to="f2")],
+        }
+        for field, lines in bad_files.items():
+            path = tmp_path / f"bad-{field}.jsonl"
+            path.write_text("".join(_json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+            res = cli("neo4j", "import", str(path), "--format", "jsonl", "--overwrite", "--csv-dir",
+                      str(tmp_path / f"csv-{field}"))
+            assert res.returncode == 1 and "Traceback" not in res.stderr, res.stderr
+            assert str(path) in res.stderr and "record line 3" in res.stderr and f"field '{field}'" in res.stderr, \
+                res.stderr
+            assert server.pid() == pid  # still the same running server
+            assert messages("kept") == 1  # and its store untouched
+
+        path = tmp_path / "good.jsonl"
+        path.write_text("".join(_json.dumps(x) + "\n" for x in good), encoding="utf-8")
+        res = cli("neo4j", "import", str(path), "--format", "jsonl", "--overwrite", "--json",
+                  "--csv-dir", str(tmp_path / "csv-good"))
+        assert res.returncode == 0, res.stderr
+        report = _json.loads(res.stdout)
+        assert report["stopped_server"] is True and report["messages_written"] == 3
+        assert server.pid() not in (None, pid)  # stopped, imported, started again
+        assert (messages("fresh"), messages("kept")) == (3, 0)  # the database was replaced
+    finally:
+        server.stop()
