@@ -3,7 +3,7 @@
 Usage (a store built by ``bench/bench_scale.py`` or ``graphmem neo4j import``, groups embedded):
     .venv/bin/python bench/bench_scale_query.py scale-g100000 [more groups]
         [--queries 40] [--asks 20] [--seed 7] [--tiny-model DIR] [--cprofile FILE]
-        [--compare-serial] [--rounds N]
+        [--compare-serial] [--rounds N] [--no-model N]
 
 For each group it runs ``--queries`` hybrid searches (k 10, pool 40, as ``bench_scale.py``)
 and ``--asks`` asks with the scripted answer model (``bench_ask.scripted_handler``: Project
@@ -112,7 +112,7 @@ def _set_serial(on: bool) -> None:
 
 
 def bench_group(store: Store, embedder: Embedder, gid: str, corpus: Corpus, queries: int, asks: int,
-                profile: cProfile.Profile | None, serial: bool = False) -> None:
+                profile: cProfile.Profile | None, serial: bool = False, no_model: int = 0) -> None:
     _set_serial(serial)
     from bench_ask import scripted_handler
 
@@ -170,6 +170,29 @@ def bench_group(store: Store, embedder: Embedder, gid: str, corpus: Corpus, quer
     for stage, ms in stages.items():
         print(f"    {stage:<40} {pct(ms, .5):8.1f} {pct(ms, .95):8.1f}")
     _report_calls(asks)
+    if no_model:
+        _ask_without_model(store, embedder, gid, questions, no_model, how)
+
+
+def _ask_without_model(store: Store, embedder: Embedder, gid: str, questions: list[str], n: int,
+                       how: str) -> None:
+    """``ask`` with no model at all: Project's rules, one recall, System 2, the composed evidence."""
+    from graphmem.query import ask
+
+    settings = Settings(_env_file=None)
+    for q in questions[:3]:
+        ask(store, embedder, gid, q, model=None, settings=settings)
+    _CALLS.clear()
+    walls = []
+    with _Cpu() as cpu:
+        for i in range(n):
+            q = questions[3 + i % max(len(questions) - 3, 1)]
+            t = time.perf_counter()
+            ask(store, embedder, gid, q, model=None, settings=settings)
+            walls.append((time.perf_counter() - t) * 1000)
+    print(f"  {gid} [{how}]: ask without a model p50 {pct(walls, .5):.1f} ms p95 {pct(walls, .95):.1f} ms "
+          f"({n} asks); {cpu.line(n)}")
+    _report_calls(n)
 
 
 def main() -> None:
@@ -187,6 +210,9 @@ def main() -> None:
                          "(search's two rankings, ask's System 1 and System 2, recall's fulltext, "
                          "dense, person and time reads), alternating runs")
     ap.add_argument("--rounds", type=int, default=1, help="repeat the whole measurement")
+    ap.add_argument("--no-model", type=int, default=0, metavar="N",
+                    help="also run N asks with no model at all (Project's deterministic rules, no "
+                         "Select, Sufficiency or second recall; the same questions)")
     args = ap.parse_args()
     logging.getLogger("graphmem.search").setLevel(logging.ERROR)
     quiet_notifications()
@@ -203,7 +229,8 @@ def main() -> None:
     for _ in range(args.rounds):
         for gid in args.groups:
             for serial in ((True, False) if args.compare_serial else (False,)):
-                bench_group(store, embedder, gid, corpus, args.queries, args.asks, profile, serial)
+                bench_group(store, embedder, gid, corpus, args.queries, args.asks, profile, serial,
+                            args.no_model)
     print(f"load average {os.getloadavg()[0]:.1f} {os.getloadavg()[1]:.1f} {os.getloadavg()[2]:.1f}")
     if profile:
         profile.dump_stats(args.cprofile)

@@ -178,9 +178,13 @@ def rescore(
     idf = {t: w * stats.idf(t) for t, w in weights.items()}
     out: list[tuple[str, float]] = []
     for mid, doc in docs.items():
-        tf = Counter(analyze(doc))
-        norm = K1 * (1.0 - B + B * sum(tf.values()) / stats.avgdl)
-        s = sum(idf[t] * tf[t] * (K1 + 1.0) / (tf[t] + norm) for t in idf if tf.get(t))
+        terms = analyze(doc)
+        norm = K1 * (1.0 - B + B * len(terms) / stats.avgdl)
+        s = 0.0
+        for t, w in idf.items():  # a query has a few terms: counting them beats a Counter of the doc
+            tf = terms.count(t)
+            if tf:
+                s += w * tf * (K1 + 1.0) / (tf + norm)
         if s > 0:
             out.append((mid, s))
     out.sort(key=lambda x: (-x[1], x[0]))

@@ -1,16 +1,26 @@
-// Cosines for the dense ranking over a context window: some messages of one group and their
-// NEXT neighbours, each with its own cosine to the query and those of its own NEXT neighbours.
+// Cosines for the dense ranking over a context window, each vector read once: the ring (the
+// given messages of one group and their NEXT neighbours), the NEXT edges of every ring message,
+// and the cosine to the query of every ring message and every neighbour of one.
+// (graphmem.query.recall.context_rows turns this into each ring message's own cosine and those
+// of its neighbours; a message two steps from a candidate is read once, not once per edge.)
 // Parameters: $group_id (str), $ids (list[str], the dense candidates), $vector (list[float],
-//   L2-normed). Returns: id (str), own (float in [0, 1], Neo4j's (1 + cosine) / 2),
-//   around (list[float], the same for each NEXT neighbour with a vector; empty when none).
+//   L2-normed).
+// Returns one row: ring (list[str], ids of the candidates and their neighbours, each once),
+//   edges (list of [ring id, neighbour id or null], one per NEXT relationship of a ring
+//   message, either direction), cosines (list of [id, float in [0, 1]]: Neo4j's (1 + cosine) / 2
+//   for each ring message and neighbour that has a vector).
 UNWIND $ids AS mid
 MATCH (c:Message {group_id: $group_id, id: mid})
 OPTIONAL MATCH (c)-[:NEXT]-(nb:Message {group_id: $group_id})
-WITH collect(DISTINCT c) + collect(DISTINCT nb) AS ms
-UNWIND ms AS m
+WITH collect(DISTINCT c) + collect(DISTINCT nb) AS ring
+UNWIND ring AS m
 WITH DISTINCT m
-WHERE m.embedding IS NOT NULL
 OPTIONAL MATCH (m)-[:NEXT]-(x:Message {group_id: $group_id})
-WHERE x.embedding IS NOT NULL
-WITH m, collect(vector.similarity.cosine(x.embedding, $vector)) AS around
-RETURN m.id AS id, vector.similarity.cosine(m.embedding, $vector) AS own, around
+WITH collect(DISTINCT m) AS ms, collect(DISTINCT x) AS xs, collect([m.id, x.id]) AS edges
+CALL (ms, xs) {
+  UNWIND ms + xs AS n
+  WITH DISTINCT n
+  WHERE n.embedding IS NOT NULL
+  RETURN collect([n.id, vector.similarity.cosine(n.embedding, $vector)]) AS cosines
+}
+RETURN [m IN ms | m.id] AS ring, edges, cosines

@@ -283,9 +283,30 @@ def _dense_ranking(
     dense = vector_ranking(store, embedder, group_id, question, wide, state, vector=qvec, fields=fields)
     if not (config.context_share > 0 and dense):
         return [i for i, _ in dense[:depth]], []
-    rows = store.read("query/context_cosines", group_id=group_id, ids=[i for i, _ in dense], vector=qvec)
+    read = store.read("query/context_cosines", group_id=group_id, ids=[i for i, _ in dense], vector=qvec)
     plain = [i for i, _ in dense[:depth]]
+    rows = context_rows(read[0]) if read else []
     return [i for i, _ in context_ranking(rows, config.context_share)[:depth]], plain
+
+
+def context_rows(read: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each ring message's own score and its NEXT neighbours' scores, from ``query/context_cosines``.
+
+    Args:
+        read: the template's row: ``ring`` (ids), ``edges`` ([ring id, neighbour id or None]),
+            ``cosines`` ([id, Neo4j's (1 + cos) / 2 in [0, 1]] for the messages with a vector).
+
+    Returns:
+        {"id", "own", "around"} for every ring message with a vector, in ring order: ``own`` its
+        score, ``around`` those of its neighbours with a vector (one per NEXT relationship), the
+        rows :func:`context_ranking` takes.
+    """
+    cos = {mid: score for mid, score in read["cosines"]}
+    around: dict[str, list[float]] = {}
+    for mid, nb in read["edges"]:
+        if nb is not None and nb in cos:
+            around.setdefault(mid, []).append(cos[nb])
+    return [{"id": m, "own": cos[m], "around": around.get(m, [])} for m in read["ring"] if m in cos]
 
 
 def context_ranking(rows: list[dict[str, Any]], share: float) -> list[tuple[str, float]]:

@@ -9,7 +9,15 @@ import pytest
 from graphmem.query.anchors import find_anchors, time_windows
 from graphmem.local_bm25 import GroupStats, analyze, rescore, smooth
 from graphmem.query.anchors import Anchors
-from graphmem.query.recall import DEFAULT_RECALL, RecallConfig, RecallInputs, _reserve, context_ranking, fuse_recall
+from graphmem.query.recall import (
+    DEFAULT_RECALL,
+    RecallConfig,
+    RecallInputs,
+    _reserve,
+    context_ranking,
+    context_rows,
+    fuse_recall,
+)
 from graphmem.roster import RosterMember
 
 
@@ -113,6 +121,26 @@ def test_context_ranking_adds_a_share_of_the_neighbours_mean_cosine():
     assert [i for i, _ in out] == ["b", "a", "c"]
     assert dict(out) == {"a": 0.375, "b": 0.5, "c": pytest.approx(0.2)}
     assert [i for i, _ in context_ranking(rows, 0.0)] == ["b", "c", "a"]
+
+
+def test_context_rows_give_each_ring_message_its_neighbours_scores_from_one_read():
+    # chain x - a - b - y; ring = candidates a, b and their neighbours x, y; z (a neighbour of
+    # x outside the ring) has a score, w (a neighbour of y) has no vector
+    read = {
+        "ring": ["a", "b", "x", "y"],
+        "edges": [["a", "x"], ["a", "b"], ["b", "a"], ["b", "y"], ["x", "z"], ["x", "a"],
+                  ["y", "b"], ["y", "w"], ["q", None]],
+        "cosines": [["a", 0.5], ["b", 0.75], ["x", 1.0], ["y", 0.6], ["z", 0.9]],
+    }
+    rows = context_rows(read)
+    assert rows == [
+        {"id": "a", "own": 0.5, "around": [1.0, 0.75]},
+        {"id": "b", "own": 0.75, "around": [0.5, 0.6]},
+        {"id": "x", "own": 1.0, "around": [0.9, 0.5]},
+        {"id": "y", "own": 0.6, "around": [0.75]},  # w has no vector: not counted
+    ]
+    # a ring message without a vector is not ranked (as the per-row read left it out)
+    assert [r["id"] for r in context_rows({**read, "cosines": read["cosines"][1:]})] == ["b", "x", "y"]
 
 
 def test_time_windows_read_dates_months_and_years():
