@@ -3,7 +3,7 @@
 Usage (a store built by ``bench/bench_scale.py`` or ``graphmem neo4j import``, groups embedded):
     .venv/bin/python bench/bench_scale_query.py scale-g100000 [more groups]
         [--queries 40] [--asks 20] [--seed 7] [--tiny-model DIR] [--cprofile FILE]
-        [--compare-serial] [--rounds N] [--no-model N]
+        [--compare-serial] [--rounds N] [--no-model N] [--replay N]
 
 For each group it runs ``--queries`` hybrid searches (k 10, pool 40, as ``bench_scale.py``)
 and ``--asks`` asks with the scripted answer model (``bench_ask.scripted_handler``: Project
@@ -66,11 +66,16 @@ class _Cpu:
                 f"this process {1000 * self.own / requests:.1f} ms")
 
 
+_RECORDED: list[tuple[str, dict]] | None = None  # (template, parameters) while replay records
+
+
 def _instrument() -> None:
-    """Time every named template read (Store.read) into _CALLS."""
+    """Time every named template read (Store.read) into _CALLS (and record it for --replay)."""
     original = Store.read
 
     def timed(self: Store, name: str, /, **params):
+        if _RECORDED is not None:
+            _RECORDED.append((name, params))
         t = time.perf_counter()
         try:
             return original(self, name, **params)
@@ -112,7 +117,8 @@ def _set_serial(on: bool) -> None:
 
 
 def bench_group(store: Store, embedder: Embedder, gid: str, corpus: Corpus, queries: int, asks: int,
-                profile: cProfile.Profile | None, serial: bool = False, no_model: int = 0) -> None:
+                profile: cProfile.Profile | None, serial: bool = False, no_model: int = 0,
+                replay: int = 0) -> None:
     _set_serial(serial)
     from bench_ask import scripted_handler
 
@@ -172,6 +178,52 @@ def bench_group(store: Store, embedder: Embedder, gid: str, corpus: Corpus, quer
     _report_calls(asks)
     if no_model:
         _ask_without_model(store, embedder, gid, questions, no_model, how)
+    if replay:
+        _replay(store, embedder, gid, questions, replay)
+
+
+def _replay(store: Store, embedder: Embedder, gid: str, questions: list[str], n: int, reps: int = 3) -> None:
+    """Record the reads of ``n`` asks (scripted model), then run each template's calls alone.
+
+    Per template: calls per ask, and per call the CPU milliseconds of the Neo4j server and of
+    this process (decoding the rows included) and the rows returned. Run one template at a time,
+    the server's CPU is its own work whatever else the machine does; the sum is the CPU an ask
+    costs when nothing overlaps.
+    """
+    global _RECORDED
+    from bench_ask import scripted_handler
+
+    from graphmem.llm import ChatModel
+    from graphmem.query import ask, read_roster
+    from tests.scripted_llm import ScriptedLLM
+
+    with ScriptedLLM() as server:
+        server.handler = scripted_handler({gid: read_roster(store, gid)})
+        model = ChatModel(base_url=server.base_url, model=server.model, timeout_s=30, max_retries=0)
+        _RECORDED = []
+        for q in questions[3:3 + n]:
+            ask(store, embedder, gid, q, model=model, settings=Settings(_env_file=None))
+        recorded, _RECORDED = _RECORDED, None
+        model.close()
+    by: dict[str, list[dict]] = defaultdict(list)
+    for name, params in recorded:
+        by[name].append(params)
+    print(f"  {gid}: the reads of {n} asks replayed one template at a time ({reps} rounds)")
+    print(f"    {'template':<40} {'calls/ask':>9} {'neo4j ms':>9} {'client ms':>9} {'rows':>6}  (per call)")
+    total_srv = total_own = 0.0
+    for name, plist in sorted(by.items(), key=lambda kv: -len(kv[1])):
+        rows = 0
+        with _Cpu() as cpu:
+            for _ in range(reps):
+                for params in plist:
+                    rows += len(store.read(name, **params))
+        calls = reps * len(plist)
+        srv, own = 1000 * cpu.srv / calls, 1000 * cpu.own / calls
+        total_srv += srv * len(plist) / n
+        total_own += own * len(plist) / n
+        print(f"    {name:<40} {len(plist) / n:9.2f} {srv:9.1f} {own:9.1f} {rows / calls:6.0f}")
+    print(f"    {'per ask':<40} {'':>9} {total_srv:9.1f} {total_own:9.1f}")
+    _CALLS.clear()
 
 
 def _ask_without_model(store: Store, embedder: Embedder, gid: str, questions: list[str], n: int,
@@ -213,6 +265,9 @@ def main() -> None:
     ap.add_argument("--no-model", type=int, default=0, metavar="N",
                     help="also run N asks with no model at all (Project's deterministic rules, no "
                          "Select, Sufficiency or second recall; the same questions)")
+    ap.add_argument("--replay", type=int, default=0, metavar="N",
+                    help="also record the reads of N asks and replay each template alone: "
+                         "Neo4j and client CPU per call")
     args = ap.parse_args()
     logging.getLogger("graphmem.search").setLevel(logging.ERROR)
     quiet_notifications()
@@ -230,7 +285,7 @@ def main() -> None:
         for gid in args.groups:
             for serial in ((True, False) if args.compare_serial else (False,)):
                 bench_group(store, embedder, gid, corpus, args.queries, args.asks, profile, serial,
-                            args.no_model)
+                            args.no_model, args.replay)
     print(f"load average {os.getloadavg()[0]:.1f} {os.getloadavg()[1]:.1f} {os.getloadavg()[2]:.1f}")
     if profile:
         profile.dump_stats(args.cprofile)
