@@ -4,6 +4,7 @@ Usage:
     .venv/bin/python bench/recall_lab.py dump [--data ../shared/data] [--cache runs/lab/cache.pkl]
     .venv/bin/python bench/recall_lab.py run [--variants base,all] [--split] [--cats]
     .venv/bin/python bench/recall_lab.py misses [--variants base] [--out runs/lab/misses.tsv]
+    .venv/bin/python bench/recall_lab.py sentences   # after dump: vectors of single sentences
 
 ``dump`` (Neo4j running, benchmark groups ingested, e.g. by bench/eval_retrieval.py) reads, for
 every LoCoMo and staged SocialMemBench unit, the group's messages as stored (id, fulltext
@@ -17,6 +18,16 @@ it can (analyser, anchors, :func:`graphmem.query.recall.fuse_recall`) and prints
 per benchmark (``--cats``: per category) for each variant. ``--split`` also prints a tune half
 (odd LoCoMo conversations, odd-numbered SocialMem networks) and a held-out half.
 A variant is a name from :data:`VARIANTS` (a dict of RecallConfig fields and lab switches).
+
+Switches of the fourth round (places 11-40 and documents, docs/query.md): ``hop2=(seeds, terms,
+weight, depth[, own_text])`` a second-hop BM25 ranking on the rarest terms of the pool's best
+turns, fused into places 11-40; ``prf_tail=(docs, terms, weight, depth)`` the same with RM3-like
+terms; ``person_tail=(weight, depth)`` each named person's own turns, deeper, into places 11-40;
+``mmr=(lambda, candidates)`` and ``sess_tail=(penalty, candidates)`` places 11-40 re-picked for
+diversity (dense vectors / sessions); ``dedup=cosine`` near-identical turns dropped;
+``issue_budget=k`` the issue alone as a second query with k reserved places; ``sent=(a, "max")``
+and ``sent_ctx=1`` dense over single sentences (needs ``sentences``). ``noop=1`` goes through
+the same code path with no change (it must equal ``base``).
 
 ``misses`` is the failure analysis of one variant: for every gold turn missing from the top-10
 (and top-40), its rank in each ranking the pool is fused from, whether a neighbour or its session
@@ -101,6 +112,38 @@ def dump(data: Path, cache: Path, benches: list[str]) -> None:
     print(f"{len(out['questions'])} scored questions -> {cache}")
 
 
+_SENTENCE_SPLIT = r"(?<=[.!?])\s+|\s*(?=\[shares)"
+
+
+def sentences(cache: Path) -> None:
+    """MiniLM vectors of the single sentences of every turn with more than one ("speaker: sentence").
+
+    Written beside the cache (``sent.pkl``); ``run`` then knows the switches ``sent`` (dense over
+    the whole group scored by max(turn, best sentence)) and ``sent_ctx`` (the same, only inside
+    the context window's read). Splits after . ! ? and before a "[shares ...]" caption.
+    """
+    import re
+
+    from graphmem.embed import get_embedder
+
+    with cache.open("rb") as f:
+        raw = pickle.load(f)
+    split = re.compile(_SENTENCE_SPLIT)
+    texts: list[str] = []
+    owner: list[tuple[str, str]] = []
+    for gid, g in raw["groups"].items():
+        for m in g["messages"]:
+            parts = [p.strip() for p in split.split(m["text"] or "") if p and len(p.strip()) > 1]
+            if len(parts) > 1:
+                texts += [f"{m['speaker']}: {p}" for p in parts]
+                owner += [(gid, m["id"])] * len(parts)
+    t = time.perf_counter()
+    vecs = np.asarray(get_embedder().encode(texts), dtype=np.float32)
+    print(f"{len(texts)} sentences encoded in {time.perf_counter() - t:.0f} s")
+    with (cache.parent / "sent.pkl").open("wb") as f:
+        pickle.dump({"owner": owner, "vecs": vecs}, f)
+
+
 # --------------------------------------------------------------------------------------------
 # the lab pipeline
 # --------------------------------------------------------------------------------------------
@@ -130,6 +173,8 @@ class Group:
     next: np.ndarray | None = None
     vocab: dict[str, int] = field(default_factory=dict)
     tfm: np.ndarray | None = None
+    sent_vecs: np.ndarray | None = None
+    sent_owner: np.ndarray | None = None
 
 
 def load(cache: Path) -> tuple[dict[str, Group], list[dict], dict[str, np.ndarray]]:
@@ -171,6 +216,17 @@ def load(cache: Path) -> tuple[dict[str, Group], list[dict], dict[str, np.ndarra
             last[key] = i
         gr.prev, gr.next = prev, nxt
         groups[gid] = gr
+    sp = cache.parent / "sent.pkl"
+    if sp.exists():
+        with sp.open("rb") as f:
+            sent = pickle.load(f)
+        rows: dict[str, list[int]] = {}
+        for k, (gid, _) in enumerate(sent["owner"]):
+            rows.setdefault(gid, []).append(k)
+        for gid, ks in rows.items():
+            gr = groups[gid]
+            gr.sent_vecs = sent["vecs"][ks]
+            gr.sent_owner = np.array([gr.by_id[sent["owner"][k][1]] for k in ks])
     return groups, raw["questions"], raw["text_vectors"]
 
 
@@ -284,8 +340,37 @@ def pool(g: Group, q: dict, tv: dict[str, np.ndarray], v: dict[str, Any], n: int
         ft_scores = ft_scores + cfg.w_issue_terms * bm25(g, analyze(issue), k1, b)
     if cfg.w_issue_vector and issue:
         cos = cos + cfg.w_issue_vector * (g.vectors @ tv[issue])
+    if v.get("sent") and g.sent_vecs is not None:  # dense over single sentences of a long turn
+        a, mode = v["sent"]
+        ss = g.sent_vecs @ qv
+        if cfg.w_issue_vector and issue:
+            ss = ss + cfg.w_issue_vector * (g.sent_vecs @ tv[issue])
+        best = np.full(len(cos), -np.inf)
+        np.maximum.at(best, g.sent_owner, ss)
+        has = np.isfinite(best)
+        if v.get("sent_depth"):  # only the dense top sent_depth (own cosine) and the fulltext candidates
+            d = v["sent_depth"]
+            cand = np.zeros(len(cos), dtype=bool)
+            cand[top(cos, d)] = True
+            ftc = bm25(g, analyze(question), k1, b)
+            if cfg.w_issue_terms and issue:
+                ftc = ftc + cfg.w_issue_terms * bm25(g, analyze(issue), k1, b)
+            cand[top(ftc, cfg.fulltext_depth, positive=True)] = True
+            has = has & cand
+        if mode == "max":
+            cos = np.where(has, np.maximum(cos, best), cos)
+        else:
+            cos = np.where(has, (1 - a) * cos + a * best, cos)
     cos_anchor = cos  # the anchors' sub-pools rank by the plain cosine (unless ctx_anchor)
     cos_plain = cos
+    cos_sent = cos
+    if v.get("sent_ctx") and g.sent_vecs is not None:  # sentences re-score only the context window's read
+        ss = g.sent_vecs @ qv
+        if cfg.w_issue_vector and issue:
+            ss = ss + cfg.w_issue_vector * (g.sent_vecs @ tv[issue])
+        best = np.full(len(cos), -np.inf)
+        np.maximum.at(best, g.sent_owner, ss)
+        cos_sent = np.maximum(cos, best)
     if cfg.context_share:  # dense over a context window, as gather_recall: the dense top
         a = cfg.context_share  # context_depth and their NEXT neighbours re-scored
         nb = np.zeros_like(cos)
@@ -293,15 +378,17 @@ def pool(g: Group, q: dict, tv: dict[str, np.ndarray], v: dict[str, Any], n: int
         sides = {"both": (g.prev, g.next), "prev": (g.prev,), "next": (g.next,)}[v.get("ctx_side", "both")]
         for arr in sides:
             ok = arr >= 0
-            nb[ok] += cos[arr[ok]]
+            nb[ok] += cos_sent[arr[ok]]
             cnt[ok] += 1
-        ctx = cos + a * np.where(cnt > 0, nb / np.maximum(cnt, 1), 0.0)
+        ctx = cos_sent + a * np.where(cnt > 0, nb / np.maximum(cnt, 1), 0.0)
         cand = top(cos, max(cfg.context_depth, cfg.vector_depth, n))
         keep = set(cand)
         for i in cand:
             keep.update(int(j) for j in (g.prev[i], g.next[i]) if j >= 0)
         mask = np.zeros(len(cos), dtype=bool)
         mask[list(keep)] = True
+        if v.get("sent_ctx") == "plain":  # the plain dense order re-scored by sentences as well
+            cos_plain = np.where(np.isin(np.arange(len(cos)), cand), cos_sent, -np.inf)
         cos = np.where(mask, ctx, -np.inf)
         if v.get("ctx_anchor"):  # the anchors' sub-pools by the context score as well
             cos_anchor = cos
@@ -374,6 +461,8 @@ def pool(g: Group, q: dict, tv: dict[str, np.ndarray], v: dict[str, Any], n: int
             person={pid: [g.by_id[m] for m in ids] for pid, ids in inputs.person_vector.items()},
             time=[g.by_id[m] for m in inputs.window],
         )
+    if any(v.get(k) for k in NEW_SWITCHES):
+        return _tail_variants(g, q, inputs, cfg, v, n, qterms, cos_plain, issue, tv)
     fused = fuse_recall(inputs, n if not (v.get("smooth_pool") or v.get("sess_cap") or v.get("nb_top")) else n * 3,
                         config=cfg)
     if v.get("head"):  # the best head of the fulltext and dense rankings are kept in the top-10
@@ -421,6 +510,124 @@ def pool(g: Group, q: dict, tv: dict[str, np.ndarray], v: dict[str, Any], n: int
         order = sorted(new, key=lambda m: -new[m])
         return order[:n]
     return [m for m, _ in fused]
+
+
+NEW_SWITCHES = ("noop", "hop2", "mmr", "dedup", "issue_budget", "person_tail", "prf_tail", "sess_tail")
+
+
+def _fuse_tail_extra(inputs, n: int, cfg, extra: list) -> list[str]:
+    """fuse_recall with ``extra`` rankings fused into the tail (places head_n+1..n) only."""
+    from graphmem.query.recall import _fuse_once, _reserve
+
+    head, wanted = _fuse_once(inputs, n, inputs.vector, cfg.rrf_k, cfg)
+    if not inputs.vector_plain or not 0 < cfg.head_n < n:
+        return [m for m, _ in head]
+    tail, wanted = _fuse_once(inputs, n, inputs.vector_plain, cfg.tail_rrf_k, cfg, extra)
+    first = [m for m, _ in head[: cfg.head_n]]
+    merged = list(dict.fromkeys(first + [m for m, _ in tail]))
+    return _reserve(merged, wanted, n)
+
+
+def _tail_variants(g: Group, q: dict, inputs, cfg, v: dict, n: int, qterms: list[str], cos: np.ndarray,
+                   issue: str, tv: dict) -> list[str]:
+    """Round-4 ideas: second hop, MMR tail, near-duplicate removal, issue budget, deeper person tail."""
+    import math
+
+    from graphmem.local_bm25 import analyze
+    from graphmem.query.recall import _fuse_ids, _reserve
+
+    k1, b = v.get("k1", 1.2), v.get("b", 0.75)
+    base = [m for m, _ in __import__("graphmem.query.recall", fromlist=["fuse_recall"]).fuse_recall(
+        inputs, n * 3, config=cfg)]
+    extra: list = []
+    N = len(g.ids)
+    if v.get("hop2"):  # turns that share rare terms with the pool's best turns
+        n_seed, n_terms, w, depth = v["hop2"][:4]
+        own = v["hop2"][4] if len(v["hop2"]) > 4 else False
+        seeds = [g.by_id[m] for m in base[:n_seed]]
+        qs = set(qterms) | set(analyze(issue))
+        cnt: Counter = Counter()
+        for i in seeds:
+            terms = analyze(g.docs[i].rsplit("\n", 1)[-1]) if own else g.terms[i]
+            for t in set(terms):
+                df = g.df[t]
+                if t in qs or df < 2:
+                    continue
+                cnt[t] += math.log(1 + (N - df + 0.5) / (df + 0.5))
+        terms = [t for t, _ in cnt.most_common(n_terms)]
+        if terms:
+            sc = bm25(g, terms, k1, b)
+            sc[seeds] = 0
+            extra.append((w, [g.ids[i] for i in top(sc, depth, positive=True)]))
+    if v.get("prf_tail"):  # RM3-like expansion of the fulltext query, fused into the tail
+        m_docs, n_terms, w, depth = v["prf_tail"]
+        seeds = [g.by_id[m] for m in base[:m_docs]]
+        qs = set(qterms)
+        cnt = Counter()
+        for i in seeds:
+            for t, c in g.tf[i].items():
+                if t not in qs:
+                    cnt[t] += c * math.log(1 + (N - g.df[t] + 0.5) / (g.df[t] + 0.5))
+        terms = [t for t, _ in cnt.most_common(n_terms)]
+        sc = bm25(g, qterms, k1, b) + (bm25(g, terms, k1, b) * 0.5 if terms else 0)
+        extra.append((w, [g.ids[i] for i in top(sc, depth, positive=True)]))
+    if v.get("person_tail"):  # each named person's own turns, deeper, into the tail
+        w, depth = v["person_tail"]
+        parr = np.array(g.person)
+        for pid in inputs.person_vector:
+            extra.append((w, [g.ids[i] for i in top(cos, depth, mask=parr == pid)]))
+    if v.get("issue_budget"):  # the issue as a second query on its own small budget
+        k_b = v["issue_budget"]
+        if issue:
+            iv = g.vectors @ tv[issue]
+            ib = bm25(g, analyze(issue), k1, b)
+            sub = _fuse_ids([[g.ids[i] for i in top(ib, 40, positive=True)], [g.ids[i] for i in top(iv, 40)]],
+                            cfg.rrf_k)
+            extra_ids = sub[:k_b]
+            base = _reserve(base, extra_ids, n * 3)
+    pool_ids = _fuse_tail_extra(inputs, n * 3, cfg, extra) if extra else base
+    if v.get("dedup"):  # drop a turn nearly identical to a better-ranked one (dense cosine)
+        thr = v["dedup"]
+        kept: list[int] = []
+        for m in pool_ids:
+            i = g.by_id[m]
+            if kept and float((g.vectors[kept] @ g.vectors[i]).max()) > thr:
+                continue
+            kept.append(i)
+        pool_ids = [g.ids[i] for i in kept]
+    if v.get("mmr"):  # places head_n+1..n by maximal marginal relevance over the tail candidates
+        lam, cand_n = v["mmr"]
+        head = pool_ids[: cfg.head_n]
+        cands = [g.by_id[m] for m in pool_ids[cfg.head_n: cand_n]]
+        rel = {i: 1.0 - r / max(len(cands), 1) for r, i in enumerate(cands)}
+        chosen = [g.by_id[m] for m in head]
+        out = []
+        while cands and len(chosen) < n:
+            sims = (g.vectors[cands] @ g.vectors[chosen].T).max(axis=1) if chosen else np.zeros(len(cands))
+            sc = [lam * rel[i] - (1 - lam) * s for i, s in zip(cands, sims)]
+            j = int(np.argmax(sc))
+            chosen.append(cands[j])
+            out.append(cands.pop(j))
+        pool_ids = head + [g.ids[i] for i in out]
+    if v.get("sess_tail"):  # the tail by MMR over sessions: a session's k-th turn pays (k * penalty)
+        pen, cand_n = v["sess_tail"]
+        head = pool_ids[: cfg.head_n]
+        seen = Counter(g.session[g.by_id[m]] for m in head)
+        cands = pool_ids[cfg.head_n: cand_n]
+        sc = {}
+        for r, m in enumerate(cands):
+            sc[m] = r
+        out = []
+        while cands and len(head) + len(out) < n:
+            best = min(cands, key=lambda m: sc[m] + pen * seen[g.session[g.by_id[m]]])
+            cands.remove(best)
+            seen[g.session[g.by_id[best]]] += 1
+            out.append(best)
+        pool_ids = head + out
+    from graphmem.query.recall import _fuse_once
+
+    wanted = _fuse_once(inputs, n, inputs.vector_plain or inputs.vector, cfg.tail_rrf_k, cfg)[1]
+    return _reserve(pool_ids, wanted, n)
 
 
 def recall(ranked: list[str], gold: list[str], k: int) -> float:
@@ -573,7 +780,7 @@ def misses(cache: Path, name: str, out: Path) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("cmd", choices=("dump", "run", "misses"))
+    ap.add_argument("cmd", choices=("dump", "sentences", "run", "misses"))
     ap.add_argument("--data", type=Path, default=Path("/work/shared/data"))
     ap.add_argument("--cache", type=Path, default=Path("runs/lab/cache.pkl"))
     ap.add_argument("--variants", default="base")
@@ -584,6 +791,8 @@ def main() -> None:
     args = ap.parse_args()
     if args.cmd == "dump":
         dump(args.data, args.cache, args.benches.split(","))
+    elif args.cmd == "sentences":
+        sentences(args.cache)
     elif args.cmd == "misses":
         misses(args.cache, args.variants, args.out)
     else:

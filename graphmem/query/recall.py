@@ -364,13 +364,18 @@ def fuse_recall(
 
 
 def _fuse_once(
-    inputs: RecallInputs, n: int, vector: list[str], rrf_k: int, config: RecallConfig
+    inputs: RecallInputs, n: int, vector: list[str], rrf_k: int, config: RecallConfig,
+    extra: list[tuple[float, list[str]]] | None = None,
 ) -> tuple[list[tuple[str, float]], list[str]]:
-    """One weighted-RRF fusion with ``vector`` as the dense ranking: (pool, the anchors' reserved ids)."""
+    """One weighted-RRF fusion with ``vector`` as the dense ranking: (pool, the anchors' reserved ids).
+
+    ``extra``: more (weight, ids) rankings fused beside the others.
+    """
     anchors = inputs.anchors
     ft_ids = [i for i, _ in inputs.fulltext]
     rankings: list[tuple[float, list[str]]] = [
-        (config.w_fulltext, ft_ids[: config.fuse_depth]), (config.w_vector, vector[: config.fuse_depth])
+        (config.w_fulltext, ft_ids[: config.fuse_depth]), (config.w_vector, vector[: config.fuse_depth]),
+        *(extra or []),
     ]
     reserved: list[tuple[int, list[str]]] = []
     per_budget = config.person_budget if anchors.persons else config.member_budget
