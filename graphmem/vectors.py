@@ -6,10 +6,20 @@ each batch committed on its own: stopping halfway loses nothing and a re-run con
 stopped, and a run over a complete group changes nothing. Once a group holds more than
 ``GRAPHMEM_VECTOR_EXACT_MAX`` messages it is given its own vector index
 (:func:`graphmem.scope.ensure_vector_scope`).
+
+One run per group at a time: a run holds the group's embed lease (``embed_runner`` /
+``embed_lease_until`` on the Group node, renewed after every batch) while it reads, encodes
+and writes. A second run of the same group waits until the lease is released (or has run out:
+a run that died), then fills what is still missing, usually nothing; it reports the seconds it
+waited (``waited_s``). Before, two concurrent runs read the same pending messages and encoded
+them twice (the vectors and counts stayed right, the encoder's work doubled).
 """
 
 from __future__ import annotations
 
+import time
+import uuid
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from types import SimpleNamespace
@@ -29,7 +39,8 @@ class EmbedSummary:
 
     ``embedded``: vectors written by this run; ``messages``: messages in the group;
     ``vector_index``: the group's own vector index ("" while it is scored exactly);
-    ``labelled``: messages newly put under that index by this run.
+    ``labelled``: messages newly put under that index by this run; ``waited_s``: seconds this
+    run waited for another run of the group to release its lease (0.0 when none held it).
     """
 
     group_id: str
@@ -37,16 +48,62 @@ class EmbedSummary:
     messages: int = 0
     vector_index: str = ""
     labelled: int = 0
+    waited_s: float = 0.0
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
 
 
+class _Lease:
+    """This run's hold on one group's embed lease (``ingest/claim_embed_lease``)."""
+
+    def __init__(self, store: Store, group_id: str, lease_s: float, poll_s: float,
+                 on_wait: Callable[[str], None] | None) -> None:
+        self.store, self.group_id, self.lease_s, self.poll_s = store, group_id, lease_s, poll_s
+        self.on_wait = on_wait
+        self.runner = uuid.uuid4().hex
+        self.waited_s = 0.0
+
+    def _claim(self) -> dict:
+        now = time.time()
+        rows = self.store.write("ingest/claim_embed_lease", group_id=self.group_id, runner=self.runner,
+                                now=now, lease_until=now + self.lease_s)
+        if not rows:
+            raise no_group(self.group_id)
+        return rows[0]
+
+    def acquire(self) -> None:
+        """Take the lease, waiting while another live run holds it."""
+        told = False
+        start = time.monotonic()
+        while True:
+            row = self._claim()
+            if row["claimed"]:
+                if told:
+                    self.waited_s += time.monotonic() - start
+                return
+            if not told and self.on_wait is not None:
+                self.on_wait(str(row["runner"]))
+            told = True
+            time.sleep(max(0.05, min(self.poll_s, float(row["lease_until"]) - time.time() + 0.05)))
+
+    def renew(self) -> bool:
+        """Extend the lease; False when another run took it (ours had run out)."""
+        return bool(self._claim()["claimed"])
+
+    def release(self) -> None:
+        self.store.write("ingest/release_embed_lease", group_id=self.group_id, runner=self.runner)
+
+
 def embed_group(
     store: Store, embedder: Embedder, group_id: str, *, batch_size: int = 1000,
-    exact_max: int = 500, progress: bool = False,
+    exact_max: int = 500, progress: bool = False, lease_s: float = 300.0, wait_poll_s: float = 1.0,
+    on_wait: Callable[[str], None] | None = None,
 ) -> EmbedSummary:
     """Give every message of a group that lacks a vector its embedding (resumable, idempotent).
+
+    One run per group at a time (module docstring): a run waits while another holds the
+    group's embed lease, so concurrent runs never encode the same messages twice.
 
     Args:
         store: open store (schema applied).
@@ -55,9 +112,14 @@ def embed_group(
         batch_size: messages encoded and written per transaction.
         exact_max: above this many messages the group gets its own vector index.
         progress: progress bar on stderr.
+        lease_s: seconds the group's lease lasts without renewal (renewed after every batch;
+            a run that died holds the group this long at most).
+        wait_poll_s: seconds between tries while another run holds the lease.
+        on_wait: called once, with the other run's id, when this run starts waiting.
 
     Returns:
-        An :class:`EmbedSummary`; a second run reports ``embedded = 0``.
+        An :class:`EmbedSummary`; a second run reports ``embedded = 0`` (and, if it ran while
+        the first did, the seconds it waited in ``waited_s``).
 
     Raises:
         NotFoundError: no such group.
@@ -67,6 +129,25 @@ def embed_group(
     if not group:
         raise no_group(group_id)
     summary = EmbedSummary(group_id=group_id)
+    lease = _Lease(store, group_id, lease_s, wait_poll_s, on_wait)
+    lease.acquire()
+    try:
+        _embed_pending(store, embedder, group_id, batch_size, progress, lease, summary)
+    finally:
+        lease.release()
+    summary.waited_s = round(lease.waited_s, 3)
+    summary.messages = int(store.read("ingest/count_group_messages", group_id=group_id)[0]["messages"])
+    if summary.messages > exact_max:
+        summary.labelled = ensure_vector_scope(store, group_id, embedder.dimension)
+        summary.vector_index = scope_index(group_id)
+    return summary
+
+
+def _embed_pending(
+    store: Store, embedder: Embedder, group_id: str, batch_size: int, progress: bool, lease: _Lease,
+    summary: EmbedSummary,
+) -> None:
+    """The passes of :func:`embed_group` while ``lease`` is held (taken again if lost)."""
     bar = tqdm(unit="msg", desc=f"embed {group_id}", disable=not progress)
 
     def encode(rows: list[dict]) -> list[list[float]]:
@@ -78,6 +159,8 @@ def embed_group(
     # its own and only sets vectors that are missing, and only while the message still has the
     # text that was encoded: a message edited meanwhile stays pending, and the next pass (one
     # more read of what is pending) encodes its new text.
+    lost: list[bool] = []  # set by a pass that lost the lease (and waited to take it again)
+
     def one_pass(pool: ThreadPoolExecutor) -> int:
         wrote = 0
         skip: list[str] = []
@@ -94,6 +177,12 @@ def embed_group(
                 )
                 wrote += int(written[0]["written"]) if written else 0
                 bar.update(len(done))
+                if not lease.renew():  # ours ran out and another run holds the group now:
+                    if nxt is not None:  # drop the batch being encoded (the other run has it)
+                        nxt[1].cancel()
+                    lease.acquire()  # wait for it; the next pass reads what is still missing
+                    lost.append(True)
+                    return wrote
             if nxt is None:
                 return wrote
             prev, skip = nxt, [r["id"] for r in rows]
@@ -101,17 +190,14 @@ def embed_group(
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="graphmem-encode") as pool:
         try:
             while True:
+                lost.clear()
                 wrote = one_pass(pool)
                 summary.embedded += wrote
-                if not wrote or not store.read("ingest/pending_messages", group_id=group_id, batch=1, skip=[]):
+                if (not wrote and not lost) or not store.read(
+                        "ingest/pending_messages", group_id=group_id, batch=1, skip=[]):
                     break
         finally:
             bar.close()
-    summary.messages = int(store.read("ingest/count_group_messages", group_id=group_id)[0]["messages"])
-    if summary.messages > exact_max:
-        summary.labelled = ensure_vector_scope(store, group_id, embedder.dimension)
-        summary.vector_index = scope_index(group_id)
-    return summary
 
 
 def scope_if_large(store: Store, embedder: Embedder, group_id: str, exact_max: int) -> str:

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from graphmem.cli.common import emit_json, open_store, out
+from graphmem.cli.common import emit_json, err, open_store, out
 from graphmem.config import get_settings
 
 
@@ -16,7 +16,11 @@ def embed(
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary.")] = False,
     progress: Annotated[bool, typer.Option("--progress/--no-progress")] = True,
 ) -> None:
-    """Fill the vectors of messages stored with `ingest --embed later` (resumable, idempotent)."""
+    """Fill the vectors of messages stored with `ingest --embed later` (resumable, idempotent).
+
+    One run per group at a time: while another run embeds the group, this one says so on
+    stderr and waits, then fills what is still missing (--json: waited_s).
+    """
     from graphmem.embed import get_embedder
     from graphmem.vectors import embed_group
 
@@ -25,9 +29,12 @@ def embed(
         summary = embed_group(
             store, get_embedder(), group, batch_size=max(s.embed_batch_size, 1000),
             exact_max=s.vector_exact_max, progress=progress and sys.stderr.isatty(),
+            on_wait=lambda runner: err.print(
+                f"{group}: another graphmem embed run ({runner[:8]}) is embedding this group; waiting for it"),
         )
     if as_json:
         emit_json(summary.as_dict())
     else:
         scope = f"; own vector index {summary.vector_index}" if summary.vector_index else ""
-        out.print(f"{group}: {summary.embedded} vectors written, {summary.messages} messages{scope}")
+        waited = f" (after waiting {summary.waited_s:.1f} s for another run)" if summary.waited_s else ""
+        out.print(f"{group}: {summary.embedded} vectors written{waited}, {summary.messages} messages{scope}")

@@ -110,3 +110,73 @@ def test_an_edit_with_a_vector_leaves_nothing_pending(store, embedder, group_id)
         m = stored_vector(store, group_id, mid)
         assert not m["pending"] and m["e"] == pytest.approx(
             embedder.encode([f"Ben (2026-01-01): {text}"])[0].tolist(), abs=1e-5)
+
+
+class CountingEmbedder:
+    """The real embedder, counting the texts it encodes; ``first`` runs before its first encode."""
+
+    def __init__(self, inner, first: Callable[[], object] | None = None) -> None:
+        self.inner, self.first, self.texts = inner, first, 0
+        self.dimension = inner.dimension
+
+    def encode(self, texts, *args, **kwargs):
+        if self.first is not None:
+            run, self.first = self.first, None
+            run()
+        self.texts += len(texts)
+        return self.inner.encode(texts, *args, **kwargs)
+
+
+def test_two_concurrent_embeds_of_one_group_encode_each_message_once(store, embedder, group_id):
+    """Run B starts while run A is encoding its first batch: B waits for A's lease instead of
+    reading the same pending messages (before: both encoded them, 2x the encoder's work), then
+    finds nothing missing and says it waited; every message has its vector."""
+    import threading
+
+    rows = [{"id": f"c{i}", "speaker": "Ana" if i % 2 else "Ben", "text": f"the ferry leaves at {i} sharp",
+             "ts": f"2026-01-01T10:{i // 60:02d}:{i % 60:02d}"} for i in range(40)]
+    ingest_conversations(store, [conversation(group_id, rows)], None, embed="later")
+    counting = CountingEmbedder(embedder)
+    waiting = threading.Event()
+    other: dict = {}
+
+    def run_b() -> None:
+        other["summary"] = embed_group(store, counting, group_id, batch_size=10, wait_poll_s=0.2,
+                                       on_wait=lambda runner: waiting.set())
+
+    b = threading.Thread(target=run_b)
+
+    def start_b() -> None:  # inside A's first encode: A holds the lease and its first batch
+        b.start()
+        assert waiting.wait(timeout=120), "run B never waited for run A"
+
+    a_embedder = CountingEmbedder(embedder, first=start_b)
+    a = embed_group(store, a_embedder, group_id, batch_size=10)
+    b.join(timeout=300)
+    b_summary = other["summary"]
+    assert a_embedder.texts + counting.texts == 40  # each message encoded once in all
+    assert (a.embedded, b_summary.embedded) == (40, 0)
+    assert a.waited_s == 0.0 and b_summary.waited_s > 0
+    assert group_state(store, group_id).pending == 0
+    assert store.read_text("MATCH (m:Message {group_id: $g}) WHERE m.embedding IS NULL RETURN count(m) AS n",
+                           g=group_id) == [{"n": 0}]
+    lease = store.read_text("MATCH (g:Group {id: $g}) RETURN g.embed_runner AS r, g.embed_lease_until AS u",
+                            g=group_id)
+    assert lease == [{"r": None, "u": None}]  # released
+
+
+def test_embed_takes_over_the_lease_of_a_run_that_died(store, embedder, group_id):
+    """A run that died holding the group's lease blocks the next run only until the lease runs
+    out; the next run then fills everything and reports the wait."""
+    import time
+
+    rows = [{"id": f"d{i}", "speaker": "Ana", "text": f"note {i}", "ts": f"2026-01-01T10:00:{i:02d}"}
+            for i in range(5)]
+    ingest_conversations(store, [conversation(group_id, rows)], None, embed="later")
+    now = time.time()
+    store.write("ingest/claim_embed_lease", group_id=group_id, runner="dead-run", now=now, lease_until=now + 1.5)
+    told: list[str] = []
+    summary = embed_group(store, embedder, group_id, wait_poll_s=0.2, on_wait=told.append)
+    assert told == ["dead-run"]
+    assert summary.embedded == 5 and summary.waited_s >= 1.0
+    assert group_state(store, group_id).pending == 0
