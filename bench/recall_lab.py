@@ -131,17 +131,19 @@ def sentences(cache: Path) -> None:
     split = re.compile(_SENTENCE_SPLIT)
     texts: list[str] = []
     owner: list[tuple[str, str]] = []
+    words: list[int] = []
     for gid, g in raw["groups"].items():
         for m in g["messages"]:
             parts = [p.strip() for p in split.split(m["text"] or "") if p and len(p.strip()) > 1]
             if len(parts) > 1:
                 texts += [f"{m['speaker']}: {p}" for p in parts]
                 owner += [(gid, m["id"])] * len(parts)
+                words += [len(p.split()) for p in parts]
     t = time.perf_counter()
     vecs = np.asarray(get_embedder().encode(texts), dtype=np.float32)
     print(f"{len(texts)} sentences encoded in {time.perf_counter() - t:.0f} s")
     with (cache.parent / "sent.pkl").open("wb") as f:
-        pickle.dump({"owner": owner, "vecs": vecs}, f)
+        pickle.dump({"owner": owner, "vecs": vecs, "words": words}, f)
 
 
 # --------------------------------------------------------------------------------------------
@@ -175,6 +177,7 @@ class Group:
     tfm: np.ndarray | None = None
     sent_vecs: np.ndarray | None = None
     sent_owner: np.ndarray | None = None
+    sent_words: np.ndarray | None = None
 
 
 def load(cache: Path) -> tuple[dict[str, Group], list[dict], dict[str, np.ndarray]]:
@@ -227,6 +230,7 @@ def load(cache: Path) -> tuple[dict[str, Group], list[dict], dict[str, np.ndarra
             gr = groups[gid]
             gr.sent_vecs = sent["vecs"][ks]
             gr.sent_owner = np.array([gr.by_id[sent["owner"][k][1]] for k in ks])
+            gr.sent_words = np.array([sent["words"][k] for k in ks]) if "words" in sent else None
     return groups, raw["questions"], raw["text_vectors"]
 
 
@@ -345,6 +349,8 @@ def pool(g: Group, q: dict, tv: dict[str, np.ndarray], v: dict[str, Any], n: int
         ss = g.sent_vecs @ qv
         if cfg.w_issue_vector and issue:
             ss = ss + cfg.w_issue_vector * (g.sent_vecs @ tv[issue])
+        if v.get("sent_min_words") and g.sent_words is not None:  # fragments do not count
+            ss = np.where(g.sent_words >= v["sent_min_words"], ss, -np.inf)
         best = np.full(len(cos), -np.inf)
         np.maximum.at(best, g.sent_owner, ss)
         has = np.isfinite(best)
@@ -368,6 +374,8 @@ def pool(g: Group, q: dict, tv: dict[str, np.ndarray], v: dict[str, Any], n: int
         ss = g.sent_vecs @ qv
         if cfg.w_issue_vector and issue:
             ss = ss + cfg.w_issue_vector * (g.sent_vecs @ tv[issue])
+        if v.get("sent_min_words") and g.sent_words is not None:
+            ss = np.where(g.sent_words >= v["sent_min_words"], ss, -np.inf)
         best = np.full(len(cos), -np.inf)
         np.maximum.at(best, g.sent_owner, ss)
         cos_sent = np.maximum(cos, best)
