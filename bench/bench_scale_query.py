@@ -126,6 +126,14 @@ def bench_group(store: Store, embedder: Embedder, gid: str, corpus: Corpus, quer
     from graphmem.query import ask, read_roster
     from tests.scripted_llm import ScriptedLLM
 
+    from graphmem import vector_cache
+    from graphmem.search import group_state
+
+    t = time.perf_counter()
+    held = vector_cache.warm(store, group_state(store, gid), [m.id for m in read_roster(store, gid)])
+    if held:
+        print(f"  {gid}: person vector matrices loaded in {time.perf_counter() - t:.1f} s "
+              f"({held / 2**20:.0f} MiB; GRAPHMEM_VECTOR_CACHE_MB=0 measures without them)")
     qs = [corpus.query() for _ in range(queries + 3)]
     for q in qs[:3]:
         search_messages(store, embedder, gid, q, k=10, pool_n=40)

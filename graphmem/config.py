@@ -72,6 +72,9 @@ class Settings(BaseSettings):
     # large stores turn it off: ``schema apply`` then drops it and search scores that window
     # exactly (docs/scale.md).
     vector_global_index: bool = True
+    # Megabytes of message vectors a process keeps for exact person rankings in groups with
+    # their own vector index (graphmem/vector_cache.py; 0: off, every ranking reads Neo4j).
+    vector_cache_mb: int = 512
 
     # --- System 1 retrieval (SpeakerMem-R1 App. A defaults) ------------------------------
     s1_recall_n: int = 40

@@ -95,7 +95,9 @@ class GroupState:
     ``pending`` counts messages stored without a vector (``ingest --embed later``);
     ``total`` counts messages in the whole store; ``version`` is the write position of the
     group's latest message (-1: none), the version of its term statistics
-    (:func:`graphmem.local_bm25.group_stats`).
+    (:func:`graphmem.local_bm25.group_stats`); ``vector_rev`` counts the writes that changed
+    or removed vectors the group already had (edits, ``graphmem embed``, forget), the revision
+    process caches of its vectors are checked against (:mod:`graphmem.vector_cache`).
     """
 
     group_id: str
@@ -104,13 +106,14 @@ class GroupState:
     pending: int
     total: int
     version: int = -1
+    vector_rev: int = 0
 
 
 def _state(group_id: str, r: dict) -> GroupState:
     return GroupState(
         group_id=group_id, has_messages=bool(r["has_messages"]),
         vector_index=r["vector_index"] or "", pending=int(r["pending"]), total=int(r["total"]),
-        version=int(r["version"]),
+        version=int(r["version"]), vector_rev=int(r.get("vector_rev") or 0),
     )
 
 

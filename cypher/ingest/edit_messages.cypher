@@ -9,6 +9,7 @@
 //   the edit replaces), text (str, the new text), between (list[str], intermediate texts from the
 //   same input, oldest first), edited_at (str, ISO-8601 UTC), embedding (list[float],
 //   L2-normed, or null).
+// Moves the group's vector_rev when a message changed (graphmem.vector_cache).
 // Returns: edited (int, messages changed), uncovered (int, COVERS links removed).
 UNWIND $rows AS row
 MATCH (m:Message {group_id: $group_id, id: row.id})
@@ -34,4 +35,10 @@ CALL (m) {
   DELETE c
   RETURN count(c) AS uncovered
 }
-RETURN count(m) AS edited, sum(uncovered) AS uncovered
+WITH count(m) AS edited, sum(uncovered) AS uncovered
+CALL (edited) {
+  WITH edited WHERE edited > 0  // the group's vector revision: process caches of its vectors reload
+  MATCH (g:Group {id: $group_id})
+  SET g.vector_rev = coalesce(g.vector_rev, 0) + 1
+}
+RETURN edited, uncovered

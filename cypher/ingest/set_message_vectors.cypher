@@ -4,6 +4,7 @@
 // pending, so no message keeps the vector of a text it no longer has.
 // Parameters: $group_id (str); $rows (list of maps): id (str), text (str, the text that was
 //   encoded), embedding (list[float], L2-normed).
+// Moves the group's vector_rev when a vector was written (graphmem.vector_cache).
 // Returns: written (int).
 UNWIND $rows AS row
 MATCH (m:Message {group_id: $group_id, id: row.id})
@@ -11,4 +12,10 @@ USING INDEX m:Message(group_id, id)  // a seek per row, whatever the statistics 
 WHERE m:PendingEmbedding AND m.text = row.text
 CALL db.create.setNodeVectorProperty(m, 'embedding', row.embedding)
 REMOVE m:PendingEmbedding
-RETURN count(m) AS written
+WITH count(m) AS written
+CALL (written) {
+  WITH written WHERE written > 0  // the group's vector revision: process caches of its vectors reload
+  MATCH (g:Group {id: $group_id})
+  SET g.vector_rev = coalesce(g.vector_rev, 0) + 1
+}
+RETURN written

@@ -3,12 +3,13 @@
 // roster of query/list_members (persons only, no message counts), plus the group's name (the
 // GROUP row of System 2).
 // Parameters: $group_id (str).
-// Returns: has_messages (bool), vector_index (str or null), pending (int), total (int), version
+// Returns: has_messages (bool), vector_index (str or null), vector_rev (int, graphmem.vector_cache),
+//   pending (int), total (int), version
 //   (int, -1 when the group has no messages), name (str, the group's name or its id), members
 //   (list of {id, name, speaker_id, aliases}, ordered by name then id). No row: no such group.
 MATCH (g:Group {id: $group_id})
 RETURN EXISTS { MATCH (:Message {group_id: $group_id}) } AS has_messages,
-       g.vector_index AS vector_index,
+       g.vector_index AS vector_index, coalesce(g.vector_rev, 0) AS vector_rev,
        COUNT { MATCH (p:PendingEmbedding {group_id: $group_id}) } AS pending,
        COUNT { MATCH (n:Message) } AS total,
        coalesce(head(COLLECT {

@@ -2,13 +2,14 @@
 // vector index (set by graphmem.scope.ensure_vector_scope), how many messages still lack a
 // vector (ingest --embed later, until `graphmem embed`) and the version of its term statistics.
 // Parameters: $group_id (str).
-// Returns: has_messages (bool), vector_index (str or null), pending (int), total (int, messages
+// Returns: has_messages (bool), vector_index (str or null), vector_rev (int, graphmem.vector_cache),
+//   pending (int), total (int, messages
 //   in the whole store, from the count store), version (int, the highest turn_created of the
 //   group's messages, -1 when none: the message_order index read backwards, first entry only;
 //   graphmem.query.local_bm25). No row: no such group.
 MATCH (g:Group {id: $group_id})
 RETURN EXISTS { MATCH (:Message {group_id: $group_id}) } AS has_messages,
-       g.vector_index AS vector_index,
+       g.vector_index AS vector_index, coalesce(g.vector_rev, 0) AS vector_rev,
        COUNT { MATCH (p:PendingEmbedding {group_id: $group_id}) } AS pending,
        COUNT { MATCH (n:Message) } AS total,
        coalesce(head(COLLECT {

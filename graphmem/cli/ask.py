@@ -33,7 +33,9 @@ def ask_command(
     from graphmem.embed import get_embedder
     from graphmem.llm import answer_model
     from graphmem.query import ask
+    from graphmem.vector_cache import set_background_loads
 
+    set_background_loads(False)  # one question per process: a matrix loaded now would go unused
     if tense is not None and tense not in ("head", "full"):
         raise InvalidInputError("--tense must be head or full", field="tense")
     quiet_notifications()

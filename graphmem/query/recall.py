@@ -36,6 +36,7 @@ from graphmem.search import (
     vector_ranking,
 )
 from graphmem.times import instant
+from graphmem.vector_cache import person_rankings
 
 _MAY_NEED_YEARS = re.compile(r"\d")  # a day named without a year needs the group's years
 
@@ -230,8 +231,7 @@ def gather_recall(
     if not persons and anchors.every_member:
         persons = [m.id for m in roster]
     person_rows = in_background(
-        store.read, "query/vector_person_messages", group_id=group_id, person_ids=persons, vector=qvec,
-        k=config.person_depth, max_instant=max_instant, index=state.vector_index or None,
+        person_rankings, store, state, persons, qvec, config.person_depth, max_instant,
         exact_max=config.person_exact_max, oversample=config.person_oversample,
     ) if persons and len(roster) > 1 else None
     window_rows = in_background(

@@ -46,6 +46,7 @@ from graphmem.query.types import Budgets, Cell, Excerpt, Projection, RecordVersi
 from graphmem.scope import group_key
 from graphmem.search import GroupContext, GroupState, group_state, hydrate, message_fields, rrf, widened_read
 from graphmem.text import STOP_WORDS, lucene_query
+from graphmem.vector_cache import person_rankings
 
 
 @dataclass
@@ -342,9 +343,8 @@ def _raw_fallback(
     depth = max(4 * budgets.fallback_k, 20)
     state = state or group_state(store, group_id)
     # exact per person, or the group's own index for a person with many messages (see the template)
-    vec_rows = store.read(
-        "query/vector_person_messages", group_id=group_id, person_ids=person_ids,
-        vector=vector, k=depth, max_instant=max_instant, index=state.vector_index or None,
+    vec_rows = person_rankings(
+        store, state, person_ids, vector, depth, max_instant,
         exact_max=DEFAULT_RECALL.person_exact_max, oversample=DEFAULT_RECALL.person_oversample,
     )
     ft: list[dict[str, Any]] = []

@@ -1,0 +1,269 @@
+"""Per-process matrices of persons' message vectors: exact person rankings in large groups.
+
+System 1's person anchors and System 2's raw fallback rank one person's own messages by cosine
+to the query (SpeakerMem-R1 §3.3 Anchor; ``query/vector_person_messages``). In a group with its
+own vector index, Neo4j answers that with an HNSW call asking for hundreds of neighbours of
+the whole group to keep a few dozen of the person's: about 27 ms of server CPU per call in a
+100k-message group (docs/scale.md, "third round"). A matrix of the person's vectors in this
+process ranks them exactly in about 1.5 ms (14,000 x 384 float32, one thread).
+
+Freshness: an entry is used only while it matches the group's state that ``ask`` and
+``search`` read first anyway (:class:`graphmem.search.GroupState`, no extra round trip):
+
+- ``vector_rev`` (moved by every write that changes or removes a stored vector: edits,
+  ``graphmem embed``, forget) must equal the entry's, else the entry is dropped;
+- ``version`` (the group's latest write position) above the entry's: the messages written since
+  are read by a range seek (``query/person_vectors_since``) and appended; below it (the group
+  was deleted and loaded again): dropped.
+
+A person without a usable entry is ranked by Neo4j as before, and the entry is filled by a
+daemon thread for the next query, so no query waits for a load (14,000 vectors: about two
+seconds) and no process waits for one at exit. The one-shot ``graphmem ask`` command starts
+no loads (:func:`set_background_loads`). Entries are kept least recently used first within
+``GRAPHMEM_VECTOR_CACHE_MB`` (0: off). Groups without their own index are not cached: their
+exact Cypher scan is already cheap.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from graphmem.config import get_settings
+from graphmem.db import Store
+from graphmem.search import GroupState
+
+__all__ = [
+    "PersonMatrix", "VectorCache", "forget", "person_rankings", "set_background_loads", "shared_cache", "warm",
+]
+
+_BACKGROUND_LOADS = True
+
+
+def set_background_loads(on: bool) -> None:
+    """Whether a ranking that finds no fresh matrix starts loading one (default on).
+
+    A one-shot process (the CLI's ``ask``) turns it off: it would exit before the
+    load pays off. :func:`warm` loads regardless.
+    """
+    global _BACKGROUND_LOADS
+    _BACKGROUND_LOADS = on
+
+
+@dataclass(frozen=True)
+class PersonMatrix:
+    """One person's message vectors in one group, as of a group state.
+
+    Attributes:
+        ids: message ids, shape (n,).
+        vectors: float32 (n, d), rows L2-normed as stored.
+        turn_created: int64 (n,), write positions (ties in the ranking go to the earlier).
+        instants: float64 (n,), epoch seconds, NaN where the message has none.
+        version / vector_rev: the group state the matrix holds (see the module docstring).
+    """
+
+    ids: list[str]
+    vectors: np.ndarray
+    turn_created: np.ndarray
+    instants: np.ndarray
+    version: int
+    vector_rev: int
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.vectors.nbytes + self.turn_created.nbytes + self.instants.nbytes) + 80 * len(self.ids)
+
+    def ranking(self, vector: np.ndarray, k: int, max_instant: float | None) -> list[tuple[str, float]]:
+        """Top-``k`` (id, cosine in [-1, 1]), best first, ties by write position; messages after
+        ``max_instant`` (and, then, those without an instant) left out: the order and filter of
+        ``query/vector_person_messages``."""
+        if not self.ids or k <= 0:
+            return []
+        scores = self.vectors @ vector.astype(np.float32)
+        keep = np.arange(len(self.ids))
+        if max_instant is not None:
+            keep = keep[self.instants <= max_instant]  # NaN compares False: left out
+        if keep.size == 0:
+            return []
+        s = scores[keep]
+        if keep.size > 4 * k:  # the k best (and their ties) before the exact sort
+            cut = np.partition(-s, k - 1)[k - 1]
+            sel = -s <= cut
+            keep, s = keep[sel], s[sel]
+        order = np.lexsort((self.turn_created[keep], -s))[:k]
+        return [(self.ids[keep[i]], float(s[i])) for i in order]
+
+
+def _matrix(rows: list[dict[str, Any]], version: int, vector_rev: int, dim: int | None = None) -> PersonMatrix:
+    n = len(rows)
+    d = len(rows[0]["embedding"]) if rows else (dim or 0)
+    vectors = np.array([r["embedding"] for r in rows], dtype=np.float32).reshape(n, d)
+    return PersonMatrix(
+        ids=[r["id"] for r in rows],
+        vectors=vectors,
+        turn_created=np.array([int(r["turn_created"] or 0) for r in rows], dtype=np.int64),
+        instants=np.array([np.nan if r["instant"] is None else float(r["instant"]) for r in rows]),
+        version=version, vector_rev=vector_rev,
+    )
+
+
+class VectorCache:
+    """Least-recently-used person matrices of one process, at most ``max_bytes`` (thread-safe)."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self._entries: OrderedDict[tuple[str, str], PersonMatrix] = OrderedDict()
+        self._loading: set[tuple[str, str]] = set()
+        self._lock = threading.Lock()
+
+    @property
+    def nbytes(self) -> int:
+        with self._lock:
+            return sum(e.nbytes for e in self._entries.values())
+
+    def load(self, store: Store, state: GroupState, person_id: str) -> PersonMatrix:
+        """Read the person's vectors now and keep them (as of ``state``, which was read before)."""
+        rows = store.read("query/person_vectors", group_id=state.group_id, person_id=person_id)
+        entry = _matrix(rows, state.version, state.vector_rev)
+        self._put((state.group_id, person_id), entry)
+        return entry
+
+    def get(self, store: Store, state: GroupState, person_id: str) -> PersonMatrix | None:
+        """The person's matrix brought up to ``state``, or None (then a load is started in the
+        background and the caller ranks through Neo4j)."""
+        key = (state.group_id, person_id)
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is not None:
+                self._entries.move_to_end(key)
+        if entry is not None and (entry.vector_rev != state.vector_rev or entry.version > state.version):
+            with self._lock:
+                if self._entries.get(key) is entry:
+                    del self._entries[key]
+            entry = None
+        if entry is None:
+            self._start_load(store, state, person_id)
+            return None
+        if entry.version < state.version:
+            rows = store.read("query/person_vectors_since", group_id=state.group_id, person_id=person_id,
+                              after=entry.version)
+            known = set(entry.ids)
+            rows = [r for r in rows if r["id"] not in known]  # a load may already hold them
+            if rows:
+                more = _matrix(rows, state.version, state.vector_rev, entry.vectors.shape[1])
+                entry = PersonMatrix(
+                    ids=entry.ids + more.ids,
+                    vectors=np.concatenate([entry.vectors, more.vectors]),
+                    turn_created=np.concatenate([entry.turn_created, more.turn_created]),
+                    instants=np.concatenate([entry.instants, more.instants]),
+                    version=state.version, vector_rev=state.vector_rev,
+                )
+            else:
+                entry = PersonMatrix(entry.ids, entry.vectors, entry.turn_created, entry.instants,
+                                     state.version, state.vector_rev)
+            self._put(key, entry)
+        return entry
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+    def _start_load(self, store: Store, state: GroupState, person_id: str) -> None:
+        key = (state.group_id, person_id)
+        with self._lock:
+            if key in self._loading or not _BACKGROUND_LOADS:
+                return
+            self._loading.add(key)
+
+        def run() -> None:
+            try:
+                self.load(store, state, person_id)
+            finally:
+                with self._lock:
+                    self._loading.discard(key)
+
+        threading.Thread(target=run, name="graphmem-vector-load", daemon=True).start()
+
+    def _put(self, key: tuple[str, str], entry: PersonMatrix) -> None:
+        if entry.nbytes > self.max_bytes:
+            return
+        with self._lock:
+            self._entries[key] = entry
+            self._entries.move_to_end(key)
+            total = sum(e.nbytes for e in self._entries.values())
+            while total > self.max_bytes and len(self._entries) > 1:
+                _, old = self._entries.popitem(last=False)
+                total -= old.nbytes
+
+
+_SHARED: VectorCache | None = None
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_cache() -> VectorCache | None:
+    """The process's cache (``GRAPHMEM_VECTOR_CACHE_MB``), or None when it is 0."""
+    global _SHARED
+    mb = get_settings().vector_cache_mb
+    if mb <= 0:
+        return None
+    with _SHARED_LOCK:
+        if _SHARED is None or _SHARED.max_bytes != mb * 1024 * 1024:
+            _SHARED = VectorCache(mb * 1024 * 1024)
+        return _SHARED
+
+
+def forget() -> None:
+    """Drop every cached matrix of this process (tests, benchmarks)."""
+    cache = _SHARED
+    if cache is not None:
+        cache.clear()
+
+
+def warm(store: Store, state: GroupState, person_ids: list[str]) -> int:
+    """Load the given persons' matrices now (no background); returns the bytes the cache holds.
+
+    For a server that wants its first queries fast, and for tests. Does nothing (returns 0) when
+    the cache is off or the group has no own vector index.
+    """
+    cache = shared_cache()
+    if cache is None or not state.vector_index:
+        return 0
+    for pid in person_ids:
+        cache.load(store, state, pid)
+    return cache.nbytes
+
+
+def person_rankings(
+    store: Store, state: GroupState, person_ids: list[str], vector: list[float], k: int,
+    max_instant: float | None, *, exact_max: int, oversample: float,
+) -> list[dict[str, Any]]:
+    """Each person's top-``k`` own messages by cosine to ``vector``: the rows of
+    ``query/vector_person_messages`` (person_id, id, score = cosine in [-1, 1], best first per
+    person, in ``person_ids`` order).
+
+    Persons with a fresh matrix here are ranked exactly in this process (their rows carry no
+    message fields: :func:`graphmem.search.hydrate` reads them); the others, and every person
+    of a group without its own vector index, through that template (``exact_max`` and
+    ``oversample`` as there), which also starts their matrices' loads.
+    """
+    cache = shared_cache() if state.vector_index else None
+    out: dict[str, list[dict[str, Any]]] = {}
+    rest: list[str] = []
+    q = np.asarray(vector, dtype=np.float32)
+    for pid in dict.fromkeys(person_ids):
+        entry = cache.get(store, state, pid) if cache is not None else None
+        if entry is None:
+            rest.append(pid)
+        else:
+            out[pid] = [{"person_id": pid, "id": i, "score": s} for i, s in entry.ranking(q, k, max_instant)]
+    if rest:
+        for r in store.read(
+            "query/vector_person_messages", group_id=state.group_id, person_ids=rest, vector=vector, k=k,
+            max_instant=max_instant, index=state.vector_index or None, exact_max=exact_max, oversample=oversample,
+        ):
+            out.setdefault(r["person_id"], []).append(r)
+    return [r for pid in dict.fromkeys(person_ids) for r in out.get(pid, [])]

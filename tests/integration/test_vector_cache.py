@@ -1,0 +1,190 @@
+"""Person rankings from this process's vector matrices (graphmem.vector_cache).
+
+- In a group with its own vector index, a cached person's ranking is the exact one (the scan of
+  every vector the person sent), with the template's order, k and as-of filter.
+- The matrices follow the group's writes: a new message is appended (version), an edit, a
+  vector filled by ``graphmem embed`` and a forgotten person move ``vector_rev`` and the stale
+  matrix is not used again; until it is reloaded, Neo4j answers.
+- With ``GRAPHMEM_VECTOR_CACHE_MB=0`` every ranking is Neo4j's.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+from graphmem import vector_cache
+from graphmem.config import get_settings
+from graphmem.groups import forget_person
+from graphmem.ingest import ingest_conversations
+from graphmem.search import group_state
+from graphmem.vector_cache import person_rankings, shared_cache, warm
+from graphmem.vectors import embed_group
+from tests.factories import conversation
+
+pytestmark = pytest.mark.neo4j
+
+EXACT_MAX = 24
+TEXTS = [
+    "the budget review moves to Friday after the storm",
+    "my cat knocked the coffee over the quarterly report",
+    "we should book the lighthouse tour before noon",
+    "the printer on the third floor is jammed again",
+    "the hiking trip needs two more tents and a stove",
+]
+QUERY = "lighthouse tour before noon"
+
+
+def _rows(n: int) -> list[dict]:
+    return [{"speaker": ("Ana", "Ben", "Cy")[i % 3], "session": f"s{i // 12}",
+             "text": f"{TEXTS[i % len(TEXTS)]} (note {i})"} for i in range(n)]
+
+
+def _exact(store, gid: str, person: str, vec: np.ndarray, k: int, max_instant: float | None = None):
+    rows = store.read_text(
+        "MATCH (m:Message {group_id: $g})-[:SOURCE]->(:Person {group_id: $g, id: $p}) "
+        "WHERE m.embedding IS NOT NULL AND ($t IS NULL OR m.instant <= $t) "
+        "RETURN m.id AS id, m.embedding AS e, m.turn_created AS tc", g=gid, p=person, t=max_instant)
+    scored = sorted(((float(np.dot(np.asarray(r["e"]), vec)), r["tc"], r["id"]) for r in rows),
+                    key=lambda x: (-x[0], x[1]))
+    return [(i, s) for s, _, i in scored[:k]]
+
+
+def _ranked(rows: list[dict]) -> dict[str, list[tuple[str, float]]]:
+    out: dict[str, list[tuple[str, float]]] = {}
+    for r in rows:
+        out.setdefault(r["person_id"], []).append((r["id"], float(r["score"])))
+    return out
+
+
+def _from_cache(rows: list[dict]) -> bool:
+    """Rows ranked in this process carry no message fields; Neo4j's template rows do."""
+    return bool(rows) and all("text" not in r for r in rows)
+
+
+def _rank(store, gid: str, vec: np.ndarray, persons=("Ana", "Ben"), k: int = 3, max_instant=None):
+    return person_rankings(store, group_state(store, gid), list(persons), vec.tolist(), k, max_instant,
+                           exact_max=EXACT_MAX, oversample=2.0)
+
+
+def _until_cached(store, gid: str, vec: np.ndarray, persons=("Ana",), timeout_s: float = 30.0):
+    deadline = time.monotonic() + timeout_s
+    while True:
+        rows = _rank(store, gid, vec, persons)
+        if _from_cache(rows) or time.monotonic() > deadline:
+            return rows
+        time.sleep(0.05)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    vector_cache.set_background_loads(True)  # the CLI's ask (run in-process by other tests) turns it off
+    vector_cache.forget()
+    yield
+    vector_cache.forget()
+
+
+def test_a_cached_ranking_is_the_exact_one(store, embedder, group_id):
+    ingest_conversations(store, [conversation(group_id, _rows(60))], embedder, exact_max=EXACT_MAX)
+    state = group_state(store, group_id)
+    assert state.vector_index and shared_cache() is not None
+    vec = embedder.encode([QUERY])[0]
+
+    first = _rank(store, group_id, vec)  # nothing cached yet: Neo4j answers and loads start
+    assert not _from_cache(first)
+    assert warm(store, state, ["Ana", "Ben"]) > 0
+    for k in (1, 3, 20, 50):
+        rows = _rank(store, group_id, vec, ("Ben", "Ana", "Nobody"), k=k)
+        assert _from_cache(rows)
+        assert [r["person_id"] for r in rows] == ["Ben"] * min(k, 20) + ["Ana"] * min(k, 20)
+        got = _ranked(rows)
+        for p in ("Ana", "Ben"):
+            want = _exact(store, group_id, p, vec, k)
+            assert [i for i, _ in got[p]] == [i for i, _ in want]
+            assert [s for _, s in got[p]] == pytest.approx([s for _, s in want], abs=1e-5)
+    # as of an instant: only the messages written by then, as the template filters
+    cut = float(store.read_text("MATCH (m:Message {group_id: $g, id: 'm0030'}) RETURN m.instant AS t",
+                                g=group_id)[0]["t"])
+    got = _ranked(_rank(store, group_id, vec, k=5, max_instant=cut))
+    assert [i for i, _ in got["Ana"]] == [i for i, _ in _exact(store, group_id, "Ana", vec, 5, cut)]
+    # Neo4j's exact branch of the template gives the same ranking
+    template = _ranked(store.read(
+        "query/vector_person_messages", group_id=group_id, person_ids=["Ana", "Ben"], vector=vec.tolist(),
+        k=3, max_instant=None, index=state.vector_index, exact_max=1000, oversample=2.0))
+    assert {p: [i for i, _ in h] for p, h in _ranked(_rank(store, group_id, vec)).items()} == \
+        {p: [i for i, _ in h] for p, h in template.items()}
+
+
+def test_the_matrices_follow_the_groups_writes(store, embedder, group_id):
+    rows = _rows(60)
+    ingest_conversations(store, [conversation(group_id, rows)], embedder, exact_max=EXACT_MAX)
+    vec = embedder.encode([QUERY])[0]
+    warm(store, group_state(store, group_id), ["Ana", "Ben", "Cy"])
+    assert _from_cache(_rank(store, group_id, vec))
+
+    # a new message: appended to the cached matrix (no reload), and ranked first
+    rows.append({"speaker": "Ana", "session": "s9", "text": QUERY, "id": "late-1"})
+    ingest_conversations(store, [conversation(group_id, rows)], embedder, exact_max=EXACT_MAX)
+    after = _rank(store, group_id, vec)
+    assert _from_cache(after) and _ranked(after)["Ana"][0][0] == "late-1"
+
+    # an edit moves vector_rev: the stale matrix is dropped, Neo4j answers with the new text
+    rev = group_state(store, group_id).vector_rev
+    rows[3] = {**rows[3], "text": "the lighthouse tour before noon is booked"}  # m0003, Ana's
+    ingest_conversations(store, [conversation(group_id, rows)], embedder, exact_max=EXACT_MAX)
+    assert group_state(store, group_id).vector_rev == rev + 1
+    now = _rank(store, group_id, vec, k=20)
+    assert not _from_cache(now)
+    want = [i for i, _ in _exact(store, group_id, "Ana", vec, 20)]
+    assert "m0003" in want[:3]
+    assert [i for i, _ in _ranked(now)["Ana"]] == want
+    reloaded = _until_cached(store, group_id, vec)  # the reload started above finishes
+    assert _from_cache(reloaded)
+    assert [i for i, _ in _ranked(_rank(store, group_id, vec, k=20))["Ana"]] == want
+
+    # vectors filled later by graphmem embed move vector_rev too
+    more = rows + [{"speaker": "Ana", "session": "s9", "text": f"{QUERY} again", "id": "late-2"}]
+    ingest_conversations(store, [conversation(group_id, more)], embedder, embed="later", exact_max=EXACT_MAX)
+    pending = _rank(store, group_id, vec)
+    assert _from_cache(pending) and "late-2" not in [i for i, _ in _ranked(pending)["Ana"]]
+    rev = group_state(store, group_id).vector_rev
+    embed_group(store, embedder, group_id, exact_max=EXACT_MAX)
+    assert group_state(store, group_id).vector_rev == rev + 1
+    filled = _rank(store, group_id, vec, k=20)
+    assert not _from_cache(filled) and "late-2" in [i for i, _ in _ranked(filled)["Ana"]][:3]
+    assert _from_cache(_until_cached(store, group_id, vec))
+
+    # forgetting a person deletes their messages and moves vector_rev: no stale ranking survives
+    rev = group_state(store, group_id).vector_rev
+    forget_person(store, group_id, "Ben")
+    assert group_state(store, group_id).vector_rev == rev + 1
+    assert _ranked(_rank(store, group_id, vec, ("Ben",))) == {}
+
+    # a write that changes nothing (the same input again) leaves the revision alone
+    rev = group_state(store, group_id).vector_rev
+    ingest_conversations(store, [conversation(group_id, more)], embedder, exact_max=EXACT_MAX)
+    embed_group(store, embedder, group_id, exact_max=EXACT_MAX)
+    assert group_state(store, group_id).vector_rev == rev
+
+
+def test_groups_without_their_own_index_and_a_zero_budget_read_neo4j(store, embedder, make_group, monkeypatch):
+    small, large = make_group("vc-small"), make_group("vc-large")
+    ingest_conversations(store, [conversation(small, _rows(12))], embedder)  # exact_max default: no index
+    ingest_conversations(store, [conversation(large, _rows(60))], embedder, exact_max=EXACT_MAX)
+    vec = embedder.encode([QUERY])[0]
+    assert not group_state(store, small).vector_index
+    assert warm(store, group_state(store, small), ["Ana"]) == 0
+    assert not _from_cache(_rank(store, small, vec))
+
+    monkeypatch.setenv("GRAPHMEM_VECTOR_CACHE_MB", "0")
+    get_settings.cache_clear()
+    try:
+        assert shared_cache() is None
+        assert warm(store, group_state(store, large), ["Ana"]) == 0
+        for _ in range(3):
+            assert not _from_cache(_rank(store, large, vec))
+    finally:
+        monkeypatch.delenv("GRAPHMEM_VECTOR_CACHE_MB")
+        get_settings.cache_clear()
