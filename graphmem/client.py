@@ -32,6 +32,7 @@ from pydantic import TypeAdapter, ValidationError
 from api.schemas import AskCreate, DeriveJobAccepted, DerivePublic, HealthPublic, IngestPublic, MessageCreate, MessagesCreate
 from graphmem import errors
 from graphmem.jobs import DeriveJob
+from graphmem.limits import check_id
 from graphmem.query import AskResult, ForgetSummary, PersonMemory, RecordProvenance, RosterMember
 from graphmem.search import Mode, SearchResult
 
@@ -76,10 +77,34 @@ class _Call(Generic[M]):
 
 
 def _seg(value: str) -> str:
-    """One path segment (ids may hold '/', spaces, anything)."""
+    """One path segment, percent-encoded (spaces, ``%``, non-ASCII; a person or record id is sent
+    as stored). Group ids go through :func:`_group` first.
+
+    Raises:
+        InvalidInputError: the id is empty (field ``id``).
+    """
     if not value:
         raise errors.InvalidInputError("ids must not be empty", field="id")
     return quote(value, safe="")
+
+
+def _group(group_id: str, *, append: bool = False) -> str:
+    """The path segment of a group id, refused before any request when it holds ``/``: no group
+    id can (the id grammar, :mod:`graphmem.limits`), and the API would answer 404/422 anyway.
+
+    Args:
+        append: the id of ``append_messages`` (a write), else of a read or another action.
+
+    Raises:
+        InvalidInputError: the id is empty (field ``id``), or, on append, holds ``/`` (field
+            ``group``, the message ingest gives).
+        NotFoundError: a read's id holds ``/`` (:func:`graphmem.errors.no_group`, as the API).
+    """
+    if "/" in group_id:
+        if append:
+            check_id(group_id, field="group", source="api", slash=False)
+        raise errors.no_group(group_id)
+    return _seg(group_id)
 
 
 def _messages(messages: Sequence[MessageCreate | Mapping[str, Any]], name: str) -> dict[str, Any]:
@@ -116,16 +141,17 @@ class _Calls:
     @staticmethod
     def append_messages(group_id: str, messages: Sequence[MessageCreate | Mapping[str, Any]],
                         name: str = "") -> _Call[IngestPublic]:
-        return _Call("POST", f"/groups/{_seg(group_id)}/messages", IngestPublic, json=_messages(messages, name))
+        return _Call("POST", f"/groups/{_group(group_id, append=True)}/messages", IngestPublic,
+                     json=_messages(messages, name))
 
     @staticmethod
     def derive(group_id: str, max_segments: int | None = None) -> _Call[DerivePublic]:
         params = {} if max_segments is None else {"max_segments": max_segments}
-        return _Call("POST", f"/groups/{_seg(group_id)}/derive", DerivePublic, params=params)
+        return _Call("POST", f"/groups/{_group(group_id)}/derive", DerivePublic, params=params)
 
     @staticmethod
     def derive_in_background(group_id: str) -> _Call[DeriveJobAccepted]:
-        return _Call("POST", f"/groups/{_seg(group_id)}/derive", DeriveJobAccepted, params={"background": "true"})
+        return _Call("POST", f"/groups/{_group(group_id)}/derive", DeriveJobAccepted, params={"background": "true"})
 
     @staticmethod
     def job(job_id: str) -> _Call[DeriveJob]:
@@ -134,7 +160,7 @@ class _Calls:
     @staticmethod
     def ask(group_id: str, question: str, **options: Any) -> _Call[AskResult]:
         body = AskCreate(question=question, **options).model_dump(exclude_none=True)
-        return _Call("POST", f"/groups/{_seg(group_id)}/ask", AskResult, json=body)
+        return _Call("POST", f"/groups/{_group(group_id)}/ask", AskResult, json=body)
 
     @staticmethod
     def search(group_id: str, query: str, k: int = 10, mode: Mode = "hybrid", pool: int | None = None,
@@ -142,11 +168,11 @@ class _Calls:
         params: dict[str, Any] = {"q": query, "k": k, "mode": mode, "expand": expand}
         if pool is not None:
             params["pool"] = pool
-        return _Call("GET", f"/groups/{_seg(group_id)}/search", SearchResult, params=params)
+        return _Call("GET", f"/groups/{_group(group_id)}/search", SearchResult, params=params)
 
     @staticmethod
     def roster(group_id: str) -> _Call[list[RosterMember]]:
-        return _Call("GET", f"/groups/{_seg(group_id)}/roster", list[RosterMember])
+        return _Call("GET", f"/groups/{_group(group_id)}/roster", list[RosterMember])
 
     @staticmethod
     def person_memory(group_id: str, person_id: str, mode: Literal["head", "full"] = "head",
@@ -154,16 +180,16 @@ class _Calls:
         params: dict[str, Any] = {"mode": mode}
         if as_of:
             params["as_of"] = as_of
-        return _Call("GET", f"/groups/{_seg(group_id)}/persons/{_seg(person_id)}/memory", PersonMemory,
+        return _Call("GET", f"/groups/{_group(group_id)}/persons/{_seg(person_id)}/memory", PersonMemory,
                      params=params)
 
     @staticmethod
     def provenance(group_id: str, record_id: str) -> _Call[RecordProvenance]:
-        return _Call("GET", f"/groups/{_seg(group_id)}/records/{_seg(record_id)}/provenance", RecordProvenance)
+        return _Call("GET", f"/groups/{_group(group_id)}/records/{_seg(record_id)}/provenance", RecordProvenance)
 
     @staticmethod
     def forget_person(group_id: str, person_id: str) -> _Call[ForgetSummary]:
-        return _Call("DELETE", f"/groups/{_seg(group_id)}/persons/{_seg(person_id)}", ForgetSummary)
+        return _Call("DELETE", f"/groups/{_group(group_id)}/persons/{_seg(person_id)}", ForgetSummary)
 
 
 def _decode(call: _Call[M], response: httpx.Response) -> M:
