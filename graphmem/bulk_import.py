@@ -17,13 +17,16 @@ new text (an edit) is refused: load edits with ``graphmem ingest``.
 Only the local server (``graphmem neo4j start``) can be loaded this way: the database is
 replaced (``--overwrite`` is required when it holds data). The input is checked and the CSV
 files written while a running server keeps running; ``graphmem neo4j import`` stops it only
-then (``stop_server``), so a bad record leaves the server and the store as they were.
+then (``stop_server``), so a bad record leaves the server and the store as they were. If
+neo4j-admin itself fails, the database's folders (moved aside before it ran) are put back and
+the stopped server is started again; the error gives the importer's cause either way.
 """
 
 from __future__ import annotations
 
 import csv
 import os
+import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -244,7 +247,9 @@ def import_conversations(
     Raises:
         LocalServerError: the server is running and ``stop_server`` is false, the database
             holds data and ``overwrite`` is false (both checked before the input is read), or
-            the importer failed (its output is in the message).
+            the importer failed: its cause and output are in the message, the database is as
+            it was, and a server stopped for the import runs again (else the message says why
+            not and how to start it).
         InvalidInputError: a record is wrong (nothing is imported, the server is not stopped).
     """
     server = check_can_import(settings, overwrite=overwrite, running_ok=stop_server)
@@ -254,7 +259,7 @@ def import_conversations(
     report.seconds["csv"] = t.elapsed_s
     files = {k: [folder / f"{k}.csv"] for k in HEADERS}
     report.stopped_server = _stop_for_import(server, report)
-    report.seconds["import"], report.tool_output = run_importer(settings, server, folder, files)
+    report.seconds["import"], report.tool_output = _import_or_restore(settings, server, folder, files, report)
     return report
 
 
@@ -265,6 +270,58 @@ def _stop_for_import(server: LocalServer, report: ImportReport) -> bool:
     if stopped:
         report.seconds["stop"] = t.elapsed_s
     return stopped
+
+
+def _import_or_restore(
+    settings: Settings, server: LocalServer, folder: Path, files: dict[str, list[Path]], report: ImportReport,
+) -> tuple[float, str]:
+    """:func:`run_importer`, with the database as it was and the server running again when it fails.
+
+    The database's store and transaction-log folders are moved aside (a rename, no copy) before
+    the importer runs and put back if it fails, whatever it left behind is removed; a server
+    stopped for the import (``report.stopped_server``) is then started again.
+
+    Raises:
+        LocalServerError: the importer failed; the message gives its cause, says that the
+            database is as it was and whether the server runs again (if it could not be
+            started, why and how to start it).
+    """
+    db = settings.neo4j_database
+    data = server.home / "data"
+    live = [data / "databases" / db, data / "transactions" / db]
+    aside = data / f"import-aside-{os.getpid()}"
+    if aside.exists():
+        shutil.rmtree(aside)
+    aside.mkdir(parents=True)
+    kept = []
+    for i, d in enumerate(live):
+        if d.exists():
+            d.rename(aside / str(i))
+            kept.append(i)
+    try:
+        result = run_importer(settings, server, folder, files)
+    except BaseException as e:  # put the database back whatever stopped the import (^C too)
+        for i, d in enumerate(live):
+            if d.exists():
+                shutil.rmtree(d)
+            if i in kept:
+                (aside / str(i)).rename(d)
+        shutil.rmtree(aside, ignore_errors=True)
+        if not isinstance(e, LocalServerError):
+            raise
+        state = "The database was left as it was (nothing imported)"
+        if not report.stopped_server:
+            raise LocalServerError(f"{e}\n{state}.") from e
+        try:
+            server.start()
+        except LocalServerError as e2:
+            raise LocalServerError(
+                f"{e}\n{state}, but the server stopped for the import could not be started again:\n{e2}\n"
+                f"Start it with `graphmem neo4j start` (its output: {server.console_log})."
+            ) from e
+        raise LocalServerError(f"{e}\n{state}; the server stopped for the import was started again.") from e
+    shutil.rmtree(aside, ignore_errors=True)
+    return result
 
 
 def import_jsonl(
@@ -302,8 +359,19 @@ def import_jsonl(
     report.seconds["csv"] = t.elapsed_s
     report.csv_path, report.csv_parts = result.path, result.parts
     report.stopped_server = _stop_for_import(server, report)
-    report.seconds["import"], report.tool_output = run_importer(settings, server, folder, result.files)
+    report.seconds["import"], report.tool_output = _import_or_restore(settings, server, folder, result.files, report)
     return report
+
+
+def importer_cause(output: str) -> str:
+    """The one line of neo4j-admin's output that says why it failed (its innermost ``Caused by``,
+    else its first line that is not a stack frame)."""
+    lines = [ln.strip() for ln in output.splitlines() if ln.strip()]
+    causes = [ln.removeprefix("Caused by:").strip() for ln in lines if ln.startswith("Caused by:")]
+    if causes:
+        return causes[-1]
+    plain = [ln for ln in lines if not ln.startswith("at ") and not ln.startswith("...")]
+    return plain[0] if plain else "no output"
 
 
 def check_can_import(settings: Settings, *, overwrite: bool, running_ok: bool = False) -> LocalServer:
@@ -364,5 +432,5 @@ def run_importer(
     seconds = t.elapsed_s
     output = (proc.stdout + proc.stderr)[-4000:]
     if proc.returncode != 0:
-        raise LocalServerError(f"neo4j-admin database import failed:\n{output}")
+        raise LocalServerError(f"neo4j-admin database import failed: {importer_cause(output)}\n{output}")
     return seconds, output

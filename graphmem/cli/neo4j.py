@@ -51,7 +51,8 @@ def import_(
 
     Checks the input and writes the CSV files while a running server keeps running (a bad
     record is named with file, line and field, and nothing is stopped or replaced); then stops
-    the server, imports, starts it and applies the schema (indexes build in bulk). Writes the
+    the server, imports, starts it and applies the schema (indexes build in bulk). If the
+    importer fails, the database is put back as it was and the server started again. Writes the
     graph `ingest --embed later` writes. Fill vectors afterwards with `graphmem embed --group G`.
     """
     import tempfile

@@ -250,6 +250,21 @@ def test_import_checks_the_input_before_it_stops_a_running_server(tmp_path) -> N
 
         path = tmp_path / "good.jsonl"
         path.write_text("".join(_json.dumps(x) + "\n" for x in good), encoding="utf-8")
+        # neo4j-admin itself fails after the server was stopped (it cannot write its report
+        # file): the user gets its cause, the database as it was and the server running again.
+        # Before, the server stayed down.
+        blocked = tmp_path / "csv-blocked"
+        (blocked / "import.report").mkdir(parents=True)
+        res = cli("neo4j", "import", str(path), "--format", "jsonl", "--overwrite", "--csv-dir", str(blocked))
+        assert res.returncode == 1 and "Traceback" not in res.stderr, res.stderr
+        err = " ".join(res.stderr.split())
+        assert "neo4j-admin database import failed" in err and "import.report: Is a directory" in err, err
+        assert "database was left as it was" in err and "was started again" in err, err
+        assert server.pid() not in (None, pid)  # running again
+        pid = server.pid()
+        assert messages("kept") == 1  # the existing database, untouched
+        assert not list((tmp_path / "gm" / "data").glob("import-aside-*"))
+
         res = cli("neo4j", "import", str(path), "--format", "jsonl", "--overwrite", "--json",
                   "--csv-dir", str(tmp_path / "csv-good"))
         assert res.returncode == 0, res.stderr
