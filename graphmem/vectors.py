@@ -13,6 +13,12 @@ and writes. A second run of the same group waits until the lease is released (or
 a run that died), then fills what is still missing, usually nothing; it reports the seconds it
 waited (``waited_s``). Before, two concurrent runs read the same pending messages and encoded
 them twice (the vectors and counts stayed right, the encoder's work doubled).
+
+Every vector write checks, in its own transaction and under the Group node's lock, that the
+run still holds the lease, and renews it. A run whose lease ran out (it was paused longer than
+``lease_s``) and was taken over stops with :class:`~graphmem.errors.ConflictError` before
+writing anything more: the run that holds the group does the rest. Before, the paused run
+wrote its batch beside the new holder and then waited to take the group back.
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ from tqdm import tqdm
 
 from graphmem.db import Store
 from graphmem.embed import Embedder
-from graphmem.errors import no_group
+from graphmem.errors import ConflictError, no_group
 from graphmem.ingest import embedding_text
 from graphmem.scope import ensure_vector_scope, scope_index
 
@@ -87,9 +93,15 @@ class _Lease:
             told = True
             time.sleep(max(0.05, min(self.poll_s, float(row["lease_until"]) - time.time() + 0.05)))
 
-    def renew(self) -> bool:
-        """Extend the lease; False when another run took it (ours had run out)."""
-        return bool(self._claim()["claimed"])
+    def lost(self, holder: str, written: int) -> ConflictError:
+        """The error of a run whose lease was taken over before it could write a batch."""
+        return ConflictError(
+            f"embed run {self.runner} lost the lease of group {self.group_id!r}: it was not renewed "
+            f"within {self.lease_s:g} s (the run was paused or too slow) and run {holder} took the "
+            f"group over; this run stopped before writing its next batch ({written} vectors it "
+            f"wrote before are kept). The other run fills what is missing; run `graphmem embed "
+            f"--group {self.group_id}` again after it if anything is still pending."
+        )
 
     def release(self) -> None:
         self.store.write("ingest/release_embed_lease", group_id=self.group_id, runner=self.runner)
@@ -123,6 +135,8 @@ def embed_group(
 
     Raises:
         NotFoundError: no such group.
+        ConflictError: this run's lease ran out and another run took the group over before
+            this run's next write (nothing more written; what it wrote before stays).
         StoreUnavailableError: Neo4j failed (committed batches stay; a re-run resumes).
     """
     group = store.read("groups/get_group", group_id=group_id)
@@ -147,7 +161,7 @@ def _embed_pending(
     store: Store, embedder: Embedder, group_id: str, batch_size: int, progress: bool, lease: _Lease,
     summary: EmbedSummary,
 ) -> None:
-    """The passes of :func:`embed_group` while ``lease`` is held (taken again if lost)."""
+    """The passes of :func:`embed_group` while ``lease`` is held (ConflictError once lost)."""
     bar = tqdm(unit="msg", desc=f"embed {group_id}", disable=not progress)
 
     def encode(rows: list[dict]) -> list[list[float]]:
@@ -158,8 +172,8 @@ def _embed_pending(
     # thread, so the database time hides behind the encoder's; every write still commits on
     # its own and only sets vectors that are missing, and only while the message still has the
     # text that was encoded: a message edited meanwhile stays pending, and the next pass (one
-    # more read of what is pending) encodes its new text.
-    lost: list[bool] = []  # set by a pass that lost the lease (and waited to take it again)
+    # more read of what is pending) encodes its new text. Each write checks and renews the
+    # lease in its own transaction.
 
     def one_pass(pool: ThreadPoolExecutor) -> int:
         wrote = 0
@@ -172,17 +186,18 @@ def _embed_pending(
                 done, fut = prev
                 vectors = fut.result()
                 written = store.write(
-                    "ingest/set_message_vectors", group_id=group_id,
+                    "ingest/set_message_vectors", group_id=group_id, runner=lease.runner,
+                    lease_until=time.time() + lease.lease_s,
                     rows=[{"id": r["id"], "text": r["text"], "embedding": v} for r, v in zip(done, vectors)],
                 )
-                wrote += int(written[0]["written"]) if written else 0
-                bar.update(len(done))
-                if not lease.renew():  # ours ran out and another run holds the group now:
+                if not written:
+                    raise no_group(group_id)  # deleted while this run encoded
+                if not written[0]["held"]:  # ours ran out and another run holds the group now
                     if nxt is not None:  # drop the batch being encoded (the other run has it)
                         nxt[1].cancel()
-                    lease.acquire()  # wait for it; the next pass reads what is still missing
-                    lost.append(True)
-                    return wrote
+                    raise lease.lost(str(written[0]["runner"]), summary.embedded + wrote)
+                wrote += int(written[0]["written"])
+                bar.update(len(done))
             if nxt is None:
                 return wrote
             prev, skip = nxt, [r["id"] for r in rows]
@@ -190,10 +205,9 @@ def _embed_pending(
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="graphmem-encode") as pool:
         try:
             while True:
-                lost.clear()
                 wrote = one_pass(pool)
                 summary.embedded += wrote
-                if (not wrote and not lost) or not store.read(
+                if not wrote or not store.read(
                         "ingest/pending_messages", group_id=group_id, batch=1, skip=[]):
                     break
         finally:

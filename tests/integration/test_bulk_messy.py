@@ -180,3 +180,56 @@ def test_embed_takes_over_the_lease_of_a_run_that_died(store, embedder, group_id
     assert told == ["dead-run"]
     assert summary.embedded == 5 and summary.waited_s >= 1.0
     assert group_state(store, group_id).pending == 0
+
+
+def test_a_run_whose_lease_was_taken_over_stops_instead_of_writing(store, embedder, group_id):
+    """Run A (lease 0.5 s) is paused inside its first encode past its lease; run B takes the
+    group over and encodes its own first batch; A then resumes. A must write nothing more and
+    stop with a ConflictError that names the group and B, and B writes every vector. Before,
+    A wrote its batch beside B (B then found those messages done: B 3 of 6) and waited to take
+    the group back."""
+    import threading
+
+    from graphmem.errors import ConflictError
+
+    rows = [{"id": f"L{i}", "speaker": "Ana", "text": f"the ferry leaves at {i} sharp",
+             "ts": f"2026-01-01T10:00:{i:02d}"} for i in range(6)]
+    ingest_conversations(store, [conversation(group_id, rows)], None, embed="later")
+    a_encoding, b_encoding, a_done = threading.Event(), threading.Event(), threading.Event()
+    result: dict = {}
+
+    def pause_a() -> None:  # A holds the lease and its first batch; it sleeps past its lease
+        a_encoding.set()
+        assert b_encoding.wait(timeout=120), "run B never took over A's lease"
+
+    def hold_b() -> None:  # B holds the lease and its first batch; A resumes and tries to write
+        b_encoding.set()
+        a_done.wait(timeout=60)
+
+    def run_a() -> None:
+        try:
+            result["a"] = embed_group(store, CountingEmbedder(embedder, first=pause_a), group_id,
+                                      batch_size=3, lease_s=0.5)
+        except ConflictError as e:
+            result["a_error"] = e
+        finally:
+            a_done.set()
+
+    a = threading.Thread(target=run_a)
+    a.start()
+    assert a_encoding.wait(timeout=120)
+    told: list[str] = []
+    b = embed_group(store, CountingEmbedder(embedder, first=hold_b), group_id, batch_size=3,
+                    wait_poll_s=0.05, on_wait=told.append)
+    a.join(timeout=120)
+    assert "a" not in result, result  # A did not finish as if nothing happened
+    err = str(result["a_error"])
+    assert err.startswith(f"embed run {told[0]} lost the lease of group {group_id!r}"), err
+    assert "took the group over" in err and "0 vectors it wrote before" in err, err
+    assert b.embedded == 6 and b.waited_s > 0  # every vector written by the holder
+    assert group_state(store, group_id).pending == 0
+    for r in rows:
+        m = stored_vector(store, group_id, r["id"])
+        assert m["e"] == pytest.approx(embedder.encode([f"Ana (2026-01-01): {r['text']}"])[0].tolist(), abs=1e-5)
+    lease = store.read_text("MATCH (g:Group {id: $g}) RETURN g.embed_runner AS r", g=group_id)
+    assert lease == [{"r": None}]  # B released it; A's release changed nothing
