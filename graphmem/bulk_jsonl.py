@@ -46,7 +46,7 @@ except ImportError:  # a venv made before orjson was a dependency: the standard 
 from graphmem.bulk_import import HEADERS, CsvFiles, write_csv, write_group
 from graphmem.errors import InvalidInputError
 from graphmem.ingest import IngestSummary
-from graphmem.limits import MAX_ID_CHARS, MAX_NAME_CHARS
+from graphmem.limits import MAX_ID_CHARS, MAX_NAME_CHARS, MAX_TEXT_CHARS
 from graphmem.times import parse_ts
 
 log = logging.getLogger(__name__)
@@ -159,7 +159,8 @@ def _parse_range(path: str, start: int, end: int, group: str | None) -> dict[str
             raise _Fallback
         if channel and (not _id_ok(channel) or "/" in channel or not _id_ok(f"{channel}/{session}")):
             raise _Fallback
-        if not _id_ok(session) or not _name_ok(speaker) or text == "" or _SURROGATE.search(text):
+        if not _id_ok(session) or not _name_ok(speaker) or not text.strip() or len(text) > MAX_TEXT_CHARS \
+                or _SURROGATE.search(text):
             raise _Fallback
         if (spid and not _id_ok(spid)) or (reply and (not _id_ok(reply) or reply == mid)):
             raise _Fallback

@@ -117,6 +117,12 @@ BAD: list[tuple[str, object]] = [
     ("blank speaker", {"group": "g", "session": "s1", "speaker": " ", "text": "x", "ts": "2025-01-01T00:00:00"}),
     ("number text", {"group": "g", "session": "s1", "speaker": "A", "text": 5, "ts": "2025-01-01T00:00:00"}),
     ("empty text", {"group": "g", "session": "s1", "speaker": "A", "text": "", "ts": "2025-01-01T00:00:00"}),
+    # the fast path took these two and wrote them to CSV, where ingest refuses them (BLANK_TEXT,
+    # MAX_TEXT_CHARS): `graphmem neo4j import` loaded what `graphmem ingest` never stores
+    ("whitespace-only text", {"group": "g", "session": "s1", "speaker": "A", "text": " \t\n ",
+                              "ts": "2025-01-01T00:00:00"}),
+    ("text over the limit", {"group": "g", "session": "s1", "speaker": "A", "text": "x" * 100_001,
+                             "ts": "2025-01-01T00:00:00"}),
     ("lone surrogate", '{"group": "g", "session": "s1", "speaker": "A", "text": "x\\ud83d", "ts": "2025-01-01T00:00:00"}'),
     ("bad ts", {"group": "g", "session": "s1", "speaker": "A", "text": "x", "ts": "yesterday"}),
     ("ts out of range", {"group": "g", "session": "s1", "speaker": "A", "text": "x", "ts": "2025-02-30T00:00:00"}),
