@@ -78,13 +78,27 @@ def _field(loc: tuple[object, ...]) -> str:
     return ".".join(str(p) for p in parts) or str(loc[0] if loc else "body")
 
 
+def _allowed(request: Request, loc: tuple[object, ...]) -> str:
+    """The fields allowed where an unknown one was sent (``messages.N.x``: a message's)."""
+    from api.schemas import MessageCreate, MessagesCreate
+
+    path = request.url.path
+    if path.startswith("/groups/") and path.endswith("/messages"):
+        model = MessageCreate if len(loc) > 2 else MessagesCreate
+        return ", ".join(model.model_fields)
+    return "see the API reference"
+
+
 async def _handle_validation(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
     errs = list(exc.errors())
     first = errs[0] if errs else {"loc": ("body",), "msg": "invalid request"}
     field = "body" if first.get("type") == "json_invalid" else _field(tuple(first.get("loc", ())))
     # The message only: pydantic's ``input`` and ``ctx`` (which may hold the input) stay out.
-    detail = f"field '{field}': {first.get('msg', 'invalid value')}"
+    msg = first.get("msg", "invalid value")
+    if first.get("type") == "extra_forbidden":  # a misspelt field would be dropped silently
+        msg = f"unknown field (allowed: {_allowed(request, tuple(first.get('loc', ())))})"
+    detail = f"field '{field}': {msg}"
     if len(errs) > 1:
         detail += f" (and {len(errs) - 1} more problem{'s' if len(errs) > 2 else ''})"
     body = {"detail": detail, "error": InvalidInputError.__name__, "field": field}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from pydantic_core import PydanticCustomError
 
 from graphmem import limits
@@ -47,7 +47,12 @@ class MessageCreate(BaseModel):
             With a channel the stored session id is ``"<channel>/<session>"``, as the loaders
             store it.
         reply_to: id of the message this one answers, or "".
+
+    A field not listed here is refused (422, ``unknown field``): a misspelt ``replyTo`` used to
+    be dropped and the message stored without its reply link.
     """
+
+    model_config = ConfigDict(extra="forbid")
 
     id: str = Field(min_length=1, max_length=limits.MAX_ID_CHARS)
     speaker: str = Field(min_length=1, max_length=limits.MAX_NAME_CHARS)
@@ -66,7 +71,11 @@ class MessagesCreate(BaseModel):
     Attributes:
         name: the group's display name when the group is created by this call.
         messages: 1 to 10,000 messages.
+
+    Other fields are refused (422, ``unknown field``), as in each message.
     """
+
+    model_config = ConfigDict(extra="forbid")
 
     name: str = Field(default="", max_length=limits.MAX_NAME_CHARS)
     messages: list[MessageCreate] = Field(min_length=1, max_length=limits.MAX_MESSAGES_PER_REQUEST)

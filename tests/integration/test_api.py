@@ -261,3 +261,21 @@ def test_person_whose_id_holds_a_slash_can_be_read_and_erased(client, group_id):
     assert [p["id"] for p in client.get(f"/groups/{group_id}/roster").json()] == ["bo"]
     assert client.get(f"/groups/{group_id}/persons/{seg}/memory").status_code == 404  # gone, in the error shape
     assert client.get(f"/groups/{group_id}/persons/{seg}/memory").json()["error"] == "NotFoundError"
+
+
+def test_an_unknown_message_field_is_refused_not_dropped(client, store, group_id):
+    """A misspelt field ("replyTo" for reply_to) was ignored: the append answered 200 and the
+    message was stored without its reply link, silently. Now 422 names the message and the
+    field, and nothing of the request is written (the message stored before stays as it was)."""
+    first = {"id": "a1", "speaker": "Ana", "text": "lake or ridge?", "ts": "2026-01-01T10:00:00Z"}
+    assert client.post(f"/groups/{group_id}/messages", json={"messages": [first]}).status_code == 200
+    typo = {"id": "a2", "speaker": "Bo", "text": "the lake", "ts": "2026-01-01T10:01:00Z", "replyTo": "a1"}
+    r = client.post(f"/groups/{group_id}/messages", json={"messages": [dict(first), typo]})
+    assert r.status_code == 422, r.text
+    assert r.json()["error"] == "InvalidInputError" and r.json()["field"] == "messages.1.replyTo"
+    assert "unknown field" in r.json()["detail"] and "reply_to" in r.json()["detail"], r.json()
+    r = client.post(f"/groups/{group_id}/messages", json={"messages": [first], "nmae": "Trip"})
+    assert r.status_code == 422 and r.json()["field"] == "nmae", r.text
+    stored = store.read_text("MATCH (m:Message {group_id: $g}) RETURN m.id AS id, m.text AS text ORDER BY id",
+                             g=group_id)
+    assert stored == [{"id": "a1", "text": "lake or ridge?"}]
