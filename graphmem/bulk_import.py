@@ -250,9 +250,11 @@ def import_conversations(
             the importer failed: its cause and output are in the message, the database is as
             it was, and a server stopped for the import runs again (else the message says why
             not and how to start it).
-        InvalidInputError: a record is wrong (nothing is imported, the server is not stopped).
+        InvalidInputError: a record is wrong (nothing is imported, the server is not stopped),
+            or ``folder`` cannot be written (field ``csv_dir``).
     """
     server = check_can_import(settings, overwrite=overwrite, running_ok=stop_server)
+    csv_folder(folder)
     report = ImportReport(summary=IngestSummary())
     t = Stopwatch()
     report.summary = write_csv(conversations, folder)
@@ -347,11 +349,12 @@ def import_jsonl(
     Raises:
         LocalServerError: as :func:`import_conversations` (checked before the input is read).
         InvalidInputError: a record is wrong (nothing is imported, the server is not stopped),
-            naming file, line and field.
+            naming file, line and field; or ``folder`` cannot be written (field ``csv_dir``).
     """
     from graphmem.bulk_jsonl import write_csv_jsonl
 
     server = check_can_import(settings, overwrite=overwrite, running_ok=stop_server)
+    csv_folder(folder)
     report = ImportReport(summary=IngestSummary())
     t = Stopwatch()
     result = write_csv_jsonl(path, folder, group=group, workers=workers)
@@ -372,6 +375,23 @@ def importer_cause(output: str) -> str:
         return causes[-1]
     plain = [ln for ln in lines if not ln.startswith("at ") and not ln.startswith("...")]
     return plain[0] if plain else "no output"
+
+
+def csv_folder(folder: Path) -> None:
+    """Make the folder of the CSV files (checked before the input is read or the server stopped).
+
+    Raises:
+        InvalidInputError: it cannot be a folder (a file has that name, no permission, ...),
+            field ``csv_dir``.
+    """
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe = folder / f".graphmem-write-check-{os.getpid()}"
+        probe.touch()
+        probe.unlink()
+    except OSError as e:
+        raise InvalidInputError(f"cannot write the CSV files into {str(folder)!r}: {e.strerror or e}",
+                                field="csv_dir") from e
 
 
 def check_can_import(settings: Settings, *, overwrite: bool, running_ok: bool = False) -> LocalServer:

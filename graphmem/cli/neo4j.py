@@ -58,7 +58,7 @@ def import_(
     import tempfile
     import threading
 
-    from graphmem.bulk_import import import_conversations, import_jsonl
+    from graphmem.bulk_import import csv_folder, import_conversations, import_jsonl
     from graphmem.embed import get_embedder
     from graphmem.local_server import LocalServer
     from graphmem.schema import apply_schema
@@ -66,6 +66,7 @@ def import_(
 
     s = get_settings()
     folder = csv_dir or Path(tempfile.mkdtemp(prefix="graphmem-import-"))
+    csv_folder(folder)  # before the input is read
     if fmt == "jsonl":  # parsed, checked and written to CSV in one pass on every core
         parse_s = 0.0
         report = import_jsonl(s, path, folder, overwrite=overwrite, group=group, stop_server=True)

@@ -188,3 +188,24 @@ def test_missing_file_and_blank_override(tmp_path) -> None:
     src = write_lines(tmp_path / "chat.jsonl", corpus())
     with pytest.raises(InvalidInputError, match="field 'group'"):
         write_csv_jsonl(src, tmp_path / "out", group=" ")
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "locomo"])
+def test_an_unusable_csv_dir_is_a_clear_error_before_anything_runs(tmp_path, fmt) -> None:
+    """`graphmem neo4j import --csv-dir X` where X is a file: one line naming the folder and
+    the field, exit 1, no traceback (before: FileExistsError's traceback, after the input was
+    read). The home here has no server and no database, so nothing else stands in the way."""
+    import os
+    import subprocess
+    import sys
+
+    src = tmp_path / "chat.jsonl"
+    src.write_text('{"group": "g", "session": "s1", "speaker": "A", "text": "x", "ts": "2025-01-01T00:00:00"}\n')
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("")
+    env = {**os.environ, "GRAPHMEM_HOME": str(tmp_path / "gm"), "COLUMNS": "1000"}
+    res = subprocess.run([sys.executable, "-m", "graphmem", "neo4j", "import", str(src), "--format", fmt,
+                          "--csv-dir", str(blocker)], capture_output=True, text=True, timeout=120, env=env)
+    assert res.returncode == 1 and "Traceback" not in res.stderr, res.stderr
+    assert f"cannot write the CSV files into {str(blocker)!r}" in res.stderr and "field 'csv_dir'" in res.stderr, \
+        res.stderr
