@@ -72,8 +72,8 @@ def append_messages(
 
     Raises:
         InvalidInputError: a message is wrong (nothing is written then): not a mapping (field
-            ``message``), a required key missing or a value not a string (that key), or any
-            input rule of docs/reliability.md; ``record`` is ``"request message N"`` (0-based).
+            ``message``), a required key missing, a key not listed above or a value not a string
+            (that key), or any input rule of docs/reliability.md; ``record`` is ``"request message N"`` (0-based).
         ConflictError: an id is stored with another speaker, session, channel, ts or reply_to,
             or another load changed one of these messages meanwhile (retry).
     """
@@ -111,6 +111,11 @@ def _check_shape(m: Any, record: str) -> None:
     if not isinstance(m, Mapping):
         raise InvalidInputError(f"a message must be a mapping, got {type(m).__name__}",
                                 source="api", record=record, field="message")
+    for key in m:  # a misspelt key ("replyTo") would be dropped: the reply link lost, silently
+        if key not in _REQUIRED and key not in _OPTIONAL:
+            raise InvalidInputError(
+                f"unknown key {key!r} (allowed: {', '.join(_REQUIRED + _OPTIONAL)})",
+                source="api", record=record, field=str(key))
     for key in _REQUIRED + _OPTIONAL:
         value = m.get(key)
         if value is None and key in _REQUIRED:

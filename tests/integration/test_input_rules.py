@@ -132,6 +132,9 @@ APPEND_SHAPES = [  # what a library caller hands graphmem.groups.append_messages
     ("reply_to int", {"id": "m1", "speaker": "Ana", "text": "hi", "ts": "2026-03-01T10:01:00Z", "reply_to": 3},
      "reply_to"),
     ("not a mapping", "m1 Ana hi", "message"),
+    # a misspelt key was ignored: the message was stored without its reply link
+    ("unknown key", {"id": "m1", "speaker": "Ana", "text": "hi", "ts": "2026-03-01T10:01:00Z", "replyTo": "m0"},
+     "replyTo"),
 ]
 
 
