@@ -29,6 +29,15 @@ diversity (dense vectors / sessions); ``dedup=cosine`` near-identical turns drop
 and ``sent_ctx=1`` dense over single sentences (needs ``sentences``). ``noop=1`` goes through
 the same code path with no change (it must equal ``base``).
 
+Switches of the fifth round (places 11-40 only, docs/query.md): ``sess_ev=(seeds, sessions,
+weight, depth, "pool"|"dense")`` session-level evidence: sessions ranked by the fused ranks of
+the pool's best ``seeds`` turns ("pool") or by the mean of their three best cosines ("dense"),
+the best ``sessions`` sessions' other turns by cosine fused into places 11-40;
+``when_time=(weight, depth)`` for "when / what date / how long ago" questions, the turns whose
+own line holds a time expression (weekday, month, "yesterday", "last week", a number), by
+cosine, fused into places 11-40; ``sent_tail=(weight, depth)`` dense over single sentences
+(max(turn, best sentence)) as a ranking of places 11-40 only (needs ``sentences``).
+
 ``misses`` is the failure analysis of one variant: for every gold turn missing from the top-10
 (and top-40), its rank in each ranking the pool is fused from, whether a neighbour or its session
 is in the pool, and the oracle ceiling of R@10 (questions with more than 10 gold turns).
@@ -520,7 +529,15 @@ def pool(g: Group, q: dict, tv: dict[str, np.ndarray], v: dict[str, Any], n: int
     return [m for m, _ in fused]
 
 
-NEW_SWITCHES = ("noop", "hop2", "mmr", "dedup", "issue_budget", "person_tail", "prf_tail", "sess_tail")
+NEW_SWITCHES = ("noop", "hop2", "mmr", "dedup", "issue_budget", "person_tail", "prf_tail", "sess_tail",
+                "sess_ev", "when_time", "sent_tail")
+
+_WHEN_Q = r"^\s*when\b|\b(what|which) (date|day|year|month|week|time)\b|\bhow long (ago|before|after)\b"
+_TIME_EXPR = (r"\b(yesterday|today|tonight|tomorrow|ago|last|next|this (week|month|year|weekend)|weekend|"
+              r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february|march|april|may|june|"
+              r"july|august|september|october|november|december|morning|evening|night|week|month|year|"
+              r"recently|earlier|soon|since|\d{1,4})\b")
+
 
 
 def _fuse_tail_extra(inputs, n: int, cfg, extra: list) -> list[str]:
@@ -593,6 +610,41 @@ def _tail_variants(g: Group, q: dict, inputs, cfg, v: dict, n: int, qterms: list
                             cfg.rrf_k)
             extra_ids = sub[:k_b]
             base = _reserve(base, extra_ids, n * 3)
+    if v.get("sess_ev"):  # session-level evidence: the best sessions' turns fused into the tail
+        n_seed, n_sess, w, depth, mode = v["sess_ev"]
+        sess = np.array([s_ if s_ is not None else -1 for s_ in g.session])
+        ssc: Counter[int] = Counter()
+        if mode == "pool":  # sessions by the fused ranks of the pool's best turns
+            for r, m in enumerate(base[:n_seed]):
+                s_ = sess[g.by_id[m]]
+                if s_ >= 0:
+                    ssc[int(s_)] += 1.0 / (cfg.rrf_k + r + 1)  # type: ignore[assignment]
+        else:  # sessions by the mean of their top-3 cosines
+            for s_ in set(sess.tolist()) - {-1}:
+                top3 = np.sort(cos[sess == s_])[::-1][:3]
+                ssc[int(s_)] = float(top3.mean())  # type: ignore[assignment]
+        best_sess = [s_ for s_, _ in ssc.most_common(n_sess)]
+        if best_sess:
+            mask = np.isin(sess, best_sess)
+            mask[[g.by_id[m] for m in base[:n_seed]]] = False
+            extra.append((w, [g.ids[i] for i in top(cos, depth, mask=mask)]))
+    if v.get("when_time"):  # "when" questions: turns holding a time expression, by cosine, into the tail
+        import re as _re
+
+        w, depth = v["when_time"]
+        if _re.search(_WHEN_Q, q["question"], _re.IGNORECASE):
+            pat = _re.compile(_TIME_EXPR, _re.IGNORECASE)
+            mask = np.array([bool(pat.search(d.rsplit("\n", 1)[-1])) for d in g.docs])
+            extra.append((w, [g.ids[i] for i in top(cos, depth, mask=mask)]))
+    if v.get("sent_tail") and g.sent_vecs is not None:  # sentence-level dense as a tail-only ranking
+        w, depth = v["sent_tail"]
+        ss = g.sent_vecs @ tv[q["question"]]
+        if cfg.w_issue_vector and issue:
+            ss = ss + cfg.w_issue_vector * (g.sent_vecs @ tv[issue])
+        bs = np.full(len(cos), -np.inf)
+        np.maximum.at(bs, g.sent_owner, ss)  # type: ignore[arg-type]
+        sc = np.maximum(cos, bs)
+        extra.append((w, [g.ids[i] for i in top(sc, depth)]))
     pool_ids = _fuse_tail_extra(inputs, n * 3, cfg, extra) if extra else base
     if v.get("dedup"):  # drop a turn nearly identical to a better-ranked one (dense cosine)
         thr = v["dedup"]
