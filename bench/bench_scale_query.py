@@ -130,7 +130,7 @@ def bench_group(store: Store, embedder: Embedder, gid: str, corpus: Corpus, quer
     from graphmem.search import group_state
 
     t = time.perf_counter()
-    held = vector_cache.warm(store, group_state(store, gid), [m.id for m in read_roster(store, gid)])
+    held = vector_cache.warm(store, group_state(store, gid), [m.id for m in read_roster(store, gid, counts=False)])
     if held:
         print(f"  {gid}: person vector matrices loaded in {time.perf_counter() - t:.1f} s "
               f"({held / 2**20:.0f} MiB; GRAPHMEM_VECTOR_CACHE_MB=0 measures without them)")

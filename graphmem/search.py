@@ -113,7 +113,7 @@ def _state(group_id: str, r: dict) -> GroupState:
     return GroupState(
         group_id=group_id, has_messages=bool(r["has_messages"]),
         vector_index=r["vector_index"] or "", pending=int(r["pending"]), total=int(r["total"]),
-        version=int(r["version"]), vector_rev=int(r.get("vector_rev") or 0),
+        version=int(r["version"]), vector_rev=int(r["vector_rev"]),
     )
 
 

@@ -132,29 +132,37 @@ class VectorCache:
         self._put((state.group_id, person_id), entry)
         return entry
 
-    def get(self, store: Store, state: GroupState, person_id: str) -> PersonMatrix | None:
-        """The person's matrix brought up to ``state``, or None (then a load is started in the
-        background and the caller ranks through Neo4j)."""
-        key = (state.group_id, person_id)
-        with self._lock:
-            entry = self._entries.get(key)
-            if entry is not None:
-                self._entries.move_to_end(key)
-        if entry is not None and (entry.vector_rev != state.vector_rev or entry.version > state.version):
+    def get_many(self, store: Store, state: GroupState, person_ids: list[str]) -> dict[str, PersonMatrix]:
+        """The persons' matrices brought up to ``state`` (person id -> matrix); a person left
+        out has none usable (its load is started in the background and the caller ranks that
+        person through Neo4j). Matrices behind the group's version get the messages written
+        since in one read for all of them."""
+        out: dict[str, PersonMatrix] = {}
+        behind: list[str] = []
+        for pid in dict.fromkeys(person_ids):
+            key = (state.group_id, pid)
             with self._lock:
-                if self._entries.get(key) is entry:
-                    del self._entries[key]
-            entry = None
-        if entry is None:
-            self._start_load(store, state, person_id)
-            return None
-        if entry.version < state.version:
-            rows = store.read("query/person_vectors_since", group_id=state.group_id, person_id=person_id,
-                              after=entry.version)
-            known = set(entry.ids)
-            rows = [r for r in rows if r["id"] not in known]  # a load may already hold them
-            if rows:
-                more = _matrix(rows, state.version, state.vector_rev, entry.vectors.shape[1])
+                entry = self._entries.get(key)
+                if entry is not None and (entry.vector_rev != state.vector_rev or entry.version > state.version):
+                    del self._entries[key]  # stale: an edit, fill or erasure, or the group was loaded again
+                    entry = None
+                if entry is not None:
+                    self._entries.move_to_end(key)
+            if entry is None:
+                self._start_load(store, state, pid)
+                continue
+            out[pid] = entry
+            if entry.version < state.version:
+                behind.append(pid)
+        if behind:
+            rows = store.read("query/person_vectors_since", group_id=state.group_id, person_ids=behind,
+                              after=min(out[pid].version for pid in behind))
+            for pid in behind:
+                entry = out[pid]
+                known = set(entry.ids)  # a load may already hold some of them
+                mine = [r for r in rows if r["person_id"] == pid and r["id"] not in known
+                        and int(r["turn_created"] or 0) > entry.version]
+                more = _matrix(mine, state.version, state.vector_rev, entry.vectors.shape[1])
                 entry = PersonMatrix(
                     ids=entry.ids + more.ids,
                     vectors=np.concatenate([entry.vectors, more.vectors]),
@@ -162,11 +170,9 @@ class VectorCache:
                     instants=np.concatenate([entry.instants, more.instants]),
                     version=state.version, vector_rev=state.vector_rev,
                 )
-            else:
-                entry = PersonMatrix(entry.ids, entry.vectors, entry.turn_created, entry.instants,
-                                     state.version, state.vector_rev)
-            self._put(key, entry)
-        return entry
+                self._put((state.group_id, pid), entry)
+                out[pid] = entry
+        return out
 
     def clear(self) -> None:
         with self._lock:
@@ -251,15 +257,13 @@ def person_rankings(
     ``oversample`` as there), which also starts their matrices' loads.
     """
     cache = shared_cache() if state.vector_index else None
-    out: dict[str, list[dict[str, Any]]] = {}
-    rest: list[str] = []
+    matrices = cache.get_many(store, state, person_ids) if cache is not None else {}
     q = np.asarray(vector, dtype=np.float32)
-    for pid in dict.fromkeys(person_ids):
-        entry = cache.get(store, state, pid) if cache is not None else None
-        if entry is None:
-            rest.append(pid)
-        else:
-            out[pid] = [{"person_id": pid, "id": i, "score": s} for i, s in entry.ranking(q, k, max_instant)]
+    out: dict[str, list[dict[str, Any]]] = {
+        pid: [{"person_id": pid, "id": i, "score": s} for i, s in m.ranking(q, k, max_instant)]
+        for pid, m in matrices.items()
+    }
+    rest = [pid for pid in dict.fromkeys(person_ids) if pid not in matrices]
     if rest:
         for r in store.read(
             "query/vector_person_messages", group_id=state.group_id, person_ids=rest, vector=vector, k=k,

@@ -23,23 +23,11 @@ from graphmem.search import group_state
 from graphmem.vector_cache import person_rankings, shared_cache, warm
 from graphmem.vectors import embed_group
 from tests.factories import conversation
+from tests.integration.test_query_scale import EXACT_MAX, _rows  # a group of 60 turns over 5 topics, 3 speakers
 
 pytestmark = pytest.mark.neo4j
 
-EXACT_MAX = 24
-TEXTS = [
-    "the budget review moves to Friday after the storm",
-    "my cat knocked the coffee over the quarterly report",
-    "we should book the lighthouse tour before noon",
-    "the printer on the third floor is jammed again",
-    "the hiking trip needs two more tents and a stove",
-]
 QUERY = "lighthouse tour before noon"
-
-
-def _rows(n: int) -> list[dict]:
-    return [{"speaker": ("Ana", "Ben", "Cy")[i % 3], "session": f"s{i // 12}",
-             "text": f"{TEXTS[i % len(TEXTS)]} (note {i})"} for i in range(n)]
 
 
 def _exact(store, gid: str, person: str, vec: np.ndarray, k: int, max_instant: float | None = None):
@@ -124,11 +112,16 @@ def test_the_matrices_follow_the_groups_writes(store, embedder, group_id):
     warm(store, group_state(store, group_id), ["Ana", "Ben", "Cy"])
     assert _from_cache(_rank(store, group_id, vec))
 
-    # a new message: appended to the cached matrix (no reload), and ranked first
+    # new messages of two cached persons (the same text): appended to their matrices (no
+    # reload, one read for both), each ranked first for its sender
     rows.append({"speaker": "Ana", "session": "s9", "text": QUERY, "id": "late-1"})
+    rows.append({"speaker": "Ben", "session": "s9", "text": QUERY, "id": "late-b"})
     ingest_conversations(store, [conversation(group_id, rows)], embedder, exact_max=EXACT_MAX)
-    after = _rank(store, group_id, vec)
-    assert _from_cache(after) and _ranked(after)["Ana"][0][0] == "late-1"
+    after = _ranked(_rank(store, group_id, vec, k=25))
+    assert _from_cache(_rank(store, group_id, vec))
+    assert after["Ana"][0][0] == "late-1" and after["Ben"][0][0] == "late-b"
+    for p in ("Ana", "Ben"):  # each matrix holds exactly its sender's messages, new ones included
+        assert [i for i, _ in after[p]] == [i for i, _ in _exact(store, group_id, p, vec, 25)]
 
     # an edit moves vector_rev: the stale matrix is dropped, Neo4j answers with the new text
     rev = group_state(store, group_id).vector_rev
