@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
+from typing import Annotated
 
-from pydantic import SecretStr, model_validator
+from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -65,7 +66,7 @@ class Settings(BaseSettings):
     # --- group scoping of the vector ranking (graphmem/scope.py) ------------------------
     # Groups up to this many messages are scored exactly (cosine over the group's messages);
     # larger groups get their own vector index on a per-group label (docs/scale.md).
-    vector_exact_max: int = 500
+    vector_exact_max: Annotated[int, Field(ge=0)] = 500
     # The store-wide ``message_embedding`` vector index. Scoped search never needs it (small
     # groups are scored exactly, large ones read their own index); it is only the fallback while
     # a group's own index is populating. Every vector written into it costs an HNSW insert, so
@@ -74,7 +75,7 @@ class Settings(BaseSettings):
     vector_global_index: bool = True
     # Megabytes of message vectors a process keeps for exact person rankings in groups with
     # their own vector index (graphmem/vector_cache.py; 0: off, every ranking reads Neo4j).
-    vector_cache_mb: int = 512
+    vector_cache_mb: Annotated[int, Field(ge=0)] = 512
 
     # --- System 1 retrieval (SpeakerMem-R1 App. A defaults) ------------------------------
     s1_recall_n: int = 40

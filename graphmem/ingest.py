@@ -488,6 +488,8 @@ def _write_batch(
     if edits:
         run_tx(tx, "ingest/edit_messages", group_id=gid, rows=edits)
     place_messages(tx, gid, min(r["order_instant"] for r in rows + edits))
+    if rows:
+        run_tx(tx, "ingest/mark_inserted", group_id=gid, ids=[r["id"] for r in rows])
     replies = [{"id": r["id"], "reply_to": r["reply_to"]} for r in rows if r["reply_to"]]
     for b in _batches(replies, batch_size):
         run_tx(tx, "ingest/link_replies", group_id=gid, rows=b)

@@ -164,6 +164,7 @@ def backfill_order(store: Store) -> int:
             for b in _batches(rows, 1000):
                 run_tx(tx, "meta/set_message_order", group_id=gid, rows=b, total=len(rows))
             place_messages(tx, gid, float("-inf"))
+            run_tx(tx, "ingest/bump_vector_rev", group_id=gid)  # every position may have moved
 
         store.write_tx(work)
     return len(groups)

@@ -13,8 +13,11 @@ Freshness: an entry is used only while it matches the group's state that ``ask``
 - ``vector_rev`` (moved by every write that changes or removes a stored vector: edits,
   ``graphmem embed``, forget) must equal the entry's, else the entry is dropped;
 - ``version`` (the group's latest write position) above the entry's: the messages written since
-  are read by a range seek (``query/person_vectors_since``) and appended; below it (the group
-  was deleted and loaded again): dropped.
+  are read by a range seek (``query/person_vectors_since``) and appended; below it: dropped.
+  That holds because every other write moves ``vector_rev``: a late message (placed before
+  messages already stored, whose positions then move) marks the group in the same transaction
+  (``ingest/mark_inserted``), and a group created again under an old id starts at a new random
+  ``vector_rev`` (``ingest/merge_group``, the bulk importer).
 
 A person without a usable entry is ranked by Neo4j as before, and the entry is filled by a
 daemon thread for the next query, so no query waits for a load (14,000 vectors: about two
@@ -162,10 +165,11 @@ class VectorCache:
                 known = set(entry.ids)  # a load may already hold some of them
                 mine = [r for r in rows if r["person_id"] == pid and r["id"] not in known
                         and int(r["turn_created"] or 0) > entry.version]
-                more = _matrix(mine, state.version, state.vector_rev, entry.vectors.shape[1])
+                more = _matrix(mine, state.version, state.vector_rev, entry.vectors.shape[1] if entry.ids else None)
                 entry = PersonMatrix(
                     ids=entry.ids + more.ids,
-                    vectors=np.concatenate([entry.vectors, more.vectors]),
+                    # a person with no vector yet was cached as an empty (0 x 0) matrix
+                    vectors=np.concatenate([entry.vectors, more.vectors]) if entry.ids else more.vectors,
                     turn_created=np.concatenate([entry.turn_created, more.turn_created]),
                     instants=np.concatenate([entry.instants, more.instants]),
                     version=state.version, vector_rev=state.vector_rev,

@@ -11,6 +11,7 @@ modules import only :mod:`graphmem.cli.common`; this file assembles the app (no 
 from __future__ import annotations
 
 import typer
+from pydantic import ValidationError
 
 from graphmem.cli import ask, derive, embed, forget, ingest, mcp, neo4j, schema, search, serve, stats, summary
 from graphmem.cli import train
@@ -50,4 +51,12 @@ def run_cli() -> None:
         app()
     except GraphMemError as e:
         err.print(f"[red]error:[/red] {e}", markup=True, highlight=False)
+        raise SystemExit(1) from None
+    except ValidationError as e:  # a GRAPHMEM_* setting that does not parse
+        if e.title != "Settings":
+            raise
+        for problem in e.errors():
+            name = "GRAPHMEM_" + "_".join(str(p) for p in problem["loc"]).upper()
+            err.print(f"[red]error:[/red] setting {name}={problem.get('input')!r}: {problem['msg']}",
+                      markup=True, highlight=False)
         raise SystemExit(1) from None

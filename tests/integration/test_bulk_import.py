@@ -38,6 +38,15 @@ def sample(gid: str):
     return conv.model_copy(update={"messages": [*conv.messages, conv.messages[1]]})  # exact duplicate
 
 
+def _nonce(props: dict) -> dict:
+    """A group's vector_rev starts at a random 52-bit number on every path (graphmem.vector_cache):
+    compared as present and in range, not by value."""
+    if "vector_rev" in props:
+        assert isinstance(props["vector_rev"], int) and 0 <= props["vector_rev"] < 2**52, props
+        return {**props, "vector_rev": "random"}
+    return props
+
+
 def from_store(store, gid: str) -> tuple[set, set]:
     nodes = store.read_text(
         "MATCH (n) WHERE n.group_id = $g OR (n:Group AND n.id = $g) "
@@ -50,6 +59,7 @@ def from_store(store, gid: str) -> tuple[set, set]:
     node_set = set()
     for n in nodes:
         props = {k: (tuple(v) if isinstance(v, list) else v) for k, v in n["props"].items()}
+        props = _nonce(props)
         node_set.add((tuple(sorted(n["labels"])), tuple(sorted(props.items()))))
     return node_set, {(r["al"], r["a"], r["t"], r["bl"], r["b"]) for r in rels}
 
@@ -81,7 +91,7 @@ def from_csv(folder: Path, files: dict[str, list[Path]] | None = None) -> tuple[
                         key, _, kind = col.partition(":")
                         props[key] = TYPES[kind](value) if kind else value
                 by_id[node] = (labels[0] if len(labels) == 1 else "Message", props["id"])
-                node_set.add((labels, tuple(sorted(props.items()))))
+                node_set.add((labels, tuple(sorted(_nonce(props).items()))))
     rels = set()
     for start, end, typ in read_rows(files["rels"])[1:]:
         (al, a), (bl, b) = by_id[start], by_id[end]

@@ -5,6 +5,9 @@
 - The matrices follow the group's writes: a new message is appended (version), an edit, a
   vector filled by ``graphmem embed`` and a forgotten person move ``vector_rev`` and the stale
   matrix is not used again; until it is reloaded, Neo4j answers.
+- A late message (placed before stored ones: positions move) and a group loaded again under
+  an old id are never missed or mixed up: the ranking stays the exact one.
+- A person cached before any of their messages had a vector is ranked once one has.
 - With ``GRAPHMEM_VECTOR_CACHE_MB=0`` every ranking is Neo4j's.
 """
 
@@ -17,7 +20,7 @@ import pytest
 
 from graphmem import vector_cache
 from graphmem.config import get_settings
-from graphmem.groups import forget_person
+from graphmem.groups import forget_group, forget_person
 from graphmem.ingest import ingest_conversations
 from graphmem.search import group_state
 from graphmem.vector_cache import person_rankings, shared_cache, warm
@@ -155,7 +158,11 @@ def test_the_matrices_follow_the_groups_writes(store, embedder, group_id):
     assert group_state(store, group_id).vector_rev == rev + 1
     assert _ranked(_rank(store, group_id, vec, ("Ben",))) == {}
 
-    # a write that changes nothing (the same input again) leaves the revision alone
+    # a write that changes nothing (the same input again) leaves the revision alone (the first
+    # load below writes Ben's messages again, among the others: a late insert that moves it)
+    rev = group_state(store, group_id).vector_rev
+    ingest_conversations(store, [conversation(group_id, more)], embedder, exact_max=EXACT_MAX)
+    assert group_state(store, group_id).vector_rev == rev + 1
     rev = group_state(store, group_id).vector_rev
     ingest_conversations(store, [conversation(group_id, more)], embedder, exact_max=EXACT_MAX)
     embed_group(store, embedder, group_id, exact_max=EXACT_MAX)
@@ -181,3 +188,67 @@ def test_groups_without_their_own_index_and_a_zero_budget_read_neo4j(store, embe
     finally:
         monkeypatch.delenv("GRAPHMEM_VECTOR_CACHE_MB")
         get_settings.cache_clear()
+
+
+def _ids(rows: list[dict], person: str) -> list[str]:
+    return [i for i, _ in _ranked(rows).get(person, [])]
+
+
+def test_a_late_message_enters_a_cached_ranking(store, embedder, group_id):
+    """A message timed before stored ones is placed among them (their positions move): the
+    cached matrices are reloaded, not caught up by position, so the late message is ranked."""
+    rows = _rows(60)
+    ingest_conversations(store, [conversation(group_id, rows)], embedder, exact_max=EXACT_MAX)
+    vec = embedder.encode([QUERY])[0]
+    warm(store, group_state(store, group_id), ["Ana", "Ben"])
+    assert _from_cache(_rank(store, group_id, vec))
+    rev = group_state(store, group_id).vector_rev
+    late = {"speaker": "Ana", "session": "s0", "text": QUERY, "id": "late-ana", "ts": "2026-01-01T10:00:05.5"}
+    ingest_conversations(store, [conversation(group_id, [late])], embedder, exact_max=EXACT_MAX)  # arrives alone
+    assert group_state(store, group_id).vector_rev == rev + 1
+    placed = store.read_text("MATCH (m:Message {group_id: $g}) WHERE m.id IN ['late-ana', 'm0059'] "
+                             "RETURN m.id AS id, m.turn_created AS tc ORDER BY tc", g=group_id)
+    assert [r["id"] for r in placed] == ["late-ana", "m0059"]  # placed among the stored messages
+    want = [i for i, _ in _exact(store, group_id, "Ana", vec, 5)]
+    assert want[0] == "late-ana"
+    assert _ids(_rank(store, group_id, vec, k=5), "Ana") == want
+    assert _ids(_until_cached(store, group_id, vec), "Ana")[:3] == want[:3]
+    assert _ids(_rank(store, group_id, vec, k=5), "Ana") == want  # from the reloaded matrix
+    # an append after that is caught up without a reload, and still exact
+    rev = group_state(store, group_id).vector_rev
+    ingest_conversations(store, [conversation(group_id, rows + [late, {"speaker": "Ana", "session": "s9",
+                                                                        "text": f"{QUERY}!", "id": "end-ana"}])],
+                         embedder, exact_max=EXACT_MAX)
+    assert group_state(store, group_id).vector_rev == rev
+    got = _rank(store, group_id, vec, k=5)
+    assert _from_cache(got) and _ids(got, "Ana") == [i for i, _ in _exact(store, group_id, "Ana", vec, 5)]
+
+
+def test_a_person_cached_without_vectors_is_ranked_once_they_have_one(store, embedder, group_id):
+    rows = _rows(60) + [{"speaker": "Dee", "session": "s5", "text": "a note from Dee", "id": "dee-1"}]
+    ingest_conversations(store, [conversation(group_id, _rows(60))], embedder, exact_max=EXACT_MAX)
+    ingest_conversations(store, [conversation(group_id, rows)], embedder, embed="later", exact_max=EXACT_MAX)
+    vec = embedder.encode([QUERY])[0]
+    warm(store, group_state(store, group_id), ["Dee"])  # no vector yet: an empty matrix
+    assert _ranked(_rank(store, group_id, vec, ("Dee",))) == {}
+    rows.append({"speaker": "Dee", "session": "s9", "text": QUERY, "id": "dee-new"})
+    ingest_conversations(store, [conversation(group_id, rows)], embedder, exact_max=EXACT_MAX)
+    got = _rank(store, group_id, vec, ("Dee",))
+    assert _from_cache(got) and _ids(got, "Dee") == ["dee-new"]
+
+
+def test_a_group_loaded_again_under_its_id_is_not_read_from_the_old_matrices(store, embedder, group_id):
+    old = [{**r, "text": f"old volcano {r['text']}"} for r in _rows(60)]
+    old[6] = {**old[6], "text": QUERY, "id": "old-match"}  # Ana's
+    ingest_conversations(store, [conversation(group_id, old)], embedder, exact_max=EXACT_MAX)
+    vec = embedder.encode([QUERY])[0]
+    warm(store, group_state(store, group_id), ["Ana"])
+    assert _ids(_rank(store, group_id, vec, ("Ana",), k=1), "Ana") == ["old-match"]
+    rev = group_state(store, group_id).vector_rev
+    forget_group(store, group_id)
+    new = _rows(66)  # as many messages or more: the group's version reaches the old one
+    ingest_conversations(store, [conversation(group_id, new)], embedder, exact_max=EXACT_MAX)
+    assert group_state(store, group_id).vector_rev != rev
+    got = _rank(store, group_id, vec, ("Ana",), k=5)
+    assert _ids(got, "Ana") == [i for i, _ in _exact(store, group_id, "Ana", vec, 5)]
+    assert "old-match" not in _ids(got, "Ana")
