@@ -38,6 +38,11 @@ own line holds a time expression (weekday, month, "yesterday", "last week", a nu
 cosine, fused into places 11-40; ``sent_tail=(weight, depth)`` dense over single sentences
 (max(turn, best sentence)) as a ranking of places 11-40 only (needs ``sentences``).
 
+The sixth round's learned head (``graphmem.query.head_rank``) is on in ``base`` as in the
+product (``head_rerank=False`` turns it off); the lab fills ``RecallInputs.dense`` and
+``senders`` as ``gather_recall`` does (:func:`_dense_evidence`), and ``bench/recall_ltr.py``
+fits its weights on the pools built here.
+
 ``misses`` is the failure analysis of one variant: for every gold turn missing from the top-10
 (and top-40), its rank in each ranking the pool is fused from, whether a neighbour or its session
 is in the pool, and the oracle ceiling of R@10 (questions with more than 10 gold turns).
@@ -388,6 +393,7 @@ def pool(g: Group, q: dict, tv: dict[str, np.ndarray], v: dict[str, Any], n: int
         best = np.full(len(cos), -np.inf)
         np.maximum.at(best, g.sent_owner, ss)
         cos_sent = np.maximum(cos, best)
+    ring: list[int] = []
     if cfg.context_share:  # dense over a context window, as gather_recall: the dense top
         a = cfg.context_share  # context_depth and their NEXT neighbours re-scored
         nb = np.zeros_like(cos)
@@ -404,6 +410,7 @@ def pool(g: Group, q: dict, tv: dict[str, np.ndarray], v: dict[str, Any], n: int
             keep.update(int(j) for j in (g.prev[i], g.next[i]) if j >= 0)
         mask = np.zeros(len(cos), dtype=bool)
         mask[list(keep)] = True
+        ring = sorted(keep)
         if v.get("sent_ctx") == "plain":  # the plain dense order re-scored by sentences as well
             cos_plain = np.where(np.isin(np.arange(len(cos)), cand), cos_sent, -np.inf)
         cos = np.where(mask, ctx, -np.inf)
@@ -456,6 +463,7 @@ def pool(g: Group, q: dict, tv: dict[str, np.ndarray], v: dict[str, Any], n: int
         inputs.vector_plain = [g.ids[i] for i in top(cos_plain, max(cfg.vector_depth, n))]
     inputs.docs = {g.ids[i]: {"doc": g.docs[i], "person_id": g.person[i],
                               "instant": None if not np.isfinite(g.instant[i]) else g.instant[i]} for i in ft}
+    _dense_evidence(g, inputs, cos_plain, cos, ring, cfg, tv[question], tv[issue] if issue else None, n)
     persons = list(anchors.persons)
     if not persons and anchors.every_member:
         persons = [m.id for m in g.roster]
@@ -477,6 +485,7 @@ def pool(g: Group, q: dict, tv: dict[str, np.ndarray], v: dict[str, Any], n: int
             dense_full=top(cos, len(g.ids)), anchors=anchors,
             person={pid: [g.by_id[m] for m in ids] for pid, ids in inputs.person_vector.items()},
             time=[g.by_id[m] for m in inputs.window],
+            ft_scores=ft_scores, cos=cos, cos_plain=cos_plain, inputs=inputs,
         )
     if any(v.get(k) for k in NEW_SWITCHES):
         return _tail_variants(g, q, inputs, cfg, v, n, qterms, cos_plain, issue, tv)
@@ -527,6 +536,33 @@ def pool(g: Group, q: dict, tv: dict[str, np.ndarray], v: dict[str, Any], n: int
         order = sorted(new, key=lambda m: -new[m])
         return order[:n]
     return [m for m, _ in fused]
+
+
+def _dense_evidence(g: Group, inputs, own: np.ndarray, ctx: np.ndarray, ring: list[int], cfg, qv: np.ndarray,
+                    iv: np.ndarray | None, n: int) -> None:
+    """inputs.dense and inputs.senders as gather_recall fills them: the product's dense query is
+    unit(unit(q) + w unit(issue)), so its cosines are the lab's sums divided by that norm; it
+    knows the own cosines of the dense read (the top max(vector_depth, n, context_depth)), the
+    ring and the ring's neighbours, and the senders of every message it read."""
+    from graphmem.query.head_rank import DenseEvidence
+
+    q = qv / np.linalg.norm(qv)
+    if iv is not None and cfg.w_issue_vector:
+        q = q + cfg.w_issue_vector * iv / np.linalg.norm(iv)
+    norm = float(np.linalg.norm(q)) or 1.0
+    wide = max(cfg.vector_depth, n, cfg.context_depth) if cfg.context_share else max(cfg.vector_depth, n)
+    d = DenseEvidence(own=[(g.ids[i], float(own[i]) / norm) for i in top(own, wide)])
+    d.cosines = dict(d.own)
+    if cfg.context_share and ring:
+        d.context = sorted(((g.ids[i], float(ctx[i]) / norm) for i in ring), key=lambda x: (-x[1], x[0]))
+        for i in ring:
+            nbs = [int(j) for j in (g.prev[i], g.next[i]) if j >= 0]
+            d.neighbours[g.ids[i]] = [g.ids[j] for j in nbs]
+            for j in [i, *nbs]:
+                d.cosines[g.ids[j]] = float(own[j]) / norm
+                d.senders[g.ids[j]] = g.person[j]
+    inputs.dense = d
+    inputs.senders = {g.ids[i]: g.person[i] for i in range(len(g.ids))}  # every read returns the sender
 
 
 NEW_SWITCHES = ("noop", "hop2", "mmr", "dedup", "issue_budget", "person_tail", "prf_tail", "sess_tail",

@@ -5,7 +5,8 @@
 // Parameters: $group_id (str), $windows (list of [start, end) epoch-second pairs),
 //   $sessions (list[int], session indexes), $vector (list[float], L2-normed), $k (int),
 //   $max_instant (float epoch seconds, or null for no limit).
-// Returns: id (str), score (float in [0, 1], Neo4j's (1 + cosine) / 2), best first.
+// Returns: id (str), score (float in [0, 1], Neo4j's (1 + cosine) / 2), person_id (str or null,
+//   the sender), best first.
 CALL () {
   UNWIND $windows AS w
   MATCH (m:Message)
@@ -24,4 +25,4 @@ WHERE m.embedding IS NOT NULL AND ($max_instant IS NULL OR m.instant <= $max_ins
 WITH m, vector.similarity.cosine(m.embedding, $vector) AS score
 ORDER BY score DESC, m.turn_created
 LIMIT $k
-RETURN m.id AS id, score
+RETURN m.id AS id, score, [(m)-[:SOURCE]->(p:Person) | p.id][0] AS person_id

@@ -22,6 +22,7 @@ from graphmem.db import Store, in_background
 from graphmem.embed import Embedder
 from graphmem.errors import NotFoundError
 from graphmem.query.anchors import Anchors, find_anchors
+from graphmem.query.head_rank import DenseEvidence, head_features, rerank_head
 from graphmem.local_bm25 import group_stats, rescore, smooth
 from graphmem.query.types import Projection
 from graphmem.roster import RosterMember
@@ -89,6 +90,8 @@ class RecallConfig:
             size / degree) nearest messages, the person's kept (about oversample * k of them).
             The exact scan reads every vector the person sent: 850 ms for seven persons of
             ~14k messages each, under load (docs/scale.md).
+        head_rerank: the pool's first head_n places re-ranked by the learned linear score of
+            :mod:`graphmem.query.head_rank` (False: the fusion's order).
     """
 
     fulltext_depth: int = FULLTEXT_CANDIDATES
@@ -116,6 +119,7 @@ class RecallConfig:
     tail_rrf_k: int = 60
     person_exact_max: int = 500
     person_oversample: float = 2.0
+    head_rerank: bool = True
 
 
 DEFAULT_RECALL = RecallConfig()
@@ -162,6 +166,8 @@ class RecallInputs:
         fields: id -> the message's fields (the columns of ``search/get_messages``) for the
             messages the reads above returned them with, so that hydrating the pool reads
             only the others (:func:`graphmem.search.hydrate`).
+        dense: the dense reads' cosines (:class:`graphmem.query.head_rank.DenseEvidence`).
+        senders: id -> the sender's person id, for every message the reads returned.
     """
 
     anchors: Anchors
@@ -173,6 +179,8 @@ class RecallInputs:
     docs: dict[str, dict[str, Any]] = field(default_factory=dict)
     names: dict[str, list[str]] = field(default_factory=dict)
     fields: dict[str, dict[str, Any]] = field(default_factory=dict)
+    dense: DenseEvidence = field(default_factory=DenseEvidence)
+    senders: dict[str, str | None] = field(default_factory=dict)
 
 
 def gather_recall(
@@ -253,27 +261,34 @@ def gather_recall(
         ft = [(i, s) for i, s in ft if (out.docs.get(i, {}).get("instant") or float("inf")) <= max_instant]
     out.fulltext = ft[: max(config.fulltext_depth, n)]
     out.fields.update(out.docs)
-    out.vector, out.vector_plain = dense.result()
+    out.vector, out.vector_plain, out.dense = dense.result()
     out.fields.update(vector_fields)
+    out.senders.update({i: d.get("person_id") for i, d in out.docs.items()})
+    out.senders.update({i: d.get("person_id") for i, d in vector_fields.items()})
+    out.senders.update(out.dense.senders)
 
     if person_rows is not None:
         rows = person_rows.result()
         out.fields.update(message_fields(rows))
         for r in rows:
             out.person_vector.setdefault(r["person_id"], []).append(r["id"])
+            out.senders[r["id"]] = r["person_id"]
         for pid in persons:
             out.person_vector.setdefault(pid, [])
         out.names = {m.id: [t for t in {m.name, *m.aliases} if len(t) >= 2] for m in roster}
     if window_rows is not None:
-        out.window = [r["id"] for r in window_rows.result()]
+        for r in window_rows.result():
+            out.window.append(r["id"])
+            out.senders[r["id"]] = r["person_id"]
     return out
 
 
 def _dense_ranking(
     store: Store, embedder: Embedder, group_id: str, question: str, depth: int, state: GroupState,
     qvec: list[float], config: RecallConfig, fields: dict[str, dict[str, Any]],
-) -> tuple[list[str], list[str]]:
-    """The dense ranking's ids, and those by each turn's own cosine when the context window is on.
+) -> tuple[list[str], list[str], DenseEvidence]:
+    """The dense ranking's ids, those by each turn's own cosine when the context window is on,
+    and the cosines the reads returned (for :mod:`graphmem.query.head_rank`).
 
     Over the context window (when configured) the dense top context_depth and their NEXT
     neighbours are re-scored by :func:`context_ranking`; the second list is then the plain
@@ -281,12 +296,22 @@ def _dense_ranking(
     """
     wide = max(depth, config.context_depth) if config.context_share > 0 else depth
     dense = vector_ranking(store, embedder, group_id, question, wide, state, vector=qvec, fields=fields)
+    evidence = DenseEvidence(own=[(i, 2.0 * s - 1.0) for i, s in dense])
+    evidence.cosines = dict(evidence.own)
     if not (config.context_share > 0 and dense):
-        return [i for i, _ in dense[:depth]], []
+        return [i for i, _ in dense[:depth]], [], evidence
     read = store.read("query/context_cosines", group_id=group_id, ids=[i for i, _ in dense], vector=qvec)
     plain = [i for i, _ in dense[:depth]]
     rows = context_rows(read[0]) if read else []
-    return [i for i, _ in context_ranking(rows, config.context_share)[:depth]], plain
+    context = context_ranking(rows, config.context_share)
+    if read:
+        evidence.context = context
+        evidence.cosines.update({i: 2.0 * float(c) - 1.0 for i, c, _ in read[0]["cosines"]})
+        evidence.senders = {i: p for i, _, p in read[0]["cosines"]}
+        for mid, nb in read[0]["edges"]:
+            if nb is not None:
+                evidence.neighbours.setdefault(mid, []).append(nb)
+    return [i for i, _ in context[:depth]], plain, evidence
 
 
 def context_rows(read: dict[str, Any]) -> list[dict[str, Any]]:
@@ -294,14 +319,15 @@ def context_rows(read: dict[str, Any]) -> list[dict[str, Any]]:
 
     Args:
         read: the template's row: ``ring`` (ids), ``edges`` ([ring id, neighbour id or None]),
-            ``cosines`` ([id, Neo4j's (1 + cos) / 2 in [0, 1]] for the messages with a vector).
+            ``cosines`` ([id, Neo4j's (1 + cos) / 2 in [0, 1], sender's person id] for the
+            messages with a vector).
 
     Returns:
         {"id", "own", "around"} for every ring message with a vector, in ring order: ``own`` its
         score, ``around`` those of its neighbours with a vector (one per NEXT relationship), the
         rows :func:`context_ranking` takes.
     """
-    cos = {mid: score for mid, score in read["cosines"]}
+    cos = {c[0]: c[1] for c in read["cosines"]}
     around: dict[str, list[float]] = {}
     for mid, nb in read["edges"]:
         if nb is not None and nb in cos:
@@ -355,12 +381,24 @@ def fuse_recall(
     rrf_k = config.rrf_k if rrf_k is None else rrf_k
     head, wanted = _fuse_once(inputs, n, inputs.vector, rrf_k, config)
     if not inputs.vector_plain or not 0 < config.head_n < n:
-        return head
+        return _rerank(head, inputs, config)
     tail, wanted = _fuse_once(inputs, n, inputs.vector_plain, config.tail_rrf_k, config)
     first = head[: config.head_n]
     taken = {m for m, _ in first}
     merged = dict(first + [(m, s) for m, s in tail if m not in taken])
-    return [(m, merged.get(m, 0.0)) for m in _reserve(list(merged), wanted, n)]
+    return _rerank([(m, merged.get(m, 0.0)) for m in _reserve(list(merged), wanted, n)], inputs, config)
+
+
+def _rerank(pool: list[tuple[str, float]], inputs: RecallInputs, config: RecallConfig) -> list[tuple[str, float]]:
+    """The pool with its first head_n places re-ranked (:mod:`graphmem.query.head_rank`), when
+    configured and the dense reads ran; the members and their scores stay."""
+    if not (config.head_rerank and config.head_n > 0 and inputs.dense.own and pool):
+        return pool
+    ids = [m for m, _ in pool]
+    features = head_features(ids, inputs.fulltext, inputs.dense, inputs.person_vector, inputs.window,
+                             inputs.senders)
+    score = dict(pool)
+    return [(m, score[m]) for m in rerank_head(ids, features, config.head_n)]
 
 
 def _fuse_once(

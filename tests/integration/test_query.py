@@ -228,10 +228,13 @@ def test_budgets_are_respected(store, embedder, family, scripted_llm):
     assert r.budgets.top_k == 4 and r.budgets.s2_k == 1 and r.budgets.recall_n == 6
 
 
-def test_without_a_model_the_fused_order_is_kept(store, embedder, family):
+def test_without_a_model_the_pool_order_is_kept(store, embedder, family):
+    """The excerpts are the recall pool's first places in its order (the head re-ranked by
+    graphmem.query.head_rank, so a score - the fusion's - need not fall along them)."""
     r = ask(store, embedder, family, "Which trail did the family take?", s1_k=3)
     assert len(r.excerpts) == 3 and all(e.via == "recall" for e in r.excerpts)
-    assert r.excerpts[0].score >= r.excerpts[1].score >= r.excerpts[2].score
+    assert [e.id for e in r.excerpts] == r.pool_ids[:3]
+    assert all(0.0 < e.score <= 1.0 for e in r.excerpts)
     assert r.usage == {} and r.model == ""
     assert r.message_ids[:3] == [e.id for e in r.excerpts]
     assert "[RAW EXCERPTS]" in r.evidence and "[MEMORY SLICE]" in r.evidence

@@ -1,0 +1,119 @@
+"""Lab: fit and judge the learned re-ranking of the pool's first places (graphmem.query.head_rank).
+
+Usage (after ``bench/recall_lab.py dump``):
+    .venv/bin/python bench/recall_ltr.py [--cache runs/lab/cache.pkl] [--c 1.0] [--drop F1,F2] [--export]
+
+For every question the pool is built as the product builds it without the re-ranking
+(``recall_lab.pool`` with ``head_rerank=False``), and each of its 40 turns gets the product's
+own features (:func:`graphmem.query.head_rank.head_features`, from the same reads the lab
+mirrors). A logistic regression (scikit-learn, class-balanced, features standardised) learns
+P(turn is gold evidence | features); the pool's first 10 places are then the turns with the
+highest score and the rest keep the pool's order, so R@40 cannot move and R@10 shows the effect.
+
+Every figure is out of fold, so no question is scored by a model that saw it:
+- halves: trained on the tune half (odd LoCoMo conversations, odd SocialMem networks), scored
+  on the held-out half, and the other way round;
+- transfer: trained on one benchmark, scored on the other (the unseen-network case of issue 11).
+Prints R@10 before -> after per benchmark and category. ``--export`` fits on every question
+and prints ``WEIGHTS`` for graphmem/query/head_rank.py (coefficients divided by the features'
+standard deviations: the product needs no scaler, and only the order counts). Nothing here is a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import recall_lab  # noqa: E402
+
+from graphmem.query.head_rank import FEATURES, head_features  # noqa: E402
+
+HEAD = 10
+
+
+def collect(cache: Path) -> list[dict]:
+    groups, questions, tv = recall_lab.load(cache)
+    v = {**recall_lab.BASE, "head_rerank": False}
+    out = []
+    for q in questions:
+        g = groups[q["group"]]
+        tr: dict = {}
+        ids = recall_lab.pool(g, q, tv, v, trace=tr)
+        inp = tr["inputs"]
+        X = head_features(ids, inp.fulltext, inp.dense, inp.person_vector, inp.window, inp.senders)
+        gold = set(q["gold"])
+        out.append({"q": q, "pool": ids, "X": X, "y": np.array([m in gold for m in ids]), "half": recall_lab.half(g)})
+    return out
+
+
+def fit(rows: list[dict], c: float):
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    X = np.vstack([r["X"] for r in rows])
+    y = np.concatenate([r["y"] for r in rows])
+    model = make_pipeline(StandardScaler(), LogisticRegression(C=c, class_weight="balanced", max_iter=5000))
+    model.fit(X, y)
+    return model
+
+
+def raw_weights(model) -> np.ndarray:
+    """Weights on the unscaled features (the scaler's division folded in; no intercept)."""
+    scale = model[0].scale_
+    return model[-1].coef_[0] / np.where(scale > 0, scale, 1.0)
+
+
+def rerank(r: dict, w: np.ndarray) -> list[str]:
+    s = r["X"] @ w
+    order = sorted(range(len(r["pool"])), key=lambda k: (-s[k], k))
+    top = [r["pool"][k] for k in order[:HEAD]]
+    return top + [m for m in r["pool"] if m not in set(top)]
+
+
+def score(rows: list[dict], ranked: dict[int, list[str]], label: str) -> None:
+    for bench in ("locomo", "socialmem"):
+        sub = [(k, r) for k, r in enumerate(rows) if r["q"]["bench"] == bench and k in ranked]
+        if not sub:
+            continue
+
+        def r10(items, use: bool) -> float:
+            return float(np.mean([recall_lab.recall(ranked[k] if use else r["pool"], r["q"]["gold"], 10)
+                                  for k, r in items]))
+
+        line = f"  {label:9s} {bench:9s} n={len(sub):4d} R@10 {r10(sub, False):.3f} -> {r10(sub, True):.3f} |"
+        for c in sorted({r["q"]["category"] for _, r in sub}):
+            cs = [(k, r) for k, r in sub if r["q"]["category"] == c]
+            line += f" {c} {r10(cs, False):.3f}->{r10(cs, True):.3f}"
+        print(line)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--cache", type=Path, default=Path("runs/lab/cache.pkl"))
+    ap.add_argument("--c", type=float, default=1.0, help="inverse regularisation strength")
+    ap.add_argument("--drop", default="", help="comma-separated FEATURES left out (weight 0)")
+    ap.add_argument("--export", action="store_true", help="print WEIGHTS fitted on every question")
+    a = ap.parse_args()
+    rows = collect(a.cache)
+    drop = {FEATURES.index(f) for f in a.drop.split(",") if f}
+    for r in rows:
+        r["X"][:, list(drop)] = 0.0
+    for label, split in (("halves", lambda r: r["half"]), ("transfer", lambda r: r["q"]["bench"])):
+        ranked: dict[int, list[str]] = {}
+        for part in sorted({split(r) for r in rows}):
+            w = raw_weights(fit([r for r in rows if split(r) != part], a.c))
+            ranked.update({k: rerank(r, w) for k, r in enumerate(rows) if split(r) == part})
+        score(rows, ranked, label)
+    if a.export:
+        w = raw_weights(fit(rows, a.c))
+        print("WEIGHTS = np.array([\n    " + ", ".join(f"{x:.6g}" for x in w) + ",\n])")
+        print("  # " + ", ".join(FEATURES))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,137 @@
+"""The pool's first places by a learned linear score over what the recall already read.
+
+The fusion (:func:`graphmem.query.recall.fuse_recall`) sees only ranks. Its first ``head_n``
+places are the excerpts when no model is set, so they are re-ranked here by a linear score
+over a dozen features of each pool turn - its place in the pool, its rank and score in the
+fulltext ranking, in the dense ranking over the context window and by its own cosine, its
+NEXT neighbours' best cosine, its rank in a named person's and in the time anchor's sub-pools,
+and whether a named person sent it. The pool keeps its members (recall@40 cannot move): the
+``head_n`` best-scored turns come first, the rest follow in the pool's order.
+
+The weights are a logistic regression (P(turn is evidence | features), class-balanced, features
+standardised, the scaling folded into the weights) fitted by ``bench/recall_ltr.py --export``
+on the staged LoCoMo and SocialMemBench questions; out of fold (trained on one half of the
+conversations, scored on the other) it raised R@10 from 0.766 to 0.785 on LoCoMo and from
+0.698 to 0.740 on SocialMemBench, and trained on LoCoMo alone it raised SocialMemBench's from
+0.698 to 0.733, no category losing (docs/query.md, sixth round). It uses no benchmark id, name or phrasing: only
+ranks, scores and the question's anchors. Nothing here reads the store.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+FEATURES = (
+    "pool_place", "in_head", "ft_rank", "ft_score", "ctx_rank", "ctx_gap", "own_rank", "own_gap",
+    "nb_gap", "person_rank", "named_speaker", "time_rank",
+)
+"""Feature names, in the column order of :func:`head_features`."""
+
+# Fitted by `bench/recall_ltr.py --export` (all 1,612 staged questions); raw-feature weights
+# (coefficients divided by the features' standard deviations), so a turn's score is their dot
+# product with its features. Only the order matters: no intercept.
+WEIGHTS = np.array([
+    0.99507, 0.319649, 13.3783, 2.50178, 9.03577, 1.66981, 22.8142, -0.758327, 1.35827, 1.73084, 2.38865, 24.888,
+])
+
+RRF_K = 20
+"""Constant of the reciprocal-rank features, 1 / (RRF_K + rank), as the fusion's ``rrf_k``."""
+
+
+@dataclass
+class DenseEvidence:
+    """What the dense reads scored, for the features (all cosines in [-1, 1]).
+
+    Attributes:
+        own: the dense read, (id, the turn's own cosine to the query), best first.
+        context: the dense ranking over the context window, (id, score in [-1.5, 1.5]), best
+            first (empty when the context window is off).
+        cosines: id -> own cosine of every message the reads scored (the dense read, the
+            context window's ring and the ring's NEXT neighbours).
+        neighbours: id -> its NEXT neighbours, for the ring's messages.
+        senders: id -> the sender's person id, for the messages of ``cosines`` the context
+            window read.
+    """
+
+    own: list[tuple[str, float]] = field(default_factory=list)
+    context: list[tuple[str, float]] = field(default_factory=list)
+    cosines: dict[str, float] = field(default_factory=dict)
+    neighbours: dict[str, list[str]] = field(default_factory=dict)
+    senders: dict[str, str | None] = field(default_factory=dict)
+
+
+def _rr(rank: int | None) -> float:
+    return 0.0 if rank is None else 1.0 / (RRF_K + rank)
+
+
+def head_features(
+    pool: list[str],
+    fulltext: list[tuple[str, float]],
+    dense: DenseEvidence,
+    person_vector: dict[str, list[str]],
+    window: list[str],
+    senders: dict[str, str | None],
+) -> np.ndarray:
+    """The feature matrix of the pool's turns (shape len(pool) x len(FEATURES), floats).
+
+    Args:
+        pool: the fused pool's ids, in pool order.
+        fulltext: the fulltext ranking, (id, group-local BM25 score >= 0), best first.
+        dense: the dense reads' scores (:class:`DenseEvidence`).
+        person_vector: named person id -> that person's turns by cosine, best first.
+        window: the time anchor's turns by cosine, best first.
+        senders: message id -> the sender's person id (None or missing: unknown).
+
+    A cosine the reads did not return (a turn found by fulltext alone, far down the dense
+    order) counts as the lowest the dense read returned: it is at most that.
+    """
+    ft_rank = {m: r for r, (m, _) in enumerate(fulltext, 1)}
+    ft_max = max((s for _, s in fulltext), default=0.0) or 1.0
+    ft_score = dict(fulltext)
+    own_rank = {m: r for r, (m, _) in enumerate(dense.own, 1)}
+    own_max = dense.own[0][1] if dense.own else 0.0
+    own_floor = dense.own[-1][1] if dense.own else 0.0
+    ctx_rank = {m: r for r, (m, _) in enumerate(dense.context, 1)}
+    ctx = dict(dense.context)
+    ctx_max = dense.context[0][1] if dense.context else 0.0
+    ctx_floor = dense.context[-1][1] if dense.context else 0.0
+    person_rank: dict[str, int] = {}
+    for own in person_vector.values():
+        for r, m in enumerate(own, 1):
+            person_rank[m] = min(person_rank.get(m, r), r)
+    named = set(person_vector)
+    time_rank = {m: r for r, m in enumerate(window, 1)}
+    rows = []
+    for pos, m in enumerate(pool):
+        nbs = [dense.cosines[j] for j in dense.neighbours.get(m, []) if j in dense.cosines]
+        rows.append([
+            1.0 / (1 + pos), float(pos < 10), _rr(ft_rank.get(m)), ft_score.get(m, 0.0) / ft_max,
+            _rr(ctx_rank.get(m)), ctx.get(m, ctx_floor) - ctx_max,
+            _rr(own_rank.get(m)), dense.cosines.get(m, own_floor) - own_max,
+            (max(nbs) if nbs else own_floor) - own_max,
+            _rr(person_rank.get(m)), float(senders.get(m) in named) if named else 0.0, _rr(time_rank.get(m)),
+        ])
+    return np.array(rows, dtype=float).reshape(len(pool), len(FEATURES))
+
+
+def rerank_head(pool: list[str], features: np.ndarray, head_n: int, weights: np.ndarray = WEIGHTS) -> list[str]:
+    """The pool with its ``head_n`` best-scored turns first (ties: pool order), the rest in pool order.
+
+    Args:
+        pool: ids in pool order.
+        features: :func:`head_features` of ``pool``.
+        head_n: how many places are re-ranked (0: the pool unchanged).
+        weights: one per feature (default: the fitted :data:`WEIGHTS`).
+
+    Returns:
+        The same ids, re-ordered.
+    """
+    if head_n <= 0 or not pool:
+        return list(pool)
+    score = features @ weights
+    order = sorted(range(len(pool)), key=lambda k: (-score[k], k))
+    head = [pool[k] for k in order[:head_n]]
+    chosen = set(head)
+    return head + [m for m in pool if m not in chosen]
