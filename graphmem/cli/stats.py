@@ -8,15 +8,24 @@ import typer
 from rich.table import Table
 
 from graphmem.cli.common import emit_json, open_store, out
+from graphmem.scope import SCOPE_LABEL_PREFIX
 
 
 def stats(
     group: Annotated[Optional[str], typer.Option("--group", "-g", help="Only this group.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the counts as JSON.")] = False,
 ) -> None:
-    """Node and relationship counts (whole store or one group)."""
+    """Node and relationship counts (whole store or one group).
+
+    The labels of the groups' own vector indexes (``GroupScope_<key>``, one per large group)
+    are counted together as ``GroupScope_*``.
+    """
     with open_store() as store:
-        nodes = {r["label"]: r["count"] for r in store.read("stats/count_nodes", group_id=group)}
+        nodes: dict[str, int] = {}
+        for r in store.read("stats/count_nodes", group_id=group):
+            # one label per group with its own vector index (graphmem.scope): counted as one row
+            label = f"{SCOPE_LABEL_PREFIX}*" if r["label"].startswith(SCOPE_LABEL_PREFIX) else r["label"]
+            nodes[label] = nodes.get(label, 0) + int(r["count"])
         rels = {r["type"]: r["count"] for r in store.read("stats/count_relationships", group_id=group)}
         groups = store.read("stats/list_groups") if group is None else []
     if as_json:
