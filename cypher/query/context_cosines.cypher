@@ -7,9 +7,10 @@
 //   L2-normed).
 // Returns one row: ring (list[str], ids of the candidates and their neighbours, each once),
 //   edges (list of [ring id, neighbour id or null], one per NEXT relationship of a ring
-//   message, either direction), cosines (list of [id, float in [0, 1], person id or null]:
-//   Neo4j's (1 + cosine) / 2 for each ring message and neighbour that has a vector, and its
-//   sender, graphmem.query.head_rank).
+//   message, either direction), cosines (list of [id, float in [0, 1]]: Neo4j's (1 + cosine) / 2
+//   for each ring message and neighbour that has a vector), senders (list of [id, person id or
+//   null] for the ring messages that are not among $ids, whose senders the dense read already
+//   returned; graphmem.query.head_rank).
 UNWIND $ids AS mid
 MATCH (c:Message {group_id: $group_id, id: mid})
 OPTIONAL MATCH (c)-[:NEXT]-(nb:Message {group_id: $group_id})
@@ -22,7 +23,7 @@ CALL (ms, xs) {
   UNWIND ms + xs AS n
   WITH DISTINCT n
   WHERE n.embedding IS NOT NULL
-  RETURN collect([n.id, vector.similarity.cosine(n.embedding, $vector),
-                  [(n)-[:SOURCE]->(p:Person) | p.id][0]]) AS cosines
+  RETURN collect([n.id, vector.similarity.cosine(n.embedding, $vector)]) AS cosines
 }
-RETURN [m IN ms | m.id] AS ring, edges, cosines
+RETURN [m IN ms | m.id] AS ring, edges, cosines,
+       [m IN ms WHERE NOT m.id IN $ids | [m.id, [(m)-[:SOURCE]->(p:Person) | p.id][0]]] AS senders

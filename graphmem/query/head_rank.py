@@ -51,8 +51,8 @@ class DenseEvidence:
         cosines: id -> own cosine of every message the reads scored (the dense read, the
             context window's ring and the ring's NEXT neighbours).
         neighbours: id -> its NEXT neighbours, for the ring's messages.
-        senders: id -> the sender's person id, for the messages of ``cosines`` the context
-            window read.
+        senders: id -> the sender's person id, for the ring's messages the dense read did
+            not return (it returns its own messages' senders).
     """
 
     own: list[tuple[str, float]] = field(default_factory=list)

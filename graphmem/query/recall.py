@@ -306,8 +306,8 @@ def _dense_ranking(
     context = context_ranking(rows, config.context_share)
     if read:
         evidence.context = context
-        evidence.cosines.update({i: 2.0 * float(c) - 1.0 for i, c, _ in read[0]["cosines"]})
-        evidence.senders = {i: p for i, _, p in read[0]["cosines"]}
+        evidence.cosines.update({i: 2.0 * float(c) - 1.0 for i, c in read[0]["cosines"]})
+        evidence.senders = {i: p for i, p in read[0]["senders"]}
         for mid, nb in read[0]["edges"]:
             if nb is not None:
                 evidence.neighbours.setdefault(mid, []).append(nb)
@@ -319,15 +319,14 @@ def context_rows(read: dict[str, Any]) -> list[dict[str, Any]]:
 
     Args:
         read: the template's row: ``ring`` (ids), ``edges`` ([ring id, neighbour id or None]),
-            ``cosines`` ([id, Neo4j's (1 + cos) / 2 in [0, 1], sender's person id] for the
-            messages with a vector).
+            ``cosines`` ([id, Neo4j's (1 + cos) / 2 in [0, 1]] for the messages with a vector).
 
     Returns:
         {"id", "own", "around"} for every ring message with a vector, in ring order: ``own`` its
         score, ``around`` those of its neighbours with a vector (one per NEXT relationship), the
         rows :func:`context_ranking` takes.
     """
-    cos = {c[0]: c[1] for c in read["cosines"]}
+    cos = {mid: score for mid, score in read["cosines"]}
     around: dict[str, list[float]] = {}
     for mid, nb in read["edges"]:
         if nb is not None and nb in cos:
