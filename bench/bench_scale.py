@@ -238,7 +238,7 @@ def measure_work(store: Store, embedder: Embedder, gid: str, corpus: Corpus) -> 
         vq = db_hits(store, "search/vector_messages_scoped", index=state.vector_index, group_id=gid, vector=vec, k=40)
         how = "own index"
     else:
-        vq = db_hits(store, "search/vector_messages_exact", group_id=gid, vector=vec, k=40)
+        vq = db_hits(store, "search/vector_messages_exact", group_id=gid, vector=vec, k=40, max_instant=None)
         how = "exact"
     return f"db hits per search: fulltext {ft[0]:,} ({ft[1]} rows), vector {how} {vq[0]:,} ({vq[1]} rows)"
 

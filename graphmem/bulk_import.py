@@ -15,7 +15,8 @@ numbers and ``NEXT`` per channel; ``group_key``, ``REPLY_TO`` when the target is
 new text (an edit) is refused: load edits with ``graphmem ingest``.
 
 Only the local server (``graphmem neo4j start``) can be loaded this way: the database is
-replaced (``--overwrite`` is required when it holds data). The input is checked and the CSV
+replaced (``--overwrite`` is required when it holds data: any node; a stopped server's
+database folder counts as data, :func:`check_can_import`). The input is checked and the CSV
 files written while a running server keeps running; ``graphmem neo4j import`` stops it only
 then (``stop_server``), so a bad record leaves the server and the store as they were. If
 neo4j-admin itself fails, the database's folders (moved aside before it ran) are put back and
@@ -33,7 +34,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from graphmem.config import Settings
-from graphmem.errors import InvalidInputError, LocalServerError
+from graphmem.db import Store, open_driver
+from graphmem.errors import GraphMemError, InvalidInputError, LocalServerError
 from graphmem.ingest import IngestSummary, collapse, person_key, validate
 from graphmem.llm.timing import Stopwatch
 from graphmem.order import plan_order
@@ -398,23 +400,64 @@ def csv_folder(folder: Path) -> None:
 def check_can_import(settings: Settings, *, overwrite: bool, running_ok: bool = False) -> LocalServer:
     """The local server, after checking that the importer may replace its database.
 
+    Nothing is stopped or changed here. A database holds data when it holds any node: one
+    that ``graphmem neo4j start`` just created, with or without ``graphmem schema apply``
+    (constraints and indexes are no nodes), is imported into without ``overwrite``. A running
+    server is asked (``stats/any_node``: at most one node read); a stopped server cannot be
+    asked, so a database folder with files in it is refused unless ``overwrite`` (start the
+    server and the check asks it instead).
+
     Args:
         running_ok: a running server is allowed (the caller stops it once the input is written).
 
     Raises:
-        LocalServerError: the server is running (unless ``running_ok``), or the database holds
-            data and ``overwrite`` is false.
+        LocalServerError: the server is running (unless ``running_ok``); or ``overwrite`` is
+            false and the running server's database holds a node, or the server is stopped and
+            its database folder has files, or the running server cannot be asked.
     """
     server = LocalServer(settings)
-    if not running_ok and server.pid() is not None:
+    running = server.pid() is not None
+    if not running_ok and running:
         raise LocalServerError("stop the local server first (graphmem neo4j stop): the importer needs it down")
-    db_dir = server.home / "data" / "databases" / settings.neo4j_database
-    if db_dir.exists() and any(db_dir.iterdir()) and not overwrite:
+    if overwrite:
+        return server
+    db = settings.neo4j_database
+    if running:
+        if _holds_nodes(settings, server):
+            raise LocalServerError(
+                f"database {db!r} holds data; the importer replaces it: "
+                "pass --overwrite to do so, or use `graphmem ingest --embed later`"
+            )
+        return server
+    db_dir = server.home / "data" / "databases" / db
+    if db_dir.exists() and any(db_dir.iterdir()):
+        start = "start it (`graphmem neo4j start`) to have it checked, " if running_ok else ""
         raise LocalServerError(
-            f"database {settings.neo4j_database!r} already exists; the importer replaces it: "
-            "pass --overwrite to do so, or use `graphmem ingest --embed later`"
+            f"database {db!r} already exists and the server is stopped, so whether it holds data cannot "
+            f"be checked; the importer replaces it: {start}pass --overwrite to replace it, or use "
+            "`graphmem ingest --embed later`"
         )
     return server
+
+
+def _holds_nodes(settings: Settings, server: LocalServer) -> bool:
+    """Whether the running local server's database holds any node (asked over its Bolt port).
+
+    Raises:
+        LocalServerError: the server cannot be reached or asked (still starting, wrong password ...).
+    """
+    local = settings.model_copy(update={"neo4j_uri": server.status().bolt_uri})
+    try:
+        driver = open_driver(local)
+        try:
+            return bool(Store(driver, settings.neo4j_database).read("stats/any_node")[0]["nodes"])
+        finally:
+            driver.close()
+    except GraphMemError as e:
+        raise LocalServerError(
+            f"cannot ask the local server whether database {settings.neo4j_database!r} holds data: {e}\n"
+            "Wait until it is ready (`graphmem neo4j start` waits), or pass --overwrite to replace the database."
+        ) from e
 
 
 def run_importer(

@@ -222,32 +222,51 @@ def _rescored(
 
 def fulltext_candidates(
     store: Store, group_id: str, query: str, depth: int, state: GroupState | None = None,
+    max_instant: float | None = None,
 ) -> tuple[list[tuple[str, float]], dict[str, dict]]:
     """Lucene's top ``depth`` of the group for ``query`` and their stored documents, in one
     round trip (``search/fulltext_documents``: the documents come with the hits).
+
+    ``max_instant`` (as-of, epoch seconds): the top ``depth`` among the group's messages at or
+    before it (a message without an instant is left out), so later matches take no place;
+    Lucene's hits are filtered as they are read (``search/fulltext_documents_as_of``), reading
+    more of them (x4 a round) while fewer than ``depth`` survive and Lucene has more
+    (:func:`widened_read`). None: no time limit (one read).
 
     Returns:
         (ranking, docs): Lucene's (id, BM25 score > 0) best first (as :func:`fulltext_ranking`),
         and id -> row with ``doc`` (search_text), ``person_id``, ``instant``, ``prev_id`` and
         ``next_id`` (the keys of ``cypher/query/message_documents``) for those of them that have
-        a sender; both empty when nothing matches. ``state`` is unused (same arguments as the
-        rankings).
+        a sender; both empty when nothing matches. ``state``: only its store size bounds the
+        as-of widening (read when None).
     """
     terms = search_terms(query)
     if not terms:
         return [], {}
-    rows = store.read(
-        "search/fulltext_documents", group_id=group_id, group_key=group_key(group_id),
-        terms=terms, k=depth,
-    )
+    if max_instant is None:
+        rows = store.read(
+            "search/fulltext_documents", group_id=group_id, group_key=group_key(group_id),
+            terms=terms, k=depth,
+        )
+    else:
+        total = (state or group_state(store, group_id)).total
+        rows = widened_read(
+            store, "search/fulltext_documents_as_of", depth, max(total, 1), group_id=group_id,
+            group_key=group_key(group_id), terms=terms, max_instant=max_instant,
+        )
     ft = [(r["id"], float(r["score"])) for r in rows]
     return ft, {r["id"]: r for r in rows if r["person_id"] is not None}
+
+
+AS_OF_FETCH_MAX = 10_000
+"""Most nearest messages an as-of dense read takes from a group's own vector index before it
+scores the group's messages up to the instant exactly instead (:func:`vector_ranking`)."""
 
 
 def vector_ranking(
     store: Store, embedder: Embedder, group_id: str, query: str, k: int,
     state: GroupState | None = None, vector: list[float] | None = None,
-    fields: dict[str, dict] | None = None,
+    fields: dict[str, dict] | None = None, max_instant: float | None = None,
 ) -> list[tuple[str, float]]:
     """Top-``k`` (message id, score) of the group for ``query`` (or ``vector`` when given), best first.
 
@@ -260,12 +279,22 @@ def vector_ranking(
     ``fields``: when given, the hits' message fields are added to it (id -> row with the
     columns of ``search/get_messages``, for :func:`hydrate`'s ``known``), where the statement
     returned them (exact and own-index reads).
+
+    ``max_instant`` (as-of, epoch seconds): the top ``k`` among the group's messages at or before
+    it (a message without an instant is left out), never later ones. The exact scan filters in
+    the statement. An approximate index knows no time: the ``max(4 k, 100)`` nearest are read
+    and filtered, x4 more each round while fewer than ``k`` survive, up to
+    :data:`AS_OF_FETCH_MAX` (or the store's size); if still fewer than ``k`` survive (the instant
+    is early: few messages are that old), the group's messages up to the instant are scored
+    exactly. None: no time limit (the reads are the same as without the argument).
     """
     vec = vector if vector is not None else embedder.encode([query])[0].tolist()
     state = state or group_state(store, group_id)
 
     def exact() -> list[tuple[str, float]]:
-        rows = store.read("search/vector_messages_exact", group_id=group_id, vector=vec, k=k)
+        rows = store.read(
+            "search/vector_messages_exact", group_id=group_id, vector=vec, k=k, max_instant=max_instant,
+        )
         if fields is not None:
             fields.update(message_fields(rows))
         return [(r["id"], float(r["score"])) for r in rows]
@@ -273,10 +302,18 @@ def vector_ranking(
     if not state.vector_index:
         return exact()
     try:
-        rows = store.read(
-            "search/vector_messages_scoped", index=state.vector_index, group_id=group_id,
-            vector=vec, k=k,
-        )
+        if max_instant is None:
+            rows = store.read(
+                "search/vector_messages_scoped", index=state.vector_index, group_id=group_id,
+                vector=vec, k=k,
+            )
+        else:
+            rows = widened_read(
+                store, "search/vector_messages_scoped_as_of", k, max(min(state.total, AS_OF_FETCH_MAX), 1),
+                index=state.vector_index, group_id=group_id, vector=vec, max_instant=max_instant,
+            )
+            if len(rows) < k:
+                return exact()
         if fields is not None:
             fields.update(message_fields(rows))
         return [(r["id"], float(r["score"])) for r in rows]
@@ -287,7 +324,7 @@ def vector_ranking(
     try:
         hits = widened_read(
             store, "search/vector_messages_index", k, max(state.total, 1), vector=vec,
-            group_id=group_id,
+            group_id=group_id, max_instant=max_instant,
         )
     except Neo4jError:  # the global index is absent as well
         return exact()

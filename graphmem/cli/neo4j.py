@@ -43,7 +43,9 @@ def import_(
     path: Annotated[Path, typer.Argument(help="File or folder to load (as for `graphmem ingest`).")],
     fmt: Annotated[str, typer.Option("--format", "-f", help="jsonl, locomo, socialmem, groupmem, evermem")] = "jsonl",
     group: Annotated[Optional[str], typer.Option("--group", help="Group id (override/select).")] = None,
-    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace a database that holds data.")] = False,
+    overwrite: Annotated[bool, typer.Option(
+        "--overwrite", help="Replace a database that holds data (any node; a stopped server's database "
+        "cannot be checked and counts as data).")] = False,
     csv_dir: Annotated[Optional[Path], typer.Option("--csv-dir", help="Where the CSV files go.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary.")] = False,
 ) -> None:
@@ -54,6 +56,15 @@ def import_(
     the server, imports, starts it and applies the schema (indexes build in bulk). If the
     importer fails, the database is put back as it was and the server started again. Writes the
     graph `ingest --embed later` writes. Fill vectors afterwards with `graphmem embed --group G`.
+
+    An empty database (no node: a fresh `graphmem neo4j start`, schema applied or not) needs no
+    --overwrite; the running server is asked. A stopped server cannot be asked, so its existing
+    database is refused without --overwrite: start it first to have it checked. Either refusal
+    comes before the input is read and before anything is stopped.
+
+    It pays off from some tens of thousands of messages: stop, import, start and schema cost
+    about a minute whatever the size (a running `graphmem serve` gets errors meanwhile); below that,
+    `graphmem ingest --embed later` is faster.
     """
     import tempfile
     import threading

@@ -199,7 +199,11 @@ def gather_recall(
     """Read the rankings the pool is fused from (store and embedder work only).
 
     ``state``: the group's state when the caller has just read it (one read per ask, shared by
-    its recalls); None reads it here.
+    its recalls); None reads it here. ``max_instant`` (as-of, epoch seconds): every ranking -
+    fulltext candidates, the dense ranking and its context window, person and time sub-pools -
+    is built from the group's messages at or before it (one without an instant is left out, as
+    ``_instant_or_inf`` does), so the pool holds the best older messages even when every best
+    match is later; None: no time limit.
 
     Raises:
         NotFoundError: the group has no messages.
@@ -233,7 +237,7 @@ def gather_recall(
     vector_fields: dict[str, dict[str, Any]] = {}
     dense = in_background(
         _dense_ranking, store, embedder, group_id, question, max(config.vector_depth, n), state, qvec, config,
-        vector_fields,
+        vector_fields, max_instant,
     )
     persons = list(anchors.persons)
     if not persons and anchors.every_member:
@@ -248,7 +252,9 @@ def gather_recall(
     ) if anchors.windows or anchors.sessions else None
 
     ft_query = f"{question} {issue}" if issue and config.w_issue_terms > 0 else question
-    ft, out.docs = fulltext_candidates(store, group_id, ft_query, max(config.fulltext_depth, n), state)
+    ft, out.docs = fulltext_candidates(
+        store, group_id, ft_query, max(config.fulltext_depth, n), state, max_instant=max_instant,
+    )
     if config.local_bm25 and out.docs:
         stats = group_stats(store, group_id, state.version)
         ft = rescore(
@@ -257,7 +263,7 @@ def gather_recall(
         )
         if config.neighbour_share > 0 and ft:
             ft = _smoothed(store, group_id, ft, out.docs, config)
-    if max_instant is not None:
+    if max_instant is not None:  # neighbours that smoothing added may be later
         ft = [(i, s) for i, s in ft if (out.docs.get(i, {}).get("instant") or float("inf")) <= max_instant]
     out.fulltext = ft[: max(config.fulltext_depth, n)]
     out.fields.update(out.docs)
@@ -286,21 +292,27 @@ def gather_recall(
 def _dense_ranking(
     store: Store, embedder: Embedder, group_id: str, question: str, depth: int, state: GroupState,
     qvec: list[float], config: RecallConfig, fields: dict[str, dict[str, Any]],
+    max_instant: float | None = None,
 ) -> tuple[list[str], list[str], DenseEvidence]:
     """The dense ranking's ids, those by each turn's own cosine when the context window is on,
     and the cosines the reads returned (for :mod:`graphmem.query.head_rank`).
 
     Over the context window (when configured) the dense top context_depth and their NEXT
     neighbours are re-scored by :func:`context_ranking`; the second list is then the plain
-    order (the pool's tail is fused with it), else it is empty.
+    order (the pool's tail is fused with it), else it is empty. ``max_instant`` (as-of): both
+    the ranking and the context window hold only messages at or before it.
     """
     wide = max(depth, config.context_depth) if config.context_share > 0 else depth
-    dense = vector_ranking(store, embedder, group_id, question, wide, state, vector=qvec, fields=fields)
+    dense = vector_ranking(
+        store, embedder, group_id, question, wide, state, vector=qvec, fields=fields, max_instant=max_instant,
+    )
     evidence = DenseEvidence(own=[(i, 2.0 * s - 1.0) for i, s in dense])
     evidence.cosines = dict(evidence.own)
     if not (config.context_share > 0 and dense):
         return [i for i, _ in dense[:depth]], [], evidence
-    read = store.read("query/context_cosines", group_id=group_id, ids=[i for i, _ in dense], vector=qvec)
+    read = store.read(
+        "query/context_cosines", group_id=group_id, ids=[i for i, _ in dense], vector=qvec, max_instant=max_instant,
+    )
     plain = [i for i, _ in dense[:depth]]
     rows = context_rows(read[0]) if read else []
     context = context_ranking(rows, config.context_share)

@@ -192,22 +192,17 @@ def test_importer_runs_and_keeps_its_report_out_of_the_working_directory(tmp_pat
     assert "26 nodes" in report.tool_output
 
 
-def test_import_checks_the_input_before_it_stops_a_running_server(tmp_path) -> None:
-    """``graphmem neo4j import`` against a real running server of its own (a throwaway home and
-    ports, never the test server): a bad file is named (file, line, field) while the server
-    keeps running with its data; a good file stops it only after its CSV files are written,
-    imports, and starts it again. Before, the command refused a running server, so the user
-    stopped it first and learnt of the bad record with the server down."""
-    import json as _json
+def own_server(tmp_path: Path):
+    """Settings of a local server of its own (a throwaway home and free ports, never the test
+    server), a runner of the ``graphmem`` command against it, and a count of a group's messages
+    in it (the server must run)."""
     import os
     import subprocess
     import sys
 
     from graphmem.config import Settings
     from graphmem.db import Store, open_driver
-    from graphmem.ingest import ingest_conversations
     from graphmem.local_server import LocalServer
-    from tests.factories import conversation
     from tests.processes import free_port
 
     ports = {"GRAPHMEM_NEO4J_BOLT_PORT": str(free_port()), "GRAPHMEM_NEO4J_HTTP_PORT": str(free_port())}
@@ -220,10 +215,13 @@ def test_import_checks_the_input_before_it_stops_a_running_server(tmp_path) -> N
     if assembled.assembled():
         settings.neo4j_home.mkdir(parents=True)
         (settings.neo4j_home / "lib").symlink_to(assembled.lib, target_is_directory=True)
-    graphmem = str(Path(sys.executable).parent / "graphmem")
+    # this checkout's code (the venv's ``graphmem`` launcher imports whichever copy is installed)
+    root = str(Path(__file__).resolve().parents[2])
+    env["PYTHONPATH"] = os.pathsep.join(x for x in (root, env.get("PYTHONPATH")) if x)
 
     def cli(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([graphmem, *args], capture_output=True, text=True, timeout=600, env=env)
+        return subprocess.run([sys.executable, "-m", "graphmem", *args], capture_output=True, text=True,
+                              timeout=600, env=env, cwd=root)
 
     def messages(gid: str) -> int:
         driver = open_driver(settings)
@@ -232,6 +230,23 @@ def test_import_checks_the_input_before_it_stops_a_running_server(tmp_path) -> N
         finally:
             driver.close()
 
+    return settings, cli, messages
+
+
+def test_import_checks_the_input_before_it_stops_a_running_server(tmp_path) -> None:
+    """``graphmem neo4j import`` against a real running server of its own (a throwaway home and
+    ports, never the test server): a bad file is named (file, line, field) while the server
+    keeps running with its data; a good file stops it only after its CSV files are written,
+    imports, and starts it again. Before, the command refused a running server, so the user
+    stopped it first and learnt of the bad record with the server down."""
+    import json as _json
+
+    from graphmem.db import Store, open_driver
+    from graphmem.ingest import ingest_conversations
+    from graphmem.local_server import LocalServer
+    from tests.factories import conversation
+
+    settings, cli, messages = own_server(tmp_path)
     server = LocalServer(settings)
     try:
         pid = server.start().pid
@@ -282,5 +297,56 @@ def test_import_checks_the_input_before_it_stops_a_running_server(tmp_path) -> N
         assert report["stopped_server"] is True and report["messages_written"] == 3
         assert server.pid() not in (None, pid)  # stopped, imported, started again
         assert (messages("fresh"), messages("kept")) == (3, 0)  # the database was replaced
+    finally:
+        server.stop()
+
+
+def test_import_into_an_empty_database_needs_no_overwrite(tmp_path) -> None:
+    """``graphmem neo4j import`` right after ``graphmem neo4j start`` (+ ``schema apply``) loads
+    without ``--overwrite``: the database exists but holds no node (constraints and indexes are
+    no data). Before, the database folder merely existing was refused. A database holding a
+    node is still refused without ``--overwrite``, before anything is stopped; so is a stopped
+    server's database, which cannot be asked."""
+    import json as _json
+
+    from graphmem.db import Store, open_driver
+    from graphmem.local_server import LocalServer
+    from graphmem.schema import apply_schema
+
+    settings, cli, messages = own_server(tmp_path)
+    path = tmp_path / "chat.jsonl"
+    path.write_text("".join(_json.dumps({"group": "first", "session": "s1", "speaker": "Ana", "text": f"line {i}",
+                                         "ts": f"2026-03-01T10:00:0{i}", "id": f"f{i}"}) + "\n" for i in range(3)),
+                    encoding="utf-8")
+    server = LocalServer(settings)
+    try:
+        server.start()
+        driver = open_driver(settings)
+        try:
+            apply_schema(Store(driver), 384)  # constraints and indexes, no node
+        finally:
+            driver.close()
+        assert any((settings.neo4j_home / "data" / "databases" / settings.neo4j_database).iterdir())
+
+        res = cli("neo4j", "import", str(path), "--format", "jsonl", "--json", "--csv-dir", str(tmp_path / "csv1"))
+        assert res.returncode == 0, res.stderr
+        assert _json.loads(res.stdout)["messages_written"] == 3
+        pid = server.pid()
+        assert pid is not None and messages("first") == 3
+
+        # now it holds data: refused, the server running on and the store untouched
+        res = cli("neo4j", "import", str(path), "--format", "jsonl", "--csv-dir", str(tmp_path / "csv2"))
+        assert res.returncode == 1 and "Traceback" not in res.stderr, res.stderr
+        err = " ".join(res.stderr.split())
+        assert "holds data" in err and "--overwrite" in err, err
+        assert server.pid() == pid and messages("first") == 3
+
+        # a stopped server cannot be asked: its database is refused, and nothing is started
+        server.stop()
+        res = cli("neo4j", "import", str(path), "--format", "jsonl", "--csv-dir", str(tmp_path / "csv3"))
+        assert res.returncode == 1 and "Traceback" not in res.stderr, res.stderr
+        err = " ".join(res.stderr.split())
+        assert "server is stopped" in err and "graphmem neo4j start" in err and "--overwrite" in err, err
+        assert server.pid() is None
     finally:
         server.stop()

@@ -108,7 +108,7 @@ def test_without_the_global_vector_index_search_scores_the_group_exactly(
         fallback = vector_ranking(store, embedder, a, "lighthouse printer", 12, state)
         exact = [(r["id"], float(r["score"])) for r in store.read(
             "search/vector_messages_exact", group_id=a,
-            vector=embedder.encode(["lighthouse printer"])[0].tolist(), k=12)]
+            vector=embedder.encode(["lighthouse printer"])[0].tolist(), k=12, max_instant=None)]
         assert fallback == exact and len(fallback) == 12
         assert {i for i, _ in fallback} == {i for i, _ in own}
         assert all(i.startswith("a-") for i, _ in fallback)

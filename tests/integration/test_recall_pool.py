@@ -205,3 +205,96 @@ def test_a_short_answer_between_two_hits_rises_in_the_dense_ranking(store, embed
     assert inputs.vector_plain == [f"m{i:04d}" for i in np.argsort(-cos, kind="stable")]
     alone = gather_recall(store, embedder, group_id, q, 5, roster=roster, config=RecallConfig(context_share=0.0)).vector
     assert answer not in alone[:3]
+
+
+KEYS_BEFORE = [  # (speaker, text): what was said about the keys before the as-of instant
+    ("Ana", "I left the spare lighthouse keys with the harbour master this morning."),
+    ("Ben", "Noted, the harbour master keeps the spare keys of the lighthouse now."),
+    ("Ana", "If you need the lighthouse keys, ask the harbour master for the spare set."),
+    ("Ben", "The harbour master gave the spare lighthouse keys back to me for the weekend."),
+]
+FILLER_BEFORE = ["Lunch is at the noodle place.", "The ferry runs late on Sundays.", "Who brings the map?"]
+AS_OF = "2026-04-01T00:00:00+00:00"
+
+
+def _keys_rows(later: int) -> list[dict]:
+    """The keys talk and some filler in March, then ``later`` turns in May that say the same more
+    plainly: every top match of a question about the keys is after :data:`AS_OF`."""
+    rows = [{"speaker": s, "text": t, "ts": f"2026-03-0{i + 1}T10:00:00+00:00", "session": "march"}
+            for i, (s, t) in enumerate(KEYS_BEFORE)]
+    rows += [{"speaker": "Ana", "text": t, "ts": f"2026-03-1{i}T10:00:00+00:00", "session": "march"}
+             for i, t in enumerate(FILLER_BEFORE)]
+    rows += [{"speaker": ("Cy", "Dora")[i % 2], "text": f"where are the spare lighthouse keys? the spare lighthouse "
+              f"keys are in the blue drawer (update {i})", "ts": f"2026-05-{1 + i // 60:02d}T10:{i % 60:02d}:00+00:00",
+              "session": "may"} for i in range(later)]
+    return rows
+
+
+def test_as_of_pool_holds_the_older_messages_when_every_top_match_is_later(store, embedder, group_id):
+    """``ask --as-of T`` where ~250 turns after T match the question better than anything before
+    it: every ranking is built from the messages at or before T (fulltext, dense, its context
+    window), so the pool holds the older talk about the keys. Before, the dense top-k and the
+    fulltext candidates were taken over all messages and the later ones dropped afterwards: the
+    pool was empty and ask printed no excerpt."""
+    from graphmem.query import ask
+    from graphmem.search import group_state
+    from graphmem.times import instant
+
+    ingest_conversations(store, [conversation(group_id, _keys_rows(250))], embedder)
+    assert not group_state(store, group_id).vector_index  # scored exactly
+    older = {f"m{i:04d}" for i in range(len(KEYS_BEFORE) + len(FILLER_BEFORE))}
+    relevant = {f"m{i:04d}" for i in range(len(KEYS_BEFORE))}
+    roster = read_roster(store, group_id)
+    q = "Where are the spare lighthouse keys?"
+    proj = fallback_projection(q, roster)
+    now = recall_pool(store, embedder, group_id, q, 10, roster=roster, projection=proj)
+    assert not {h.id for h in now} & older  # the later turns are the best matches
+
+    t = instant(AS_OF)
+    inputs = gather_recall(store, embedder, group_id, q, 10, roster=roster, projection=proj, max_instant=t)
+    for name in ("fulltext", "vector", "vector_plain"):
+        ids = [x[0] if isinstance(x, tuple) else x for x in getattr(inputs, name)]
+        assert ids and set(ids) <= older, name
+    assert relevant <= {i for i, _ in inputs.fulltext}
+    pool = recall_pool(store, embedder, group_id, q, 10, roster=roster, projection=proj, max_instant=t)
+    assert {h.id for h in pool[:4]} == relevant and {h.id for h in pool} <= older
+
+    result = ask(store, embedder, group_id, q, as_of=AS_OF)
+    assert result.excerpts and {h.id for h in result.excerpts} <= older
+    assert relevant <= set(result.message_ids) <= older
+
+
+def test_as_of_dense_read_from_the_groups_own_vector_index(store, embedder, group_id, monkeypatch):
+    """A group with its own (approximate) vector index: the as-of dense read oversamples the
+    index and keeps the messages at or before T, widening while fewer than k survive (the 100
+    nearest of 207 are all later: a second round reads them all), and scores the group exactly
+    up to T when the index holds too few that old: the exact as-of ranking either way."""
+    from graphmem.search import group_state, vector_ranking
+    from graphmem.times import instant
+
+    ingest_conversations(store, [conversation(group_id, _keys_rows(200))], embedder, exact_max=24)
+    state = group_state(store, group_id)
+    assert state.vector_index
+    relevant = [f"m{i:04d}" for i in range(len(KEYS_BEFORE))]
+    q, t = "Where are the spare lighthouse keys?", instant(AS_OF)
+    vec = embedder.encode([q])[0].tolist()
+
+    def exact(k: int) -> list[str]:
+        rows = store.read("search/vector_messages_exact", group_id=group_id, vector=vec, k=k, max_instant=t)
+        return [r["id"] for r in rows]
+
+    assert not set(i for i, _ in vector_ranking(store, embedder, group_id, q, 10, state)) & set(relevant)
+    reads: list[tuple[str, object]] = []
+    read = store.read
+    monkeypatch.setattr(store, "read", lambda name, **p: reads.append((name, p.get("fetch"))) or read(name, **p))
+    # 3 of the 4 old turns: found in the index after widening
+    three = [i for i, _ in vector_ranking(store, embedder, group_id, q, 3, state, max_instant=t)]
+    assert [name for name, _ in reads] == ["search/vector_messages_scoped_as_of"] * 2  # no exact scan
+    assert reads[0][1] == 100 and reads[1][1] >= 207  # oversampled, then widened
+    assert three == exact(3) and set(three) <= set(relevant)
+    # 10 wanted, 7 messages that old: the group scored exactly up to T
+    ten = [i for i, _ in vector_ranking(store, embedder, group_id, q, 10, state, max_instant=t)]
+    assert ten == exact(10) and len(ten) == 7 and set(ten[:4]) == set(relevant)
+    monkeypatch.undo()
+    pool = recall_pool(store, embedder, group_id, q, 10, roster=read_roster(store, group_id), max_instant=t)
+    assert {h.id for h in pool[:4]} == set(relevant) and len(pool) == 7
