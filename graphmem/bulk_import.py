@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import csv
 import os
-import secrets
 import shutil
 import subprocess
 from dataclasses import dataclass, field
@@ -61,7 +60,7 @@ class ImportReport:
 
 #: Columns of each CSV file (the first line of the file, or its own header file for parts).
 HEADERS: dict[str, list[str]] = {
-    "groups": [":ID", "id", "name", "message_seq:long", "vector_rev:long", ":LABEL"],
+    "groups": [":ID", "id", "name", "message_seq:long", ":LABEL"],
     "persons": [":ID", "id", "group_id", "name", "speaker_id", "aliases:string[]", ":LABEL"],
     "sessions": [":ID", "id", "group_id", "channel", "index:long", "ts", ":LABEL"],
     "messages": [
@@ -110,7 +109,7 @@ def write_group(
     """
     g_node = next_id
     next_id += 1
-    w["groups"].writerow([g_node, gid, name, len(items), secrets.randbits(52), "Group"])  # as merge_group
+    w["groups"].writerow([g_node, gid, name, len(items), "Group"])  # vector_rev: schema apply seeds it
     summary.messages_skipped += skipped
     summary.groups += 1
     summary.groups_created += 1

@@ -65,6 +65,7 @@ def apply_schema(
     _check_vector_dimensions(store, dimensions)
     _migrate_fulltext(store)
     store.write("meta/backfill_search_text")
+    store.write("meta/seed_vector_revs")
     names = [n for n in schema_templates() if global_vector_index or n != GLOBAL_VECTOR_TEMPLATE]
     if not global_vector_index and any(r["name"] == "message_embedding" for r in store.read("meta/list_indexes")):
         store.write("meta/drop_index", name="message_embedding")

@@ -91,7 +91,10 @@ def from_csv(folder: Path, files: dict[str, list[Path]] | None = None) -> tuple[
                         key, _, kind = col.partition(":")
                         props[key] = TYPES[kind](value) if kind else value
                 by_id[node] = (labels[0] if len(labels) == 1 else "Message", props["id"])
-                node_set.add((labels, tuple(sorted(_nonce(props).items()))))
+                props = _nonce(props)
+                if labels == ("Group",):  # not in the CSV: schema apply seeds it after the import
+                    props["vector_rev"] = "random"
+                node_set.add((labels, tuple(sorted(props.items()))))
     rels = set()
     for start, end, typ in read_rows(files["rels"])[1:]:
         (al, a), (bl, b) = by_id[start], by_id[end]
@@ -333,6 +336,12 @@ def test_import_into_an_empty_database_needs_no_overwrite(tmp_path) -> None:
         assert _json.loads(res.stdout)["messages_written"] == 3
         pid = server.pid()
         assert pid is not None and messages("first") == 3
+        driver = open_driver(settings)
+        try:  # schema apply after the import seeds the group's random vector_rev (graphmem.vector_cache)
+            rev = Store(driver).read_text("MATCH (g:Group {id: 'first'}) RETURN g.vector_rev AS r")[0]["r"]
+        finally:
+            driver.close()
+        assert isinstance(rev, int) and 0 <= rev < 2**52
 
         # now it holds data: refused, the server running on and the store untouched
         res = cli("neo4j", "import", str(path), "--format", "jsonl", "--csv-dir", str(tmp_path / "csv2"))
