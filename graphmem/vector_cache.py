@@ -17,7 +17,7 @@ Freshness: an entry is used only while it matches the group's state that ``ask``
   That holds because every other write moves ``vector_rev``: a late message (placed before
   messages already stored, whose positions then move) marks the group in the same transaction
   (``ingest/mark_inserted``), and a group created again under an old id starts at a new random
-  ``vector_rev`` (``ingest/merge_group``, the bulk importer).
+  ``vector_rev`` (``ingest/merge_group``; ``schema apply`` seeds the importer's groups).
 
 A person without a usable entry is ranked by Neo4j as before, and the entry is filled by a
 daemon thread for the next query, so no query waits for a load (14,000 vectors: about two
