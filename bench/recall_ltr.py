@@ -2,6 +2,7 @@
 
 Usage (after ``bench/recall_lab.py dump``):
     .venv/bin/python bench/recall_ltr.py [--cache runs/lab/cache.pkl] [--c 1.0] [--drop F1,F2] [--export]
+    .venv/bin/python bench/recall_ltr.py --tail 150   # the rejected experiment for places 11-40
 
 For every question the pool is built as the product builds it without the re-ranking
 (``recall_lab.pool`` with ``head_rerank=False``), and each of its 40 turns gets the product's
@@ -92,13 +93,64 @@ def score(rows: list[dict], ranked: dict[int, list[str]], label: str) -> None:
         print(line)
 
 
+def tail_experiment(cache: Path, depth: int, c: float) -> None:
+    """``--tail D``: places 11-40 chosen by a second model from the pool plus the fulltext,
+    context-window and own-cosine top ``D`` (features: the head's, whether the turn is in the
+    pool, and how many of the first 10 share its session). Prints R@40 before -> after, out
+    of fold. Not in the product (docs/query.md, sixth round)."""
+    groups, questions, tv = recall_lab.load(cache)
+    rows = []
+    for q in questions:
+        g = groups[q["group"]]
+        tr: dict = {}
+        pool = recall_lab.pool(g, q, tv, dict(recall_lab.BASE), trace=tr)
+        inp = tr["inputs"]
+        cand = list(dict.fromkeys(pool + [m for m, _ in inp.fulltext[:depth]] + [m for m, _ in inp.dense.context[:depth]]
+                                  + [m for m, _ in inp.dense.own[:depth]]))
+        X = head_features(cand, inp.fulltext, inp.dense, inp.person_vector, inp.window, inp.senders)
+        X[len(pool):, :2] = 0.0  # pool place and head flag: not in the pool
+        head_sessions = [g.session[g.by_id[m]] for m in pool[:HEAD]]
+        extra = np.array([[float(k < len(pool)), float(head_sessions.count(g.session[g.by_id[m]]))]
+                          for k, m in enumerate(cand)])
+        rest = [k for k, m in enumerate(cand) if m not in set(pool[:HEAD])]
+        gold = set(q["gold"])
+        rows.append({"q": q, "pool": pool, "cand": cand, "X": np.hstack([X, extra]), "rest": rest,
+                     "y": np.array([m in gold for m in cand]), "half": recall_lab.half(g)})
+    for label, split in (("halves", lambda r: r["half"]), ("transfer", lambda r: r["q"]["bench"])):
+        ranked: dict[int, list[str]] = {}
+        for part in sorted({split(r) for r in rows}):
+            w = raw_weights(fit([{"X": r["X"][r["rest"]], "y": r["y"][r["rest"]]} for r in rows if split(r) != part], c))
+            for k, r in enumerate(rows):
+                if split(r) == part:
+                    s = r["X"] @ w
+                    tail = sorted(r["rest"], key=lambda j: (-s[j], j))[: 40 - HEAD]
+                    ranked[k] = r["pool"][:HEAD] + [r["cand"][j] for j in tail]
+        for bench in ("locomo", "socialmem"):
+            sub = [(k, r) for k, r in enumerate(rows) if r["q"]["bench"] == bench]
+
+            def r40(items, use: bool) -> float:
+                return float(np.mean([recall_lab.recall(ranked[k] if use else r["pool"], r["q"]["gold"], 40)
+                                      for k, r in items]))
+
+            line = f"  {label:9s} {bench:9s} R@40 {r40(sub, False):.3f} -> {r40(sub, True):.3f} |"
+            for cat in sorted({r["q"]["category"] for _, r in sub}):
+                cs = [(k, r) for k, r in sub if r["q"]["category"] == cat]
+                line += f" {cat} {r40(cs, False):.3f}->{r40(cs, True):.3f}"
+            print(line)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cache", type=Path, default=Path("runs/lab/cache.pkl"))
     ap.add_argument("--c", type=float, default=1.0, help="inverse regularisation strength")
     ap.add_argument("--drop", default="", help="comma-separated FEATURES left out (weight 0)")
     ap.add_argument("--export", action="store_true", help="print WEIGHTS fitted on every question")
+    ap.add_argument("--tail", type=int, default=0, metavar="D",
+                    help="instead: the experiment choosing places 11-40 from candidates D deep")
     a = ap.parse_args()
+    if a.tail:
+        tail_experiment(a.cache, a.tail, a.c)
+        return
     rows = collect(a.cache)
     drop = {FEATURES.index(f) for f in a.drop.split(",") if f}
     for r in rows:
