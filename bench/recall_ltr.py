@@ -31,7 +31,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import recall_lab  # noqa: E402
 
-from graphmem.query.head_rank import FEATURES, head_features  # noqa: E402
+from graphmem.query.head_rank import FEATURES, head_features, rerank_head  # noqa: E402
 
 HEAD = 10
 
@@ -69,27 +69,35 @@ def raw_weights(model) -> np.ndarray:
     return model[-1].coef_[0] / np.where(scale > 0, scale, 1.0)
 
 
-def rerank(r: dict, w: np.ndarray) -> list[str]:
-    s = r["X"] @ w
-    order = sorted(range(len(r["pool"])), key=lambda k: (-s[k], k))
-    top = [r["pool"][k] for k in order[:HEAD]]
-    return top + [m for m in r["pool"] if m not in set(top)]
+SPLITS = (("halves", lambda r: r["half"]), ("transfer", lambda r: r["q"]["bench"]))
+"""Out-of-fold splits: tune / held-out halves, and one benchmark against the other."""
 
 
-def score(rows: list[dict], ranked: dict[int, list[str]], label: str) -> None:
+def out_of_fold(rows: list[dict], split, order, c: float, train=lambda r: r) -> dict[int, list[str]]:
+    """Row index -> ``order(row, weights)`` with weights fitted on the rows of the other parts
+    of ``split`` (``train(row)``: the row's part that is fitted on, {"X", "y"})."""
+    ranked: dict[int, list[str]] = {}
+    for part in sorted({split(r) for r in rows}):
+        w = raw_weights(fit([train(r) for r in rows if split(r) != part], c))
+        ranked.update({k: order(r, w) for k, r in enumerate(rows) if split(r) == part})
+    return ranked
+
+
+def score(rows: list[dict], ranked: dict[int, list[str]], label: str, k: int = 10) -> None:
+    """R@k of the pool -> of ``ranked``, per benchmark and category."""
     for bench in ("locomo", "socialmem"):
-        sub = [(k, r) for k, r in enumerate(rows) if r["q"]["bench"] == bench and k in ranked]
+        sub = [(i, r) for i, r in enumerate(rows) if r["q"]["bench"] == bench and i in ranked]
         if not sub:
             continue
 
-        def r10(items, use: bool) -> float:
-            return float(np.mean([recall_lab.recall(ranked[k] if use else r["pool"], r["q"]["gold"], 10)
-                                  for k, r in items]))
+        def rk(items, use: bool) -> float:
+            return float(np.mean([recall_lab.recall(ranked[i] if use else r["pool"], r["q"]["gold"], k)
+                                  for i, r in items]))
 
-        line = f"  {label:9s} {bench:9s} n={len(sub):4d} R@10 {r10(sub, False):.3f} -> {r10(sub, True):.3f} |"
+        line = f"  {label:9s} {bench:9s} n={len(sub):4d} R@{k} {rk(sub, False):.3f} -> {rk(sub, True):.3f} |"
         for c in sorted({r["q"]["category"] for _, r in sub}):
-            cs = [(k, r) for k, r in sub if r["q"]["category"] == c]
-            line += f" {c} {r10(cs, False):.3f}->{r10(cs, True):.3f}"
+            cs = [(i, r) for i, r in sub if r["q"]["category"] == c]
+            line += f" {c} {rk(cs, False):.3f}->{rk(cs, True):.3f}"
         print(line)
 
 
@@ -116,27 +124,15 @@ def tail_experiment(cache: Path, depth: int, c: float) -> None:
         gold = set(q["gold"])
         rows.append({"q": q, "pool": pool, "cand": cand, "X": np.hstack([X, extra]), "rest": rest,
                      "y": np.array([m in gold for m in cand]), "half": recall_lab.half(g)})
-    for label, split in (("halves", lambda r: r["half"]), ("transfer", lambda r: r["q"]["bench"])):
-        ranked: dict[int, list[str]] = {}
-        for part in sorted({split(r) for r in rows}):
-            w = raw_weights(fit([{"X": r["X"][r["rest"]], "y": r["y"][r["rest"]]} for r in rows if split(r) != part], c))
-            for k, r in enumerate(rows):
-                if split(r) == part:
-                    s = r["X"] @ w
-                    tail = sorted(r["rest"], key=lambda j: (-s[j], j))[: 40 - HEAD]
-                    ranked[k] = r["pool"][:HEAD] + [r["cand"][j] for j in tail]
-        for bench in ("locomo", "socialmem"):
-            sub = [(k, r) for k, r in enumerate(rows) if r["q"]["bench"] == bench]
 
-            def r40(items, use: bool) -> float:
-                return float(np.mean([recall_lab.recall(ranked[k] if use else r["pool"], r["q"]["gold"], 40)
-                                      for k, r in items]))
+    def tail(r: dict, w: np.ndarray) -> list[str]:
+        s = r["X"] @ w
+        chosen = sorted(r["rest"], key=lambda j: (-s[j], j))[: 40 - HEAD]
+        return r["pool"][:HEAD] + [r["cand"][j] for j in chosen]
 
-            line = f"  {label:9s} {bench:9s} R@40 {r40(sub, False):.3f} -> {r40(sub, True):.3f} |"
-            for cat in sorted({r["q"]["category"] for _, r in sub}):
-                cs = [(k, r) for k, r in sub if r["q"]["category"] == cat]
-                line += f" {cat} {r40(cs, False):.3f}->{r40(cs, True):.3f}"
-            print(line)
+    for label, split in SPLITS:
+        ranked = out_of_fold(rows, split, tail, c, train=lambda r: {"X": r["X"][r["rest"]], "y": r["y"][r["rest"]]})
+        score(rows, ranked, label, k=40)
 
 
 def main() -> None:
@@ -155,12 +151,8 @@ def main() -> None:
     drop = {FEATURES.index(f) for f in a.drop.split(",") if f}
     for r in rows:
         r["X"][:, list(drop)] = 0.0
-    for label, split in (("halves", lambda r: r["half"]), ("transfer", lambda r: r["q"]["bench"])):
-        ranked: dict[int, list[str]] = {}
-        for part in sorted({split(r) for r in rows}):
-            w = raw_weights(fit([r for r in rows if split(r) != part], a.c))
-            ranked.update({k: rerank(r, w) for k, r in enumerate(rows) if split(r) == part})
-        score(rows, ranked, label)
+    for label, split in SPLITS:
+        score(rows, out_of_fold(rows, split, lambda r, w: rerank_head(r["pool"], r["X"], HEAD, w), a.c), label)
     if a.export:
         w = raw_weights(fit(rows, a.c))
         print("WEIGHTS = np.array([\n    " + ", ".join(f"{x:.6g}" for x in w) + ",\n])")

@@ -270,9 +270,7 @@ def gather_recall(
     out.fields.update(out.docs)
     out.vector, out.vector_plain, out.dense = dense.result()
     out.fields.update(vector_fields)
-    out.senders.update({i: d.get("person_id") for i, d in out.docs.items()})
-    out.senders.update({i: d.get("person_id") for i, d in vector_fields.items()})
-    out.senders.update(out.dense.senders)
+    out.senders = {i: f.get("person_id") for i, f in out.fields.items()} | out.dense.senders
 
     if person_rows is not None:
         rows = person_rows.result()
