@@ -7,7 +7,8 @@ For every SocialMemBench question of the staged networks (ingested beforehand, e
 bench/eval_retrieval.py), runs the plain fulltext+dense RRF search (``search_messages``, 40) and
 the recall pool (``recall_pool``, 40: group-local BM25, person and time anchors) with the
 configuration before the dense context window (issue-aware query and neighbour smoothing, RRF
-constant 60) and with the default configuration, one after the other, so all see the same load.
+constant 60), with the default configuration without the learned tail (``tail_learned=0``) and
+with the default configuration, one after the other, so all see the same load.
 The question's and the issue's vectors are encoded once up front, as ``ask`` does, so only
 store-side work and fusion are timed. Prints p50/p95 of each.
 """
@@ -41,8 +42,10 @@ def main() -> None:
     data = load_bench("socialmem", args.data / "socialmembench" / "networks")
     old: list[float] = []
     landed: list[float] = []
+    no_tail: list[float] = []
     new: list[float] = []
     before = RecallConfig(context_share=0.0, rrf_k=60)
+    head_only = RecallConfig(tail_learned=0)
     for unit in data.units:
         roster = read_roster(store, unit.group_id)
         for q in unit.questions:
@@ -59,9 +62,14 @@ def main() -> None:
                             config=before)
                 landed.append(time.perf_counter() - t)
                 t = time.perf_counter()
+                recall_pool(store, emb, unit.group_id, text, 40, roster=roster, projection=projection,
+                            config=head_only)
+                no_tail.append(time.perf_counter() - t)
+                t = time.perf_counter()
                 recall_pool(store, emb, unit.group_id, text, 40, roster=roster, projection=projection)
                 new.append(time.perf_counter() - t)
-    for name, v in (("fused search", old), ("pool, no context window", landed), ("pool, default", new)):
+    for name, v in (("fused search", old), ("pool, no context window", landed), ("pool, no learned tail", no_tail),
+                    ("pool, default", new)):
         v.sort()
         print(f"{name:26s} p50 {1000 * v[len(v) // 2]:.0f} ms  p95 {1000 * v[int(0.95 * len(v))]:.0f} ms  (n={len(v)})")
 

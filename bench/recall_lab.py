@@ -5,6 +5,7 @@ Usage:
     .venv/bin/python bench/recall_lab.py run [--variants base,all] [--split] [--cats]
     .venv/bin/python bench/recall_lab.py misses [--variants base] [--out runs/lab/misses.tsv]
     .venv/bin/python bench/recall_lab.py sentences   # after dump: vectors of single sentences
+    .venv/bin/python bench/recall_lab.py words       # after dump: vectors of the vocabulary's words
 
 ``dump`` (Neo4j running, benchmark groups ingested, e.g. by bench/eval_retrieval.py) reads, for
 every LoCoMo and staged SocialMemBench unit, the group's messages as stored (id, fulltext
@@ -38,8 +39,15 @@ own line holds a time expression (weekday, month, "yesterday", "last week", a nu
 cosine, fused into places 11-40; ``sent_tail=(weight, depth)`` dense over single sentences
 (max(turn, best sentence)) as a ranking of places 11-40 only (needs ``sentences``).
 
+Switches of the seventh round (docs/query.md): ``sem=(threshold, per_word, weight, depth,
+"head"|"tail")`` semantic term expansion - words of the group's vocabulary whose MiniLM word
+vector is within ``threshold`` cosine of a question word (best ``per_word`` each, needs
+``words``) - added to the fulltext score ("head") or as a ranking fused into places 11-40.
+The tail path (``_fuse_tail_extra``) applies the learned head as the product does.
+
 The sixth round's learned head (``graphmem.query.head_rank``) is on in ``base`` as in the
-product (``head_rerank=False`` turns it off); the lab fills ``RecallInputs.dense`` and
+product (``head_rerank=False`` turns it off), and so is the seventh round's learned tail
+(``tail_learned=0`` turns it off); the lab fills ``RecallInputs.dense`` and
 ``senders`` as ``gather_recall`` does (:func:`_dense_evidence`), and ``bench/recall_ltr.py``
 fits its weights on the pools built here.
 
@@ -160,6 +168,38 @@ def sentences(cache: Path) -> None:
         pickle.dump({"owner": owner, "vecs": vecs, "words": words}, f)
 
 
+def words(cache: Path) -> None:
+    """MiniLM vectors of the groups' vocabulary, one per analysed term (seventh round, ``sem``).
+
+    Each term is encoded through its most frequent surface word in the messages ("books" for the
+    term "book"); written beside the cache (``words.pkl``: term -> surface, vector).
+    """
+    import re
+
+    from graphmem.embed import get_embedder
+    from graphmem.local_bm25 import analyze
+
+    with cache.open("rb") as f:
+        raw = pickle.load(f)
+    surf: dict[str, Counter] = {}
+    memo: dict[str, list[str]] = {}
+    for g in raw["groups"].values():
+        for m in g["messages"]:
+            for w in re.findall(r"[a-z][a-z'-]+", (m["text"] or "").casefold()):
+                ts = memo.get(w)
+                if ts is None:
+                    ts = memo[w] = analyze(w)
+                if len(ts) == 1:
+                    surf.setdefault(ts[0], Counter())[w] += 1
+    terms = sorted(surf)
+    forms = [surf[t].most_common(1)[0][0] for t in terms]
+    t0 = time.perf_counter()
+    vecs = np.asarray(get_embedder().encode(forms), dtype=np.float32)
+    print(f"{len(terms)} terms encoded in {time.perf_counter() - t0:.0f} s")
+    with (cache.parent / "words.pkl").open("wb") as f:
+        pickle.dump({"terms": terms, "forms": forms, "vecs": vecs}, f)
+
+
 # --------------------------------------------------------------------------------------------
 # the lab pipeline
 # --------------------------------------------------------------------------------------------
@@ -245,7 +285,54 @@ def load(cache: Path) -> tuple[dict[str, Group], list[dict], dict[str, np.ndarra
             gr.sent_vecs = sent["vecs"][ks]
             gr.sent_owner = np.array([gr.by_id[sent["owner"][k][1]] for k in ks])
             gr.sent_words = np.array([sent["words"][k] for k in ks]) if "words" in sent else None
+    wp = cache.parent / "words.pkl"
+    if wp.exists():
+        with wp.open("rb") as f:
+            w = pickle.load(f)
+        vecs = w["vecs"] / np.linalg.norm(w["vecs"], axis=1, keepdims=True)
+        WORDS.update({t: vecs[i] for i, t in enumerate(w["terms"])})
     return groups, raw["questions"], raw["text_vectors"]
+
+
+WORDS: dict[str, np.ndarray] = {}  # analysed term -> unit MiniLM vector of its surface word (``words``)
+
+
+def _word_vec(word: str, term: str) -> np.ndarray:
+    if term not in WORDS:
+        v = _encoder().encode([word])[0].astype(np.float32)
+        WORDS[term] = v / np.linalg.norm(v)
+    return WORDS[term]
+
+
+def semantic_terms(g: Group, text: str, tau: float, per: int, skip: set[str]) -> dict[str, float]:
+    """Terms of the group's vocabulary close to a query word (word cosine >= tau), best ``per`` each.
+
+    Returns term -> cosine (the best over the query's words); the query's own terms and ``skip``
+    (names) are left out.
+    """
+    import re
+
+    from graphmem.local_bm25 import analyze
+
+    if g.__dict__.get("_wmat") is None:
+        terms = [t for t in g.vocab if t in WORDS]
+        g.__dict__["_wterms"] = terms
+        g.__dict__["_wmat"] = np.stack([WORDS[t] for t in terms]) if terms else np.zeros((0, 384))
+    terms, mat = g.__dict__["_wterms"], g.__dict__["_wmat"]
+    q: dict[str, str] = {}
+    for w in re.findall(r"[a-z][a-z'-]+", text.casefold()):
+        ts = analyze(w)
+        if len(ts) == 1 and ts[0] not in skip:
+            q.setdefault(ts[0], w)
+    out: dict[str, float] = {}
+    for t, w in q.items():
+        sims = mat @ _word_vec(w, t)
+        for j in np.argsort(-sims)[: per + 1]:
+            c = float(sims[j])
+            if c < tau or terms[j] in q or terms[j] in skip:
+                continue
+            out[terms[j]] = max(out.get(terms[j], 0.0), c)
+    return out
 
 
 def bm25(g: Group, query_terms: list[str], k1: float, b: float, docs_tf: list[Counter] | None = None) -> np.ndarray:
@@ -262,6 +349,20 @@ def bm25(g: Group, query_terms: list[str], k1: float, b: float, docs_tf: list[Co
     tf = g.tfm[rows]  # terms x docs
     df = np.array([g.df[t] for t in terms], dtype=float)
     idf = np.log(1.0 + (n - df + 0.5) / (df + 0.5))
+    return (idf[:, None] * tf * (k1 + 1.0) / (tf + norm[None, :])).sum(axis=0)
+
+
+def bm25_weighted(g: Group, weights: dict[str, float], k1: float, b: float) -> np.ndarray:
+    """BM25 with a weight per query term (terms not in the group count 0)."""
+    terms = [t for t in weights if t in g.vocab]
+    if not terms:
+        return np.zeros(len(g.ids))
+    n = len(g.ids)
+    avgdl = g.dl.mean() if g.dl.sum() else 1.0
+    norm = k1 * (1.0 - b + b * g.dl / avgdl)
+    tf = g.tfm[[g.vocab[t] for t in terms]]
+    df = np.array([g.df[t] for t in terms], dtype=float)
+    idf = np.log(1.0 + (n - df + 0.5) / (df + 0.5)) * np.array([weights[t] for t in terms])
     return (idf[:, None] * tf * (k1 + 1.0) / (tf + norm[None, :])).sum(axis=0)
 
 
@@ -440,6 +541,15 @@ def pool(g: Group, q: dict, tv: dict[str, np.ndarray], v: dict[str, Any], n: int
         extra = [t for t, _ in cnt.most_common(n_terms * 3) if t not in qs][:n_terms]
         if extra:
             ft_scores = ft_scores + w * bm25(g, extra, k1, b)
+    sem_scores = None
+    if v.get("sem"):  # semantic term expansion: vocabulary words close to the query's words
+        tau, per, w_sem, depth, mode = v["sem"]
+        skip = {t for m in g.roster for nm in {m.name, *m.aliases} for t in analyze(nm or "")}
+        ex = semantic_terms(g, question + " " + issue, tau, per, skip)
+        if ex:
+            sem_scores = ft_scores + w_sem * bm25_weighted(g, ex, k1, b)
+            if mode == "head":
+                ft_scores = sem_scores
     if cfg.neighbour_share:
         lam = cfg.neighbour_share
         nb = np.zeros_like(ft_scores)
@@ -479,6 +589,9 @@ def pool(g: Group, q: dict, tv: dict[str, np.ndarray], v: dict[str, Any], n: int
         if anchors.sessions:
             mask |= np.array([s in anchors.sessions for s in g.session])
         inputs.window = [g.ids[i] for i in top(cos_anchor, cfg.time_depth, mask=mask)]
+    if sem_scores is not None and v["sem"][4] == "tail":
+        inputs.__dict__["_sem"] = [g.ids[i] for i in top(sem_scores, v["sem"][3], positive=True)]
+        v = {**v, "sem_tail": v["sem"][2]}
     if trace is not None:
         trace.update(
             bm25_full=top(bm25(g, qterms, k1, b), len(g.ids), positive=True), ft=ft,
@@ -566,7 +679,7 @@ def _dense_evidence(g: Group, inputs, own: np.ndarray, ctx: np.ndarray, ring: li
 
 
 NEW_SWITCHES = ("noop", "hop2", "mmr", "dedup", "issue_budget", "person_tail", "prf_tail", "sess_tail",
-                "sess_ev", "when_time", "sent_tail")
+                "sess_ev", "when_time", "sent_tail", "sem_tail")
 
 _WHEN_Q = r"^\s*when\b|\b(what|which) (date|day|year|month|week|time)\b|\bhow long (ago|before|after)\b"
 _TIME_EXPR = (r"\b(yesterday|today|tonight|tomorrow|ago|last|next|this (week|month|year|weekend)|weekend|"
@@ -578,15 +691,15 @@ _TIME_EXPR = (r"\b(yesterday|today|tonight|tomorrow|ago|last|next|this (week|mon
 
 def _fuse_tail_extra(inputs, n: int, cfg, extra: list) -> list[str]:
     """fuse_recall with ``extra`` rankings fused into the tail (places head_n+1..n) only."""
-    from graphmem.query.recall import _fuse_once, _reserve
+    from graphmem.query.recall import _fuse_once, _rerank, _reserve
 
     head, wanted = _fuse_once(inputs, n, inputs.vector, cfg.rrf_k, cfg)
     if not inputs.vector_plain or not 0 < cfg.head_n < n:
-        return [m for m, _ in head]
+        return [m for m, _ in _rerank(head, inputs, cfg)]
     tail, wanted = _fuse_once(inputs, n, inputs.vector_plain, cfg.tail_rrf_k, cfg, extra)
     first = [m for m, _ in head[: cfg.head_n]]
     merged = list(dict.fromkeys(first + [m for m, _ in tail]))
-    return _reserve(merged, wanted, n)
+    return [m for m, _ in _rerank([(m, 0.0) for m in _reserve(merged, wanted, n)], inputs, cfg)]
 
 
 def _tail_variants(g: Group, q: dict, inputs, cfg, v: dict, n: int, qterms: list[str], cos: np.ndarray,
@@ -681,6 +794,8 @@ def _tail_variants(g: Group, q: dict, inputs, cfg, v: dict, n: int, qterms: list
         np.maximum.at(bs, g.sent_owner, ss)  # type: ignore[arg-type]
         sc = np.maximum(cos, bs)
         extra.append((w, [g.ids[i] for i in top(sc, depth)]))
+    if v.get("sem_tail") and inputs.__dict__.get("_sem"):  # semantic-expansion BM25 into the tail
+        extra.append((v.get("sem_tail_w", 0.5), inputs.__dict__["_sem"]))
     pool_ids = _fuse_tail_extra(inputs, n * 3, cfg, extra) if extra else base
     if v.get("dedup"):  # drop a turn nearly identical to a better-ranked one (dense cosine)
         thr = v["dedup"]
@@ -876,7 +991,7 @@ def misses(cache: Path, name: str, out: Path) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("cmd", choices=("dump", "sentences", "run", "misses"))
+    ap.add_argument("cmd", choices=("dump", "sentences", "words", "run", "misses"))
     ap.add_argument("--data", type=Path, default=Path("/work/shared/data"))
     ap.add_argument("--cache", type=Path, default=Path("runs/lab/cache.pkl"))
     ap.add_argument("--variants", default="base")
@@ -889,6 +1004,8 @@ def main() -> None:
         dump(args.data, args.cache, args.benches.split(","))
     elif args.cmd == "sentences":
         sentences(args.cache)
+    elif args.cmd == "words":
+        words(args.cache)
     elif args.cmd == "misses":
         misses(args.cache, args.variants, args.out)
     else:

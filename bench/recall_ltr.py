@@ -2,7 +2,7 @@
 
 Usage (after ``bench/recall_lab.py dump``):
     .venv/bin/python bench/recall_ltr.py [--cache runs/lab/cache.pkl] [--c 1.0] [--drop F1,F2] [--export]
-    .venv/bin/python bench/recall_ltr.py --tail 150   # the rejected experiment for places 11-40
+    .venv/bin/python bench/recall_ltr.py --tail 150 [--learned 10] [--export]   # the pool's last places
 
 For every question the pool is built as the product builds it without the re-ranking
 (``recall_lab.pool`` with ``head_rerank=False``), and each of its 40 turns gets the product's
@@ -18,6 +18,12 @@ Every figure is out of fold, so no question is scored by a model that saw it:
 Prints R@10 before -> after per benchmark and category. ``--export`` fits on every question
 and prints ``WEIGHTS`` for graphmem/query/head_rank.py (coefficients divided by the features'
 standard deviations: the product needs no scaler, and only the order counts). Nothing here is a test.
+
+``--tail D`` judges the learned tail (:func:`graphmem.query.head_rank.rerank_tail`) the same
+way: the pool as the product builds it without the tail, the candidates the reads returned
+(``D`` deep), the pool's last ``--learned`` places chosen by the score and the anchors' turns
+kept; R@40 before -> after, out of fold (``--export``: ``TAIL_WEIGHTS``). ``--learned 30``
+is the experiment of the sixth round (every place after the first 10 chosen).
 """
 
 from __future__ import annotations
@@ -31,14 +37,21 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import recall_lab  # noqa: E402
 
-from graphmem.query.head_rank import FEATURES, head_features, rerank_head  # noqa: E402
+from graphmem.query.head_rank import (  # noqa: E402
+    FEATURES,
+    head_features,
+    rerank_head,
+    rerank_tail,
+    tail_candidates,
+    tail_features,
+)
 
 HEAD = 10
 
 
 def collect(cache: Path) -> list[dict]:
     groups, questions, tv = recall_lab.load(cache)
-    v = {**recall_lab.BASE, "head_rerank": False}
+    v = {**recall_lab.BASE, "head_rerank": False, "tail_learned": 0}
     out = []
     for q in questions:
         g = groups[q["group"]]
@@ -101,38 +114,41 @@ def score(rows: list[dict], ranked: dict[int, list[str]], label: str, k: int = 1
         print(line)
 
 
-def tail_experiment(cache: Path, depth: int, c: float) -> None:
-    """``--tail D``: places 11-40 chosen by a second model from the pool plus the fulltext,
-    context-window and own-cosine top ``D`` (features: the head's, whether the turn is in the
-    pool, and how many of the first 10 share its session). Prints R@40 before -> after, out
-    of fold. Not in the product (docs/query.md, sixth round)."""
+def tail_experiment(cache: Path, depth: int, learned: int, c: float, export: bool) -> None:
+    """``--tail D``: the pool's last ``learned`` places chosen by the learned tail score from the
+    pool and the candidates the reads returned (each ranking ``D`` deep); R@40 before -> after,
+    out of fold (docs/query.md, sixth and seventh rounds)."""
+    from graphmem.query.recall import RecallConfig, _fuse_once, _reserve
+
     groups, questions, tv = recall_lab.load(cache)
+    cfg = RecallConfig()
     rows = []
     for q in questions:
         g = groups[q["group"]]
         tr: dict = {}
-        pool = recall_lab.pool(g, q, tv, dict(recall_lab.BASE), trace=tr)
+        pool = recall_lab.pool(g, q, tv, {**recall_lab.BASE, "tail_learned": 0}, trace=tr)
         inp = tr["inputs"]
-        cand = list(dict.fromkeys(pool + [m for m, _ in inp.fulltext[:depth]] + [m for m, _ in inp.dense.context[:depth]]
-                                  + [m for m, _ in inp.dense.own[:depth]]))
-        X = head_features(cand, inp.fulltext, inp.dense, inp.person_vector, inp.window, inp.senders)
-        X[len(pool):, :2] = 0.0  # pool place and head flag: not in the pool
-        head_sessions = [g.session[g.by_id[m]] for m in pool[:HEAD]]
-        extra = np.array([[float(k < len(pool)), float(head_sessions.count(g.session[g.by_id[m]]))]
-                          for k, m in enumerate(cand)])
-        rest = [k for k, m in enumerate(cand) if m not in set(pool[:HEAD])]
+        cand = tail_candidates(pool, inp.fulltext, inp.dense, depth)
+        X = tail_features(pool, cand, inp.fulltext, inp.dense, inp.person_vector, inp.window, inp.senders)
+        keep = set(pool[: len(pool) - learned])
+        rest = [k for k, m in enumerate(cand) if m not in keep]
+        wanted = _fuse_once(inp, len(pool), inp.vector_plain or inp.vector, cfg.tail_rrf_k, cfg)[1]
         gold = set(q["gold"])
-        rows.append({"q": q, "pool": pool, "cand": cand, "X": np.hstack([X, extra]), "rest": rest,
+        rows.append({"q": q, "pool": pool, "cand": cand, "X": X, "rest": rest, "wanted": wanted,
                      "y": np.array([m in gold for m in cand]), "half": recall_lab.half(g)})
 
     def tail(r: dict, w: np.ndarray) -> list[str]:
-        s = r["X"] @ w
-        chosen = sorted(r["rest"], key=lambda j: (-s[j], j))[: 40 - HEAD]
-        return r["pool"][:HEAD] + [r["cand"][j] for j in chosen]
+        n = len(r["pool"])
+        return _reserve(rerank_tail(r["pool"], r["cand"], r["X"], learned, n, w), r["wanted"], n)
+
+    def train(r: dict) -> dict:
+        return {"X": r["X"][r["rest"]], "y": r["y"][r["rest"]]}
 
     for label, split in SPLITS:
-        ranked = out_of_fold(rows, split, tail, c, train=lambda r: {"X": r["X"][r["rest"]], "y": r["y"][r["rest"]]})
-        score(rows, ranked, label, k=40)
+        score(rows, out_of_fold(rows, split, tail, c, train=train), label, k=40)
+    if export:
+        w = raw_weights(fit([train(r) for r in rows], c))
+        print("TAIL_WEIGHTS = np.array([\n    " + ", ".join(f"{x:.6g}" for x in w) + ",\n])")
 
 
 def main() -> None:
@@ -142,10 +158,11 @@ def main() -> None:
     ap.add_argument("--drop", default="", help="comma-separated FEATURES left out (weight 0)")
     ap.add_argument("--export", action="store_true", help="print WEIGHTS fitted on every question")
     ap.add_argument("--tail", type=int, default=0, metavar="D",
-                    help="instead: the experiment choosing places 11-40 from candidates D deep")
+                    help="instead: the learned tail, choosing the pool's last places from candidates D deep")
+    ap.add_argument("--learned", type=int, default=10, help="with --tail: how many of the last places it chooses")
     a = ap.parse_args()
     if a.tail:
-        tail_experiment(a.cache, a.tail, a.c)
+        tail_experiment(a.cache, a.tail, a.learned, a.c, a.export)
         return
     rows = collect(a.cache)
     drop = {FEATURES.index(f) for f in a.drop.split(",") if f}

@@ -23,7 +23,7 @@ from graphmem.embed import Embedder
 from graphmem.errors import NotFoundError
 from graphmem.query.anchors import Anchors, find_anchors
 from graphmem.query.context_window import context_ranking, context_rows
-from graphmem.query.head_rank import DenseEvidence, head_features, rerank_head
+from graphmem.query.head_rank import DenseEvidence, learned_order
 from graphmem.local_bm25 import group_stats, rescore, smooth
 from graphmem.query.types import Projection
 from graphmem.roster import RosterMember
@@ -93,6 +93,9 @@ class RecallConfig:
             ~14k messages each, under load (docs/scale.md).
         head_rerank: the pool's first head_n places re-ranked by the learned linear score of
             :mod:`graphmem.query.head_rank` (False: the fusion's order).
+        tail_learned: the pool's last tail_learned places chosen by the learned tail score of
+            :func:`graphmem.query.head_rank.rerank_tail` among the pool's tail and the deeper
+            candidates the reads returned (0: the fusion's; applies with head_rerank).
     """
 
     fulltext_depth: int = FULLTEXT_CANDIDATES
@@ -121,6 +124,7 @@ class RecallConfig:
     person_exact_max: int = 500
     person_oversample: float = 2.0
     head_rerank: bool = True
+    tail_learned: int = 10
 
 
 DEFAULT_RECALL = RecallConfig()
@@ -346,24 +350,29 @@ def fuse_recall(
     rrf_k = config.rrf_k if rrf_k is None else rrf_k
     head, wanted = _fuse_once(inputs, n, inputs.vector, rrf_k, config)
     if not inputs.vector_plain or not 0 < config.head_n < n:
-        return _rerank(head, inputs, config)
+        return _rerank(head, inputs, config, wanted, n)
     tail, wanted = _fuse_once(inputs, n, inputs.vector_plain, config.tail_rrf_k, config)
     first = head[: config.head_n]
     taken = {m for m, _ in first}
     merged = dict(first + [(m, s) for m, s in tail if m not in taken])
-    return _rerank([(m, merged.get(m, 0.0)) for m in _reserve(list(merged), wanted, n)], inputs, config)
+    pool = [(m, merged.get(m, 0.0)) for m in _reserve(list(merged), wanted, n)]
+    return _rerank(pool, inputs, config, wanted, n)
 
 
-def _rerank(pool: list[tuple[str, float]], inputs: RecallInputs, config: RecallConfig) -> list[tuple[str, float]]:
-    """The pool with its first head_n places re-ranked (:mod:`graphmem.query.head_rank`), when
-    configured and the dense reads ran; the members and their scores stay."""
+def _rerank(pool: list[tuple[str, float]], inputs: RecallInputs, config: RecallConfig, wanted: list[str],
+            n: int) -> list[tuple[str, float]]:
+    """The pool with its first head_n places re-ranked and its last tail_learned places chosen
+    (:mod:`graphmem.query.head_rank`), when configured and the dense reads ran. The anchors'
+    ``wanted`` turns stay in the pool; a turn the tail brought in has score 0.0 (no fusion
+    placed it)."""
     if not (config.head_rerank and config.head_n > 0 and inputs.dense.own and pool):
         return pool
-    ids = [m for m, _ in pool]
-    features = head_features(ids, inputs.fulltext, inputs.dense, inputs.person_vector, inputs.window,
-                             inputs.senders)
+    ids = learned_order([m for m, _ in pool], inputs.fulltext, inputs.dense, inputs.person_vector, inputs.window,
+                        inputs.senders, config.head_n, config.tail_learned, n)
+    if config.tail_learned > 0:
+        ids = _reserve(ids, wanted, n)
     score = dict(pool)
-    return [(m, score[m]) for m in rerank_head(ids, features, config.head_n)]
+    return [(m, score.get(m, 0.0)) for m in ids]
 
 
 def _fuse_once(

@@ -1,13 +1,29 @@
 """The learned re-ranking of the pool's first places (graphmem.query.head_rank): features from
 the reads' ranks and cosines, members and tail order kept, and the fitted weights prefer a turn
-every ranking puts first over one that only the fusion placed high."""
+every ranking puts first over one that only the fusion placed high. The learned tail: the pool's
+last places chosen among the pool's tail and the deeper candidates the reads returned, the
+anchors' turns kept."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from graphmem.query.head_rank import FEATURES, WEIGHTS, DenseEvidence, head_features, rerank_head
+from graphmem.query.anchors import Anchors
+from graphmem.query.head_rank import (
+    FEATURES,
+    TAIL_FEATURES,
+    TAIL_WEIGHTS,
+    WEIGHTS,
+    DenseEvidence,
+    head_features,
+    learned_order,
+    rerank_head,
+    rerank_tail,
+    tail_candidates,
+    tail_features,
+)
+from graphmem.query.recall import RecallConfig, RecallInputs, fuse_recall
 
 
 def _dense() -> DenseEvidence:
@@ -60,3 +76,93 @@ def test_the_fitted_weights_lift_a_turn_every_ranking_puts_first():
     d.cosines = dict(d.own)
     X = head_features(pool, fulltext, d, {"ana": [star]}, [], {m: ("ana" if m == star else "ben") for m in pool})
     assert rerank_head(pool, X, 10, WEIGHTS)[0] == star
+
+
+def test_tail_candidates_are_the_pool_then_what_the_reads_returned():
+    d = _dense()
+    cand = tail_candidates(["b", "x"], [("x", 4.0), ("f", 2.0), ("g", 1.0)], d, depth=2)
+    assert cand == ["b", "x", "f", "a"]  # fulltext and context cut to 2 deep ("g" out), no repeats
+    assert tail_candidates(["b"], [], DenseEvidence()) == ["b"]
+
+
+def test_tail_features_give_no_place_to_a_turn_outside_the_pool():
+    d = _dense()
+    cand = tail_candidates(["b", "x"], [("x", 4.0), ("f", 2.0)], d)
+    X = tail_features(["b", "x"], cand, [("x", 4.0), ("f", 2.0)], d, {}, [], {})
+    f = {name: X[:, k] for k, name in enumerate(TAIL_FEATURES)}
+    assert X.shape == (len(cand), len(TAIL_FEATURES)) == (5, len(FEATURES) + 1)
+    assert f["pool_place"].tolist() == [1.0, 0.5, 0.0, 0.0, 0.0]
+    assert f["in_head"].tolist() == [1.0, 1.0, 0.0, 0.0, 0.0]
+    assert f["in_pool"].tolist() == [1.0, 1.0, 0.0, 0.0, 0.0]
+    assert f["ft_score"].tolist() == [0.0, 1.0, 0.5, 0.0, 0.0]  # the reads' scores as for the head
+
+
+def test_rerank_tail_keeps_the_first_places_and_picks_the_best_of_the_rest():
+    pool = [f"m{i}" for i in range(8)]
+    cand = pool + ["d1", "d2", "d3"]
+    w = np.zeros(len(TAIL_FEATURES))
+    w[2] = 1.0
+    X = np.zeros((len(cand), len(TAIL_FEATURES)))
+    X[cand.index("d2"), 2] = 3.0
+    X[cand.index("m7"), 2] = 2.0
+    X[cand.index("d3"), 2] = 1.0
+    out = rerank_tail(pool, cand, X, 3, 8, w)
+    assert out == pool[:5] + ["d2", "m7", "d3"]  # the first n - learned kept in order
+    assert rerank_tail(pool, cand, X, 0, 8, w) == pool
+    assert rerank_tail(pool[:3], cand[:3] + ["d2"], X[[0, 1, 2, 9]], 3, 8, w)[:3] == pool[:3]  # short pool
+
+
+def test_the_fitted_tail_weights_take_in_a_deep_turn_every_ranking_found():
+    """Place 41 and beyond are not in the fused pool; one turn there is third in the fulltext,
+    the context window and own cosine and sent by the named person: the learned tail takes it
+    into the pool's last places in place of a turn that only the fusion's agreement kept."""
+    pool = [f"m{i}" for i in range(40)]
+    star = "deep"
+    others = [m for m in pool]
+    fulltext = [(m, 5.0 - k * 0.1) for k, m in enumerate(others[:2])] + [(star, 4.5)] + \
+        [(m, 1.0) for m in others[2:20]]
+    d = DenseEvidence(own=[(m, 0.8 - 0.01 * k) for k, m in enumerate(others[:2])] + [(star, 0.78)])
+    d.context = [(m, 1.2 - 0.01 * k) for k, m in enumerate(others[:2])] + [(star, 1.18)]
+    d.cosines = dict(d.own)
+    senders = {m: "ben" for m in pool} | {star: "ana"}
+    cand = tail_candidates(pool, fulltext, d)
+    X = tail_features(pool, cand, fulltext, d, {"ana": [star]}, [], senders)
+    out = rerank_tail(pool, cand, X, 10, 40, TAIL_WEIGHTS)
+    assert star in out and len(out) == 40 and out[:30] == pool[:30]
+
+
+def test_the_learned_tail_keeps_the_anchors_turns_in_the_pool():
+    """A named person's only turn, kept on the anchor's budget, stays in the pool even when the
+    learned tail takes deeper candidates (ten turns the dense reads put first and the fulltext
+    ranking just below the fused pool's depth, which the fused rankings had cut off) into the
+    last places."""
+    ids = [f"m{i}" for i in range(40)]
+    deep = [f"d{i}" for i in range(10)]
+    rare = "rare"
+    d = DenseEvidence(own=[(m, 0.95 - 0.001 * k) for k, m in enumerate(deep)]
+                      + [(m, 0.9 - 0.005 * k) for k, m in enumerate(ids)])
+    d.context = [(m, 1.35 - 0.001 * k) for k, m in enumerate(deep)] + [(m, 1.3 - 0.005 * k) for k, m in enumerate(ids)]
+    d.cosines = dict(d.own) | {rare: 0.1}
+    fulltext = [(m, 10.0 - 0.1 * k) for k, m in enumerate(ids + deep)]
+    inputs = RecallInputs(anchors=Anchors(persons=["ana"]), fulltext=fulltext,
+                          vector=ids, vector_plain=ids, person_vector={"ana": [rare]}, dense=d,
+                          senders={m: "ben" for m in ids + deep} | {rare: "ana"})
+    no_tail = [m for m, _ in fuse_recall(inputs, 40, config=RecallConfig(tail_learned=0))]
+    pool = [m for m, _ in fuse_recall(inputs, 40, config=RecallConfig())]
+    assert rare in no_tail and not set(deep) & set(no_tail)
+    assert rare in pool and len(pool) == 40 == len(set(pool))
+    assert len(set(deep) & set(pool)) == 9  # nine deep turns, and the anchor's turn last
+    assert pool[:30] == no_tail[:30]
+
+
+def test_the_learned_tail_never_takes_the_first_places():
+    """A pool of 12 with head_n 10 gets 2 learned places; one of 10 gets none."""
+    d = DenseEvidence(own=[(f"d{i}", 0.99) for i in range(5)] + [(f"m{i}", 0.5) for i in range(12)])
+    d.context = [(m, 1.4) for m, _ in d.own[:5]]
+    d.cosines = dict(d.own)
+    pool = [f"m{i}" for i in range(12)]
+    ft = [(m, 9.0) for m, _ in d.own[:5]]
+    out = learned_order(pool, ft, d, {}, [], {}, 10, 10, 12)
+    assert out[:10] == rerank_head(pool, head_features(pool, ft, d, {}, [], {}), 10)[:10]
+    assert len(out) == 12 and set(out[10:]) <= {f"d{i}" for i in range(5)}
+    assert sorted(learned_order(pool[:10], ft, d, {}, [], {}, 10, 10, 10)) == sorted(pool[:10])
