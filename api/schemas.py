@@ -38,10 +38,11 @@ class MessageCreate(BaseModel):
     Attributes:
         id: message id, unique within the group; sending the same id again with the same
             content is a no-op, with new text an edit (the earlier text is kept as history).
-        speaker: display name; speaker_id: stable id when the source has one.
-        text: the message text, stored exactly as sent; refused when it is empty or only
-            whitespace, or holds a lone UTF-16 surrogate (the library's rule, one error for
-            "" and "   ").
+        speaker: display name; speaker_id: stable id when the source has one (leave it out
+            otherwise: "" is refused, it would file the speaker as a second person).
+        text: the message text, stored exactly as sent; refused when it has no visible
+            character (empty, whitespace, zero-width or direction marks only) or holds a lone
+            UTF-16 surrogate (the library's rule, one error for "" and "   ").
         ts: ISO-8601 time (a timezone given is kept; ``Z`` is stored as ``+00:00``).
         session: session name (default "main"); channel: channel inside the group ("" = none).
             With a channel the stored session id is ``"<channel>/<session>"``, as the loaders
@@ -56,7 +57,7 @@ class MessageCreate(BaseModel):
 
     id: str = Field(min_length=1, max_length=limits.MAX_ID_CHARS)
     speaker: str = Field(min_length=1, max_length=limits.MAX_NAME_CHARS)
-    speaker_id: str = Field(default="", max_length=limits.MAX_ID_CHARS)
+    speaker_id: str | None = Field(default=None, min_length=1, max_length=limits.MAX_ID_CHARS)
     text: MessageText = Field(description="At least one visible character and at most 100,000 characters "
                                           "(graphmem.limits): else 422, field messages.N.text.")
     ts: str
@@ -140,7 +141,12 @@ class AskCreate(BaseModel):
             :mod:`graphmem.limits`, the same for the CLI).
         as_of: answer from the state at this ISO-8601 time.
         tense: force "head" or "full" instead of Project's choice.
+
+    An unknown field ("asOf") is refused (422), as for messages: ignoring it would answer a
+    different question than the one asked (here: from the current state instead of the past).
     """
+
+    model_config = ConfigDict(extra="forbid")
 
     question: str = Field(min_length=1, max_length=limits.MAX_QUESTION_CHARS)
     ask: bool | None = None

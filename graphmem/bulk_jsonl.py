@@ -46,7 +46,7 @@ except ImportError:  # a venv made before orjson was a dependency: the standard 
 from graphmem.bulk_import import HEADERS, CsvFiles, write_csv, write_group
 from graphmem.errors import InvalidInputError
 from graphmem.ingest import IngestSummary
-from graphmem.limits import MAX_ID_CHARS, MAX_NAME_CHARS, MAX_TEXT_CHARS
+from graphmem.limits import MAX_ID_CHARS, MAX_NAME_CHARS, MAX_TEXT_CHARS, has_visible
 from graphmem.times import parse_ts
 
 log = logging.getLogger(__name__)
@@ -101,7 +101,7 @@ def _id_ok(value: str) -> bool:
 
 def _name_ok(value: str) -> bool:
     """:func:`graphmem.limits.check_name` would pass it."""
-    return len(value) <= MAX_NAME_CHARS and bool(value.strip()) and _BAD.search(value) is None
+    return len(value) <= MAX_NAME_CHARS and has_visible(value) and _BAD.search(value) is None
 
 
 def _ranges(path: Path, parts: int) -> list[tuple[int, int]]:
@@ -159,10 +159,10 @@ def _parse_range(path: str, start: int, end: int, group: str | None) -> dict[str
             raise _Fallback
         if channel and (not _id_ok(channel) or "/" in channel or not _id_ok(f"{channel}/{session}")):
             raise _Fallback
-        if not _id_ok(session) or not _name_ok(speaker) or not text.strip() or len(text) > MAX_TEXT_CHARS \
+        if not _id_ok(session) or not _name_ok(speaker) or not has_visible(text) or len(text) > MAX_TEXT_CHARS \
                 or _SURROGATE.search(text):
             raise _Fallback
-        if (spid and not _id_ok(spid)) or (reply and (not _id_ok(reply) or reply == mid)):
+        if (spid is not None and not _id_ok(spid)) or (reply and (not _id_ok(reply) or reply == mid)):
             raise _Fallback
         try:
             t = parse_ts(ts)

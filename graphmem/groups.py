@@ -71,12 +71,17 @@ def append_messages(
         The :class:`IngestSummary` of the write.
 
     Raises:
-        InvalidInputError: a message is wrong (nothing is written then): not a mapping (field
-            ``message``), a required key missing, a key not listed above or a value not a string
-            (that key), or any input rule of docs/reliability.md; ``record`` is ``"request message N"`` (0-based).
+        InvalidInputError: a group id outside the id grammar or not a string (field ``group``);
+            no message (field ``messages``: nothing is created); a message is wrong (nothing is
+            written then): not a mapping (field ``message``), a required key missing, a key not
+            listed above or a value not a string (that key), an empty ``speaker_id``, or any
+            input rule of docs/reliability.md; ``record`` is ``"request message N"`` (0-based).
         ConflictError: an id is stored with another speaker, session, channel, ts or reply_to,
             or another load changed one of these messages meanwhile (retry).
     """
+    limits.check_id(group_id, field="group", source="api", slash=False)
+    if not messages:
+        raise InvalidInputError("no messages (send at least one)", source="api", field="messages")
     drafts = []
     for i, m in enumerate(messages):
         record = f"request message {i}"
@@ -123,6 +128,9 @@ def _check_shape(m: Any, record: str) -> None:
         if value is not None and not isinstance(value, str):
             raise InvalidInputError(f"{key} must be a string, got {type(value).__name__}",
                                     source="api", record=record, field=key)
+    if m.get("speaker_id") == "":  # "" would key the speaker by display name: a second person
+        raise InvalidInputError("speaker_id is empty (leave it out when the speaker has no stable id)",
+                                source="api", record=record, field="speaker_id")
 
 
 def derive_step(

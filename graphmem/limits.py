@@ -88,21 +88,35 @@ def check_text(value: str, *, field: str, record: str = "", source: str = "") ->
         )
 
 
-BLANK_TEXT = "text is empty or only whitespace (a message needs at least one visible character)"
+BLANK_TEXT = ("text is empty or only whitespace or invisible characters (a message needs at least one "
+              "visible character)")
 """Why a message without a visible character is refused: the same words for "" and "   ", in
 every input format and entry point. Messages stored before this rule keep their text
 (docs/reliability.md, "Blank messages")."""
 
 
+_INVISIBLE = frozenset({"Zs", "Zl", "Zp", "Cc", "Cf"})
+"""Unicode categories that show nothing by themselves: spaces, separators, controls and format
+characters (zero-width space U+200B, joiners, direction marks, BOM)."""
+
+
+def has_visible(value: str) -> bool:
+    """Whether ``value`` holds a character outside whitespace and :data:`_INVISIBLE`."""
+    import unicodedata
+
+    return any(not ch.isspace() and unicodedata.category(ch) not in _INVISIBLE for ch in value)
+
+
 def check_message_text(value: str, *, record: str = "", source: str = "", field: str = "text") -> None:
-    """Check a message text: at least one character that is not whitespace, at most
-    :data:`MAX_TEXT_CHARS` characters, no lone surrogate.
+    """Check a message text: at least one visible character (not whitespace, not only zero-width
+    or direction marks: :func:`has_visible`), at most :data:`MAX_TEXT_CHARS` characters, no lone
+    surrogate.
 
     Raises:
         InvalidInputError: :data:`BLANK_TEXT`, the length, or the surrogate's position, naming
             ``field`` (and ``record`` / ``source``).
     """
-    if not value.strip():
+    if not has_visible(value):
         raise InvalidInputError(BLANK_TEXT, source=source, record=record, field=field)
     if len(value) > MAX_TEXT_CHARS:
         raise InvalidInputError(f"text is {len(value)} characters long; at most {MAX_TEXT_CHARS} are allowed",
@@ -149,8 +163,8 @@ def check_name(value: str, *, field: str, record: str = "", source: str = "") ->
     Raises:
         InvalidInputError: naming the field and the rule broken.
     """
-    if not value.strip():
-        raise InvalidInputError("name is blank", source=source, record=record, field=field)
+    if not has_visible(value):
+        raise InvalidInputError("name is blank (no visible character)", source=source, record=record, field=field)
     if len(value) > MAX_NAME_CHARS:
         raise InvalidInputError(
             f"name is {len(value)} characters long; at most {MAX_NAME_CHARS} are allowed",
@@ -169,8 +183,11 @@ def check_budget(value: int, *, field: str, low: int, high: int) -> None:
     """Check one retrieval budget against its range ``[low, high]``.
 
     Raises:
-        InvalidInputError: naming ``field`` and the range.
+        InvalidInputError: naming ``field`` and the range; also for a value that is not an
+            integer ("5", 2.5, True: a library caller's slip would otherwise be a TypeError).
     """
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidInputError(f"{field} must be an integer between {low} and {high}, got {value!r}", field=field)
     if not low <= value <= high:
         raise InvalidInputError(f"{field} must be between {low} and {high}, got {value}", field=field)
 

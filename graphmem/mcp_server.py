@@ -316,6 +316,7 @@ def build_server(settings: Settings | None = None, *, tools: ToolSet = "core") -
         return _tool_errors(lambda: forget(backend.store(), group_id, person_id))
 
     if tools == "core":
+        _forbid_unknown_arguments(server)
         return server
 
     # --- extended --------------------------------------------------------------------------
@@ -340,7 +341,19 @@ def build_server(settings: Settings | None = None, *, tools: ToolSet = "core") -
         properties, and every relationship among them; vectors are left out."""
         return _tool_errors(lambda: export_group(backend.store(), group_id))
 
+    _forbid_unknown_arguments(server)
     return server
+
+
+def _forbid_unknown_arguments(server: Any) -> None:
+    """Make every tool refuse an argument it does not declare ("asOf" for "as_of"), as the HTTP
+    API refuses unknown fields, and say so in the advertised input schema. The SDK ignores
+    them by default, which would answer a different question than the one asked."""
+    for tool in server._tool_manager.list_tools():
+        model = tool.fn_metadata.arg_model
+        model.model_config["extra"] = "forbid"
+        model.model_rebuild(force=True)
+        tool.parameters["additionalProperties"] = False
 
 
 # ----------------------------------------------------------------------------- HTTP

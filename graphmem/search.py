@@ -412,8 +412,7 @@ def search_group(
         raise InvalidInputError(f"mode must be hybrid, fulltext or vector, not {mode!r}", field="mode")
     limits.check_budget(k, field="k", low=1, high=limits.MAX_S1_K)
     limits.check_budget(pool_n, field="pool_n", low=1, high=limits.MAX_RECALL_N)
-    if not 0 <= expand <= 5:
-        raise InvalidInputError("expand must be between 0 and 5", field="expand")
+    limits.check_budget(expand, field="expand", low=0, high=5)
     depth = max(pool_n, k)
     # Lucene's candidates (with their documents and the messages' fields) do not depend on the
     # group's state: that read starts first and runs beside the state's read and the vector query

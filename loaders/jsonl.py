@@ -28,7 +28,9 @@ Rules:
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, StrictStr
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, StrictStr, StringConstraints
 
 from graphmem import limits
 from graphmem.errors import InvalidInputError
@@ -47,6 +49,9 @@ from graphmem.model import Conversation
 
 __all__ = ["JsonlLine", "load_conversations"]
 
+SpeakerIdStr = Annotated[StrictStr, StringConstraints(min_length=1)]
+"""A speaker id, when the key is there: not empty (leave the key out when there is none)."""
+
 
 class JsonlLine(BaseModel):
     """One raw line of the generic chat format (strict: strings must be JSON strings)."""
@@ -59,7 +64,7 @@ class JsonlLine(BaseModel):
     text: StrictStr
     ts: StrictStr
     id: StrictStr | None = None
-    speaker_id: StrictStr | None = None
+    speaker_id: SpeakerIdStr | None = None  # "" would key the speaker by display name: a second person
     reply_to: StrictStr | None = None
     channel: StrictStr | None = None
 

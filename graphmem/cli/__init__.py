@@ -10,8 +10,11 @@ modules import only :mod:`graphmem.cli.common`; this file assembles the app (no 
 
 from __future__ import annotations
 
+import logging
+
 import typer
 from pydantic import ValidationError
+from rich.markup import escape
 
 from graphmem.cli import ask, derive, embed, forget, ingest, mcp, neo4j, schema, search, serve, stats, summary
 from graphmem.cli import train
@@ -45,18 +48,24 @@ app.add_typer(train.app, name="train")
 
 
 def run_cli() -> None:
-    """Entry point wrapper: graphmem errors become a one-line message and exit status 1."""
+    """Entry point wrapper: graphmem errors become a one-line message and exit status 1.
+
+    One line also when stderr is not a terminal (no wrapping at 80 columns, for logs), and the
+    text is printed as is (brackets in it are not markup). The driver's notices of a
+    transaction it retries are not shown: the retry is routine, and a final failure is reported.
+    """
+    logging.getLogger("neo4j").setLevel(logging.ERROR)
     try:
         telemetry.configure(get_settings().otel_enabled)
         app()
     except GraphMemError as e:
-        err.print(f"[red]error:[/red] {e}", markup=True, highlight=False)
+        err.print(f"[red]error:[/red] {escape(str(e))}", markup=True, highlight=False, soft_wrap=True)
         raise SystemExit(1) from None
     except ValidationError as e:  # a GRAPHMEM_* setting that does not parse
         if e.title != "Settings":
             raise
         for problem in e.errors():
             name = "GRAPHMEM_" + "_".join(str(p) for p in problem["loc"]).upper()
-            err.print(f"[red]error:[/red] setting {name}={problem.get('input')!r}: {problem['msg']}",
-                      markup=True, highlight=False)
+            msg = f"setting {name}={problem.get('input')!r}: {problem['msg']}"
+            err.print(f"[red]error:[/red] {escape(msg)}", markup=True, highlight=False, soft_wrap=True)
         raise SystemExit(1) from None

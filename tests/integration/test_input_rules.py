@@ -135,6 +135,9 @@ APPEND_SHAPES = [  # what a library caller hands graphmem.groups.append_messages
     # a misspelt key was ignored: the message was stored without its reply link
     ("unknown key", {"id": "m1", "speaker": "Ana", "text": "hi", "ts": "2026-03-01T10:01:00Z", "replyTo": "m0"},
      "replyTo"),
+    # "" was taken as "no id": the message went to a second person keyed by the display name
+    ("empty speaker_id", {"id": "m1", "speaker": "Ana", "speaker_id": "", "text": "hi", "ts": "2026-03-01T10:01:00Z"},
+     "speaker_id"),
 ]
 
 
@@ -147,6 +150,37 @@ def test_library_append_refuses_wrong_shape_naming_message_and_field(store, embe
         append_messages(store, embedder, group_id, [good, bad])
     assert (e.value.source, e.value.record, e.value.field) == ("api", "request message 1", field), what
     assert node_count(store, group_id) == 0
+
+
+def test_library_append_refuses_a_bad_group_or_no_message(store, embedder, group_id):
+    from graphmem.groups import append_messages
+
+    good = {"id": "m0", "speaker": "Ana", "text": "fine", "ts": "2026-03-01T10:00:00Z"}
+    for bad in (None, 5, "a/b", ""):  # was pydantic's ValidationError dump for None and 5
+        with pytest.raises(InvalidInputError) as e:
+            append_messages(store, embedder, bad, [good])  # type: ignore[arg-type]
+        assert e.value.field == "group", bad
+    with pytest.raises(InvalidInputError) as e:  # was: an empty group created
+        append_messages(store, embedder, group_id, [])
+    assert e.value.field == "messages"
+    assert node_count(store, group_id) == 0
+
+
+def test_search_budgets_must_be_integers(store, embedder, group_id):
+    from graphmem.search import search_messages
+
+    ingest_conversations(store, [conversation(group_id, [_good(0)])], embedder)
+    for kw in ({"k": "5"}, {"k": 2.5}, {"k": True}, {"pool_n": "40"}, {"expand": 1.5}):
+        with pytest.raises(InvalidInputError) as e:  # was a TypeError from the comparison or slice
+            search_messages(store, embedder, group_id, "fine", **kw)  # type: ignore[arg-type]
+        assert e.value.field == next(iter(kw)), kw
+
+
+def test_ask_refuses_an_unknown_field_over_http(store, embedder, group_id, client):
+    """A misspelt ``as_of`` ("asOf") was ignored: the answer came from the current state."""
+    ingest_conversations(store, [conversation(group_id, [_good(0)])], embedder)
+    r = client.post(f"/groups/{group_id}/ask", json={"question": "what is fine?", "asOf": "2026-03-01T10:00:00Z"})
+    assert r.status_code == 422 and r.json()["field"].endswith("asOf"), r.json()
 
 
 @pytest.mark.parametrize(("what", "bad", "field"), BAD_MESSAGES, ids=[b[0] for b in BAD_MESSAGES])
@@ -241,6 +275,7 @@ def test_budget_limits_are_one_set_for_library_cli_and_api(store, embedder, grou
     assert e.value.field == "question"
     res = cli("ask", "what is fine?", "--group", group_id, "--s1-k", "1000000000", "--json")
     assert res.returncode == 1 and "field 's1_k'" in res.stderr and "Traceback" not in res.stderr
+    assert res.stderr.count("\n") == 1, res.stderr  # one line, though stderr is a pipe (was wrapped at 80)
     r = client.post(f"/groups/{group_id}/ask", json={"question": "what is fine?", "s1_k": 1000000000})
     assert r.status_code == 422 and r.json()["field"] == "s1_k"
     r = client.post(f"/groups/{group_id}/ask", content='{"question": "what is \\ud83d?"}',
@@ -332,7 +367,7 @@ def test_blank_segments_need_no_writer_cli_and_api(store, embedder, make_group, 
 # ----------------------------------------------------------------------------- blank text
 
 
-@pytest.mark.parametrize("text", ["", "   ", "\n\t"], ids=["empty", "spaces", "newline-tab"])
+@pytest.mark.parametrize("text", ["", "   ", "\n\t", "\u200b"], ids=["empty", "spaces", "newline-tab", "zero-width"])
 def test_blank_text_is_refused_everywhere_and_loses_nothing_stored(store, embedder, group_id, client, tmp_path, text):
     from graphmem.bulk_import import write_csv
     from graphmem.ingest import BLANK_TEXT

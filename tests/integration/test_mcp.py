@@ -175,6 +175,11 @@ def test_core_toolset_and_unknown_group(group_id):
                              "record_provenance", "forget_person"}
             assert "NotFoundError" in await call_error(c, "roster", group_id=group_id)
             assert "NotFoundError" in await call_error(c, "forget_person", group_id=group_id, person_id="x")
+            # a misspelt argument ("asOf" for "as_of") is refused, not ignored, and the schema says so
+            err = await call_error(c, "ask", group_id=group_id, question="who?", asOf="2026-01-01T00:00:00Z")
+            assert "asOf" in err and "not permitted" in err, err
+            schemas = {t.name: t.input_schema for t in (await c.list_tools()).tools}
+            assert all(s.get("additionalProperties") is False for s in schemas.values())
             # an empty message list is refused as the API refuses it (422), naming the argument,
             # and creates no group
             empty = await call_error(c, "append_messages", group_id=group_id, messages=[])

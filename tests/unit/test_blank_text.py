@@ -15,7 +15,9 @@ from graphmem.ingest import BLANK_TEXT, validate
 from loaders import load_conversations
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures"
-BLANKS = ["", "   ", "\n\t ", "\u3000\u00a0"]  # empty, spaces, newline+tab, ideographic + no-break space
+BLANKS = ["", "   ", "\n\t ", "\u3000\u00a0", "\u200b", " \u3000\u200b\u200f "]
+# empty, spaces, newline+tab, ideographic + no-break space, a zero-width space, spaces with
+# zero-width and direction marks: nothing a reader could see
 
 
 def blank_jsonl(tmp: Path, text: str) -> tuple[Path, str]:
@@ -75,7 +77,8 @@ FORMATS = {"jsonl": blank_jsonl, "locomo": blank_locomo, "socialmem": blank_soci
 
 
 @pytest.mark.parametrize("fmt", sorted(FORMATS))
-@pytest.mark.parametrize("text", BLANKS, ids=["empty", "spaces", "newline-tab", "unicode-spaces"])
+@pytest.mark.parametrize("text", BLANKS, ids=["empty", "spaces", "newline-tab", "unicode-spaces", "zero-width",
+                                              "invisible-marks"])
 def test_blank_text_is_refused_in_every_format_with_one_error(tmp_path: Path, fmt: str, text: str) -> None:
     path, record = FORMATS[fmt](tmp_path, text)
     with pytest.raises(InvalidInputError) as e:
@@ -86,6 +89,14 @@ def test_blank_text_is_refused_in_every_format_with_one_error(tmp_path: Path, fm
     assert BLANK_TEXT in str(err) and err.record, str(err)
     if record:
         assert record in err.record, str(err)
+
+
+def test_visible_means_a_character_a_reader_sees():
+    from graphmem.limits import has_visible
+
+    assert not any(has_visible(t) for t in BLANKS)
+    # a family emoji is joined by zero-width joiners (format characters): still visible
+    assert all(has_visible(t) for t in (".", "a\u200b", "\U0001f468\u200d\U0001f469\u200d\U0001f467", "\u0627"))
 
 
 def test_text_with_one_visible_character_is_kept_exactly(tmp_path: Path) -> None:

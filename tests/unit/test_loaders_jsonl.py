@@ -168,6 +168,8 @@ def test_group_override(tmp_path: Path) -> None:
         ([line(id="m1"), line(id="m1", ts="2025-01-01T09:00:00")], "line 2", "ts", "appears again with another ts"),
         ([line(id="m1"), line(id="m1", speaker="Zed")], "line 2", "speaker", "appears again with another speaker"),
         ([line(id="")], "line 1", "id", "blank"),
+        # "" would key the speaker by display name: a second person beside the one with an id
+        ([line(speaker_id="")], "line 1", "speaker_id", "at least 1 character"),
         ([line(group="")], "line 1", "group", "blank"),
     ],
 )
