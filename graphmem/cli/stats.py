@@ -8,6 +8,7 @@ import typer
 from rich.table import Table
 
 from graphmem.cli.common import emit_json, open_store, out
+from graphmem.groups import get_group
 from graphmem.scope import SCOPE_LABEL_PREFIX
 
 
@@ -18,9 +19,11 @@ def stats(
     """Node and relationship counts (whole store or one group).
 
     The labels of the groups' own vector indexes (``GroupScope_<key>``, one per large group)
-    are counted together as ``GroupScope_*``.
+    are counted together as ``GroupScope_*``. An unknown ``--group`` is an error (exit 1).
     """
     with open_store() as store:
+        if group is not None:
+            get_group(store, group)  # NotFoundError "no group ...", as every other command says
         nodes: dict[str, int] = {}
         for r in store.read("stats/count_nodes", group_id=group):
             # one label per group with its own vector index (graphmem.scope): counted as one row

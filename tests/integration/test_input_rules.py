@@ -166,6 +166,11 @@ def test_library_append_refuses_a_bad_group_or_no_message(store, embedder, group
     assert node_count(store, group_id) == 0
 
 
+def test_stats_of_an_unknown_group_is_an_error(store, group_id):
+    res = cli("stats", "--group", group_id)  # was: exit 0 with an empty table
+    assert res.returncode == 1 and f"no group {group_id!r}" in res.stderr, res.stderr
+
+
 def test_search_budgets_must_be_integers(store, embedder, group_id):
     from graphmem.search import search_messages
 
