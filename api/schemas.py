@@ -85,7 +85,7 @@ class MessagesCreate(BaseModel):
 class IngestPublic(BaseModel):
     """What an append wrote: ``messages_written`` new, ``messages_edited`` new text under a
     stored id (or a later version of an id earlier in the request), ``messages_skipped``
-    identical to what is stored."""
+    identical to what is stored or a text the message had before (a stale redelivery)."""
 
     group_id: str
     messages_written: int

@@ -65,7 +65,8 @@ def append_messages(
     ``channel`` is given), ``channel``, ``reply_to``. Messages take their place by time (request
     order only breaks ties), before, between or after what is stored: turns, NEXT, session
     numbers and search documents follow. A stored id with the same content is skipped; with new
-    text it is an edit (see :func:`graphmem.ingest.ingest_conversations`).
+    text it is an edit; with a text it had before (in its ``text_history``) it is a stale
+    redelivery and skipped (see :func:`graphmem.ingest.ingest_conversations`).
 
     Returns:
         The :class:`IngestSummary` of the write.

@@ -22,7 +22,8 @@ Guarantees (docs/reliability.md):
 - Concurrent loads of one group serialise on the Group node's write lock, taken first in every
   message transaction (``ingest/lock_group``); a load that finds a message changed by another
   load since it read it stops with a retryable :class:`ConflictError` and writes nothing more.
-- The same id with the same content is a no-op (``messages_skipped``); with new text it is an
+- The same id with the same content, or with a text it had before (a stale redelivery: an
+  older export re-sent), is a no-op (``messages_skipped``); with a text it never had it is an
   edit (``messages_edited``): text and embedding replaced, the earlier text kept in
   ``text_history`` (with ``edited_at``), the search documents of it and its next turn rebuilt,
   and the message taken out of its Writer segment, so it is pending for the next derive. Any
@@ -56,8 +57,8 @@ class IngestSummary:
 
     ``groups``/``sessions``/``persons`` count what the input touched; ``*_created`` what this run
     created; ``messages_written`` (new) + ``messages_edited`` (new text under a stored id, or a
-    later version of an id earlier in the same input) + ``messages_skipped`` (identical
-    redelivery) = messages in the input.
+    later version of an id earlier in the same input) + ``messages_skipped`` (identical or
+    stale redelivery: the stored text or one in its ``text_history``) = messages in the input.
     """
 
     groups: int = 0
@@ -101,7 +102,6 @@ def search_text(m: MessageRecord, previous: tuple[str, str] | None) -> str:
     (bench/bench_search.py). ``previous`` is (speaker, text).
     """
     return search_document(m.speaker, m.text, previous)
-
 
 
 #: Fields a redelivery must repeat exactly; only ``text`` may change (an edit).
@@ -295,12 +295,15 @@ def collapse(conv: Conversation) -> list[_Delivery]:
     return list(out.values())
 
 
-def _after_stored(texts: list[str], stored: str) -> list[str]:
-    """The texts of an input that come after the stored one (all when it is not among them):
-    re-running an input whose last version is stored finds nothing to do."""
+def pending_texts(texts: list[str], stored: str, history: list[str]) -> list[str]:
+    """The texts of an input still to apply to a stored message, oldest first ([] for an
+    identical or stale redelivery): those after the stored text's last occurrence in the input
+    (all when it is absent), less any in ``history`` (its ``text_history``), so an older export
+    re-sent after an edit is skipped, not an edit back (docs/reliability.md, Edits)."""
     if stored in texts:
-        return texts[len(texts) - 1 - texts[::-1].index(stored) + 1 :]
-    return list(texts)
+        texts = texts[len(texts) - 1 - texts[::-1].index(stored) + 1 :]
+    had = set(history)
+    return [t for t in texts if t not in had]
 
 
 def _ingest_one(
@@ -324,19 +327,19 @@ def _ingest_one(
                     "its text can change (an edit); nothing of this input was written"
                 )
 
-    # What each id does: new message, edit (text differs from the stored one), or nothing.
-    work: list[tuple[_Delivery, str | None]] = []  # (delivery, stored text or None when new)
+    # Per id: (delivery, stored text or None when new, texts to write: the last is kept), or nothing.
+    work: list[tuple[_Delivery, str | None, list[str]]] = []
     written = edited = 0
     for d in deliveries:
         row = stored.get(d.m.id)
         if row is None:
-            work.append((d, None))
+            work.append((d, None, d.texts))
             written += 1
             edited += len(d.texts) - 1
         else:
-            pending = _after_stored(d.texts, row["text"])
+            pending = pending_texts(d.texts, row["text"], row["text_history"])
             if pending:
-                work.append((d, row["text"]))
+                work.append((d, row["text"], pending))
                 edited += len(pending)
     skipped = len(conv.messages) - written - edited
     # Write in conversation order (stable: input order among equal instants), so each batch
@@ -374,8 +377,8 @@ def _ingest_one(
 
     key = group_key(gid)
     chunks = [work[i : i + batch_size] for i in range(0, len(work), batch_size)] or [[]]
-    def texts(chunk: list[tuple[_Delivery, str | None]]) -> list[str]:
-        return [embedding_text(d.m.model_copy(update={"text": d.texts[-1]})) for d, _ in chunk]
+    def texts(chunk: list[tuple[_Delivery, str | None, list[str]]]) -> list[str]:
+        return [embedding_text(d.m.model_copy(update={"text": new[-1]})) for d, _, new in chunk]
 
     with Prefetch(embedder, chunks, texts) as pending_vectors:
         for n, chunk in enumerate(chunks):
@@ -394,7 +397,7 @@ def _ingest_one(
 
 
 def _write_chunk(
-    store: Store, gid: str, key: str, n: int, chunk: list[tuple[_Delivery, str | None]],
+    store: Store, gid: str, key: str, n: int, chunk: list[tuple[_Delivery, str | None, list[str]]],
     vectors: list[list[float] | None], rows_p: list[dict], rows_s: list[dict],
     stored: dict[str, dict], batch_size: int, scoped: bool, summary: IngestSummary, bar: tqdm,
 ) -> tuple[int, int]:
@@ -406,20 +409,19 @@ def _write_chunk(
     """
     edited_at = now_iso()
     new_rows, edit_rows = [], []
-    for (d, old), vec in zip(chunk, vectors):
+    for (d, old, new), vec in zip(chunk, vectors):
         m = d.m
         if old is None:
             new_rows.append({
-                "id": m.id, "channel": m.channel, "text": d.texts[-1], "speaker": m.speaker,
+                "id": m.id, "channel": m.channel, "text": new[-1], "speaker": m.speaker,
                 "person_id": person_key(m), "session": m.session, "ts": times.normalize(m.ts),
                 "instant": instant(m.ts), "order_instant": d.order_instant,
-                "reply_to": m.reply_to, "text_history": d.texts[:-1],
-                "edited_at": [edited_at] * (len(d.texts) - 1), "embedding": vec,
+                "reply_to": m.reply_to, "text_history": new[:-1],
+                "edited_at": [edited_at] * (len(new) - 1), "embedding": vec,
             })
         else:
-            between = _after_stored(d.texts, old)[:-1]
             edit_rows.append({
-                "id": m.id, "old_text": old, "text": d.texts[-1], "between": between,
+                "id": m.id, "old_text": old, "text": new[-1], "between": new[:-1],
                 "edited_at": edited_at, "embedding": vec, "order_instant": d.order_instant,
             })
     roster = (rows_p, rows_s) if n == 0 else ([], [])

@@ -27,7 +27,8 @@ def post_messages(
     Messages take their place by time, before, between or after what is stored (the request
     order only breaks ties). A message whose id is stored with the same content is skipped, so
     a retried request writes nothing twice; new text under a stored id is an edit
-    (``messages_edited``, the earlier text kept as history, the message pending for derive).
+    (``messages_edited``, the earlier text kept as history, the message pending for derive);
+    a text the message had before is a stale redelivery and skipped, never an edit back.
     422 names the message and field that is wrong; 409 names an id stored with another
     speaker, session, channel, ts or reply_to, or a message another request changed meanwhile
     (retry). Nothing of the request is written then. See docs/reliability.md.

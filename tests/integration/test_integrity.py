@@ -256,6 +256,49 @@ def test_edit_is_stored_with_history_and_pending(store, embedder, group_id):
     assert snapshot(store, group_id) == state  # nothing of that input was written
 
 
+def test_older_redelivery_does_not_undo_an_edit(store, embedder, client, make_group):
+    """The tester's case: chat export (v1), edit (v2), the older export again. Re-sending a text
+    the message already had is a stale redelivery: skipped, text and history unchanged (before,
+    it was counted as an edit, v1 came back and every alternation grew text_history by two)."""
+    lib, api = make_group("stale"), make_group("staleapi")
+    rows = [{"id": f"m{i + 1}", "speaker": speaker, "text": text, "ts": f"2026-01-01T10:00:0{i}"}
+            for i, (speaker, text) in enumerate([("Ada", "Dinner at the quayside grill?"),
+                                                 ("Ben", "Bring the periwinkle tablecloth."),
+                                                 ("Cy", "Sounds good.")])]
+    v2 = [dict(r) for r in rows]
+    v2[1]["text"] = "Bring the saffron tablecloth."
+    ingest_conversations(store, [conversation(lib, rows)], embedder)
+    ingest_conversations(store, [conversation(lib, v2)], embedder)
+    state = snapshot(store, lib)
+    for _ in range(2):  # the older export, twice
+        s = ingest_conversations(store, [conversation(lib, rows)], embedder)
+        assert (s.messages_written, s.messages_edited, s.messages_skipped) == (0, 0, 3)
+        assert snapshot(store, lib) == state
+    m2 = store.read_text("MATCH (m:Message {group_id: $g, id: 'm2'}) RETURN m.text AS t, m.text_history AS h, "
+                         "size(m.edited_at) AS n", g=lib)
+    assert m2 == [{"t": "Bring the saffron tablecloth.", "h": ["Bring the periwinkle tablecloth."], "n": 1}]
+    # an input going through v1 then v2 is stale too; a text never seen before is still an edit
+    s = ingest_conversations(store, [conversation(lib, rows + [v2[1]])], embedder)
+    assert (s.messages_written, s.messages_edited, s.messages_skipped) == (0, 0, 4)
+    v3 = [dict(r) for r in rows]
+    v3[1]["text"] = "Bring the crimson tablecloth."
+    s = ingest_conversations(store, [conversation(lib, v3)], embedder)
+    assert (s.messages_written, s.messages_edited, s.messages_skipped) == (0, 1, 2)
+    m2 = store.read_text("MATCH (m:Message {group_id: $g, id: 'm2'}) RETURN m.text AS t, m.text_history AS h",
+                         g=lib)
+    assert m2 == [{"t": "Bring the crimson tablecloth.",
+                   "h": ["Bring the periwinkle tablecloth.", "Bring the saffron tablecloth."]}]
+
+    # the HTTP API goes through the same write path
+    old, new = {**B2, "text": "Monday or Wednesday?"}, {**B2, "text": "Tuesday or Thursday?"}
+    for body, counts in (([A1, old], (2, 0, 0)), ([new], (0, 1, 0)), ([A1, old], (0, 0, 2))):
+        r = client.post(f"/groups/{api}/messages", json={"messages": body})
+        assert r.status_code == 200, r.text
+        assert (r.json()["messages_written"], r.json()["messages_edited"], r.json()["messages_skipped"]) == counts
+    row = store.read_text("MATCH (m:Message {group_id: $g, id: 'b2'}) RETURN m.text AS t, m.text_history AS h", g=api)
+    assert row == [{"t": "Tuesday or Thursday?", "h": ["Monday or Wednesday?"]}]
+
+
 def test_edit_through_cli_and_api(store, client, make_group, tmp_path):
     cli_gid, api_gid = make_group("ecli"), make_group("eapi")
     path = jsonl(tmp_path / "a.jsonl", cli_gid, [A1, B2])
