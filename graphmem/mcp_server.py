@@ -205,8 +205,9 @@ def build_server(settings: Settings | None = None, *, tools: ToolSet = "core") -
     def append_messages(group_id: str, messages: Messages, name: str = "") -> IngestPublic:
         """Append 1 to 10,000 messages to a group's verbatim memory (System 1), each placed by its time.
 
-        The group and its persons are created when needed. Idempotent by message id: sending
-        a message id that is stored already writes nothing. Each message needs id, speaker,
+        The group and its persons are created when needed. Idempotent by message id: a stored
+        id sent again with the same text (or a text it had before) writes nothing; with a new
+        text it is an edit (the earlier text is kept as history). Each message needs id, speaker,
         text and ts (ISO-8601); session defaults to "main"; speaker_id, channel and reply_to
         are optional. A bad message is refused with the message and field named, and nothing
         of the call is written. Derived memory (System 2) is built later by the Writer.
