@@ -9,9 +9,16 @@
 //   the sender), best first.
 CALL () {
   UNWIND $windows AS w
-  MATCH (m:Message)
-  USING INDEX m:Message(group_id, instant)  // a range seek per window, whatever the statistics of the moment suggest
-  WHERE m.group_id = $group_id AND m.instant >= w[0] AND m.instant < w[1]
+  WITH w[0] AS lo, w[1] AS hi
+  // one range seek per window: the bounds are imported into a subquery, so the seek cannot be
+  // hoisted out of the loop; without it a store of small groups got a scan of the whole index
+  // plus a filter (the hint alone allows that too)
+  CALL (lo, hi) {
+    MATCH (m:Message)
+    USING INDEX m:Message(group_id, instant)
+    WHERE m.group_id = $group_id AND m.instant >= lo AND m.instant < hi
+    RETURN m
+  }
   RETURN m
   UNION
   MATCH (g:Group {id: $group_id})
