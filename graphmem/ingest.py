@@ -277,16 +277,16 @@ class _Delivery:
 
 
 def collapse(conv: Conversation) -> list[_Delivery]:
-    """One entry per message id of an input, in input order: its first record, the texts it
-    goes through, its occurrences and its ``order_instant`` (the instant, raised to the latest
-    instant before it in its channel's input order)."""
+    """One entry per message id of an input, in input order: its first record, its distinct
+    texts (first occurrences: a text seen before is stale), its occurrences and its
+    ``order_instant`` (the instant, raised to the latest before it in its channel's input order)."""
     out: dict[str, _Delivery] = {}
     running: dict[str, float] = {}  # per channel: latest instant so far in input order
     for m in conv.messages:
         d = out.get(m.id)
         if d is not None:
             d.occurrences += 1
-            if m.text != d.texts[-1]:
+            if m.text not in d.texts:
                 d.texts.append(m.text)
             continue
         t = max(instant(m.ts), running.get(m.channel, float("-inf")))

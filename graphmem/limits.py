@@ -95,16 +95,22 @@ every input format and entry point. Messages stored before this rule keep their 
 (docs/reliability.md, "Blank messages")."""
 
 
-_INVISIBLE = frozenset({"Zs", "Zl", "Zp", "Cc", "Cf"})
-"""Unicode categories that show nothing by themselves: spaces, separators, controls and format
-characters (zero-width space U+200B, joiners, direction marks, BOM)."""
+_INVISIBLE = frozenset({"Zs", "Zl", "Zp", "Cc", "Cf", "Mn", "Me"})
+"""Unicode categories that show nothing by themselves: spaces, separators, controls, format
+characters (zero-width space U+200B, joiners, direction marks, BOM) and combining marks (accents,
+variation selectors, the grapheme joiner U+034F: they only mark the character before them)."""
+
+_BLANK_LOOKING = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+"""Letters and symbols that are drawn empty: the Hangul fillers and the blank braille pattern."""
 
 
 def has_visible(value: str) -> bool:
-    """Whether ``value`` holds a character outside whitespace and :data:`_INVISIBLE`."""
+    """Whether ``value`` holds a character a reader sees: not whitespace, not of a category in
+    :data:`_INVISIBLE`, not in :data:`_BLANK_LOOKING` ("e\u0301" and emoji joined by U+200D do)."""
     import unicodedata
 
-    return any(not ch.isspace() and unicodedata.category(ch) not in _INVISIBLE for ch in value)
+    return any(not ch.isspace() and ch not in _BLANK_LOOKING and unicodedata.category(ch) not in _INVISIBLE
+               for ch in value)
 
 
 def check_message_text(value: str, *, record: str = "", source: str = "", field: str = "text") -> None:
@@ -144,6 +150,8 @@ def check_id(value: str, *, field: str, record: str = "", source: str = "", slas
         raise bad(f"id must be a string, got {type(value).__name__}")
     if not value:
         raise bad("id is empty")
+    if not has_visible(value):
+        raise bad("id has no visible character")
     if len(value) > MAX_ID_CHARS:
         raise bad(f"id is {len(value)} characters long; at most {MAX_ID_CHARS} are allowed")
     check_text(value, field=field, record=record, source=source)

@@ -406,8 +406,8 @@ def search_group(
             pool_n outside 1..1000 (``pool_n``), expand outside 0..5 (``expand``), unknown
             mode (``mode``).
     """
-    if not query.strip():
-        raise InvalidInputError("query is empty", field="query")
+    if not limits.has_visible(query):
+        raise InvalidInputError("query is empty (no visible character)", field="query")
     if mode not in ("hybrid", "fulltext", "vector"):
         raise InvalidInputError(f"mode must be hybrid, fulltext or vector, not {mode!r}", field="mode")
     limits.check_budget(k, field="k", low=1, high=limits.MAX_S1_K)

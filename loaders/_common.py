@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
-from pydantic import AfterValidator, BaseModel, StrictStr, ValidationError
+from pydantic import AfterValidator, BaseModel, StrictStr, StringConstraints, ValidationError
 
 from graphmem.errors import InvalidInputError
 from graphmem.text import short_repr as _short
@@ -155,6 +155,10 @@ def _require_text(value: str) -> str:
 
 #: A strict string that holds more than whitespace (speaker names, ids, sessions of raw items).
 NonBlankStr = Annotated[StrictStr, AfterValidator(_require_text)]
+
+#: A speaker id, when the key is there: not empty ("" would key the speaker by display name,
+#: a second person beside the one with the id; leave the key out when there is none).
+SpeakerIdStr = Annotated[StrictStr, StringConstraints(min_length=1)]
 
 
 def item_label(raw: Any, key: str, fallback: str) -> str:

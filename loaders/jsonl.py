@@ -28,14 +28,13 @@ Rules:
 
 from __future__ import annotations
 
-from typing import Annotated
-
-from pydantic import BaseModel, ConfigDict, StrictStr, StringConstraints
+from pydantic import BaseModel, ConfigDict, StrictStr
 
 from graphmem import limits
 from graphmem.errors import InvalidInputError
 from loaders._common import (
     NonBlankStr,
+    SpeakerIdStr,
     Draft,
     PathLike,
     assemble_messages,
@@ -48,9 +47,6 @@ from loaders._common import (
 from graphmem.model import Conversation
 
 __all__ = ["JsonlLine", "load_conversations"]
-
-SpeakerIdStr = Annotated[StrictStr, StringConstraints(min_length=1)]
-"""A speaker id, when the key is there: not empty (leave the key out when there is none)."""
 
 
 class JsonlLine(BaseModel):

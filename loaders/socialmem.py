@@ -42,6 +42,7 @@ from pydantic import BaseModel, ConfigDict, StrictInt, StrictStr, field_validato
 from graphmem.errors import InvalidInputError
 from loaders._common import (
     NonBlankStr,
+    SpeakerIdStr,
     item_label,
     PathLike,
     check_unique_ids,
@@ -66,7 +67,7 @@ class SocialTurn(BaseModel):
 
     turn: NonBlankStr
     speaker: NonBlankStr
-    speaker_id: StrictStr | None = None
+    speaker_id: SpeakerIdStr | None = None  # "" would file the speaker as a second person
     content: StrictStr
     ts: StrictStr
     reply_to: StrictStr | None = None

@@ -229,8 +229,8 @@ def ask(
         StoreUnavailableError: Neo4j failed.
     """
     s = settings or get_settings()
-    if not question or not question.strip():
-        raise InvalidInputError("question is empty", field="question")
+    if not question or not limits.has_visible(question):
+        raise InvalidInputError("question is empty (no visible character)", field="question")
     if len(question) > limits.MAX_QUESTION_CHARS:
         raise InvalidInputError(
             f"question is {len(question)} characters long; at most {limits.MAX_QUESTION_CHARS} are allowed",

@@ -278,6 +278,9 @@ def test_budget_limits_are_one_set_for_library_cli_and_api(store, embedder, grou
     with pytest.raises(InvalidInputError) as e:
         ask(store, embedder, group_id, "what is \ud83d?")
     assert e.value.field == "question"
+    with pytest.raises(InvalidInputError) as e:  # a zero-width space only: was answered
+        ask(store, embedder, group_id, "\u200b")
+    assert e.value.field == "question"
     res = cli("ask", "what is fine?", "--group", group_id, "--s1-k", "1000000000", "--json")
     assert res.returncode == 1 and "field 's1_k'" in res.stderr and "Traceback" not in res.stderr
     assert res.stderr.count("\n") == 1, res.stderr  # one line, though stderr is a pipe (was wrapped at 80)

@@ -15,9 +15,11 @@ from graphmem.ingest import BLANK_TEXT, validate
 from loaders import load_conversations
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures"
-BLANKS = ["", "   ", "\n\t ", "\u3000\u00a0", "\u200b", " \u3000\u200b\u200f "]
+BLANKS = ["", "   ", "\n\t ", "\u3000\u00a0", "\u200b", " \u3000\u200b\u200f ", "\u0301\u0301\ufe0f\u034f",
+          "\u3164\u2800"]
 # empty, spaces, newline+tab, ideographic + no-break space, a zero-width space, spaces with
-# zero-width and direction marks: nothing a reader could see
+# zero-width and direction marks, combining marks alone (accents, a variation selector, the
+# grapheme joiner), a Hangul filler and the blank braille pattern: nothing a reader could see
 
 
 def blank_jsonl(tmp: Path, text: str) -> tuple[Path, str]:
@@ -78,7 +80,7 @@ FORMATS = {"jsonl": blank_jsonl, "locomo": blank_locomo, "socialmem": blank_soci
 
 @pytest.mark.parametrize("fmt", sorted(FORMATS))
 @pytest.mark.parametrize("text", BLANKS, ids=["empty", "spaces", "newline-tab", "unicode-spaces", "zero-width",
-                                              "invisible-marks"])
+                                              "invisible-marks", "combining-alone", "blank-letters"])
 def test_blank_text_is_refused_in_every_format_with_one_error(tmp_path: Path, fmt: str, text: str) -> None:
     path, record = FORMATS[fmt](tmp_path, text)
     with pytest.raises(InvalidInputError) as e:
@@ -96,7 +98,18 @@ def test_visible_means_a_character_a_reader_sees():
 
     assert not any(has_visible(t) for t in BLANKS)
     # a family emoji is joined by zero-width joiners (format characters): still visible
-    assert all(has_visible(t) for t in (".", "a\u200b", "\U0001f468\u200d\U0001f469\u200d\U0001f467", "\u0627"))
+    assert all(has_visible(t) for t in (".", "a\u200b", "\U0001f468\u200d\U0001f469\u200d\U0001f467", "\u0627",
+                                        "e\u0301", "\u2764\ufe0f", "\ud55c"))
+
+
+@pytest.mark.parametrize("value", ["\u200b", "\u3164", "\u0301"])
+@pytest.mark.parametrize("field", ["id", "speaker_id", "group"])
+def test_an_id_needs_a_visible_character(value: str, field: str) -> None:
+    from graphmem.limits import check_id
+
+    with pytest.raises(InvalidInputError, match="no visible character") as e:
+        check_id(value, field=field)
+    assert e.value.field == field
 
 
 def test_text_with_one_visible_character_is_kept_exactly(tmp_path: Path) -> None:

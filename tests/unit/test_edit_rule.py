@@ -22,3 +22,16 @@ from graphmem.ingest import pending_texts
 ])
 def test_pending_texts(texts: list[str], stored: str, history: list[str], want: list[str]) -> None:
     assert pending_texts(texts, stored, history) == want
+
+
+def test_a_text_repeated_inside_one_input_is_stale_there_too():
+    """p, q, p for one id in one input goes through p and q, as three separate inputs do
+    (before, every change was applied: p, q, p, and the current text sat in its own history)."""
+    from graphmem.ingest import collapse
+    from tests.factories import conversation
+
+    rows = [{"id": "y1", "speaker": "Ana", "text": t, "ts": "2026-03-01T10:00:00"} for t in ("p", "q", "p", "q")]
+    (d,) = collapse(conversation("g", rows))
+    assert d.texts == ["p", "q"] and d.occurrences == 4
+    assert pending_texts(d.texts, "base", []) == ["p", "q"]
+    assert pending_texts(d.texts, "q", ["base", "p"]) == []

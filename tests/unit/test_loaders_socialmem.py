@@ -208,6 +208,8 @@ def _turn(d: dict[str, Any], s: int = 0, t: int = 2) -> dict[str, Any]:
         (lambda d: _turn(d).update(speaker=""), "grp_0d1e2f3a_s01_t002", "speaker"),
         (lambda d: _turn(d).update(ts="2025-10-06 late"), "grp_0d1e2f3a_s01_t002", "ts"),
         (lambda d: _turn(d).update(speaker_id=7), "grp_0d1e2f3a_s01_t002", "speaker_id"),
+        # "" was read as "no id": a second person keyed by the display name
+        (lambda d: _turn(d).update(speaker_id=""), "grp_0d1e2f3a_s01_t002", "speaker_id"),
         (lambda d: _turn(d).pop("turn"), "grp_0d1e2f3a_s01[2]", "turn"),
         (lambda d: _turn(d).update(turn="grp_0d1e2f3a_s01_t001"), "grp_0d1e2f3a_s01_t001", "id"),
         (lambda d: d["sessions"][1].update(session_index="2"), "grp_0d1e2f3a_s02", "session_index"),
