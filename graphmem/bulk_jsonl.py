@@ -96,7 +96,8 @@ class _Rec:
 
 def _id_ok(value: str) -> bool:
     """:func:`graphmem.limits.check_id` would pass it (``/`` is checked by the caller)."""
-    return 0 < len(value) <= MAX_ID_CHARS and value == value.strip() and _BAD.search(value) is None
+    return (0 < len(value) <= MAX_ID_CHARS and value == value.strip() and _BAD.search(value) is None
+            and has_visible(value))
 
 
 def _name_ok(value: str) -> bool:

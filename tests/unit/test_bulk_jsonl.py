@@ -121,6 +121,12 @@ BAD: list[tuple[str, object]] = [
     # MAX_TEXT_CHARS): `graphmem neo4j import` loaded what `graphmem ingest` never stores
     ("whitespace-only text", {"group": "g", "session": "s1", "speaker": "A", "text": " \t\n ",
                               "ts": "2025-01-01T00:00:00"}),
+    ("zero-width text", {"group": "g", "session": "s1", "speaker": "A", "text": "\u200b\u2800",
+                         "ts": "2025-01-01T00:00:00"}),
+    ("invisible id", {"group": "g", "session": "s1", "speaker": "A", "text": "x", "ts": "2025-01-01T00:00:00",
+                      "id": "\u3164"}),
+    ("empty speaker_id", {"group": "g", "session": "s1", "speaker": "A", "text": "x", "ts": "2025-01-01T00:00:00",
+                          "speaker_id": ""}),
     ("text over the limit", {"group": "g", "session": "s1", "speaker": "A", "text": "x" * 100_001,
                              "ts": "2025-01-01T00:00:00"}),
     ("lone surrogate", '{"group": "g", "session": "s1", "speaker": "A", "text": "x\\ud83d", "ts": "2025-01-01T00:00:00"}'),
