@@ -28,7 +28,8 @@ terms; ``person_tail=(weight, depth)`` each named person's own turns, deeper, in
 diversity (dense vectors / sessions); ``dedup=cosine`` near-identical turns dropped;
 ``issue_budget=k`` the issue alone as a second query with k reserved places; ``sent=(a, "max")``
 and ``sent_ctx=1`` dense over single sentences (needs ``sentences``). ``noop=1`` goes through
-the same code path with no change (it must equal ``base``).
+the same code path with no change (it must equal ``tail_learned=0``: the switches that fuse
+rankings into places 11-40 are measured on the pool without the seventh round's learned tail).
 
 Switches of the fifth round (places 11-40 only, docs/query.md): ``sess_ev=(seeds, sessions,
 weight, depth, "pool"|"dense")`` session-level evidence: sessions ranked by the fused ranks of
@@ -232,6 +233,8 @@ class Group:
     sent_vecs: np.ndarray | None = None
     sent_owner: np.ndarray | None = None
     sent_words: np.ndarray | None = None
+    word_terms: list[str] | None = None  # the vocabulary's terms with a word vector (``words``)
+    word_mat: np.ndarray | None = None
 
 
 def load(cache: Path) -> tuple[dict[str, Group], list[dict], dict[str, np.ndarray]]:
@@ -314,11 +317,10 @@ def semantic_terms(g: Group, text: str, tau: float, per: int, skip: set[str]) ->
 
     from graphmem.local_bm25 import analyze
 
-    if g.__dict__.get("_wmat") is None:
-        terms = [t for t in g.vocab if t in WORDS]
-        g.__dict__["_wterms"] = terms
-        g.__dict__["_wmat"] = np.stack([WORDS[t] for t in terms]) if terms else np.zeros((0, 384))
-    terms, mat = g.__dict__["_wterms"], g.__dict__["_wmat"]
+    if g.word_mat is None:
+        g.word_terms = [t for t in g.vocab if t in WORDS]
+        g.word_mat = np.stack([WORDS[t] for t in g.word_terms]) if g.word_terms else np.zeros((0, 384))
+    terms, mat = g.word_terms or [], g.word_mat
     q: dict[str, str] = {}
     for w in re.findall(r"[a-z][a-z'-]+", text.casefold()):
         ts = analyze(w)
@@ -589,9 +591,8 @@ def pool(g: Group, q: dict, tv: dict[str, np.ndarray], v: dict[str, Any], n: int
         if anchors.sessions:
             mask |= np.array([s in anchors.sessions for s in g.session])
         inputs.window = [g.ids[i] for i in top(cos_anchor, cfg.time_depth, mask=mask)]
-    if sem_scores is not None and v["sem"][4] == "tail":
-        inputs.__dict__["_sem"] = [g.ids[i] for i in top(sem_scores, v["sem"][3], positive=True)]
-        v = {**v, "sem_tail": v["sem"][2]}
+    if sem_scores is not None and v["sem"][4] == "tail":  # the expansion's ranking, fused into the tail
+        v = {**v, "sem_tail": [g.ids[i] for i in top(sem_scores, v["sem"][3], positive=True)]}
     if trace is not None:
         trace.update(
             bm25_full=top(bm25(g, qterms, k1, b), len(g.ids), positive=True), ft=ft,
@@ -600,8 +601,8 @@ def pool(g: Group, q: dict, tv: dict[str, np.ndarray], v: dict[str, Any], n: int
             time=[g.by_id[m] for m in inputs.window],
             ft_scores=ft_scores, cos=cos, cos_plain=cos_plain, inputs=inputs,
         )
-    if any(v.get(k) for k in NEW_SWITCHES):
-        return _tail_variants(g, q, inputs, cfg, v, n, qterms, cos_plain, issue, tv)
+    if any(v.get(k) for k in NEW_SWITCHES):  # rankings fused into the tail: measured without the learned tail
+        return _tail_variants(g, q, inputs, replace(cfg, tail_learned=0), v, n, qterms, cos_plain, issue, tv)
     fused = fuse_recall(inputs, n if not (v.get("smooth_pool") or v.get("sess_cap") or v.get("nb_top")) else n * 3,
                         config=cfg)
     if v.get("head"):  # the best head of the fulltext and dense rankings are kept in the top-10
@@ -695,11 +696,11 @@ def _fuse_tail_extra(inputs, n: int, cfg, extra: list) -> list[str]:
 
     head, wanted = _fuse_once(inputs, n, inputs.vector, cfg.rrf_k, cfg)
     if not inputs.vector_plain or not 0 < cfg.head_n < n:
-        return [m for m, _ in _rerank(head, inputs, cfg)]
+        return [m for m, _ in _rerank(head, inputs, cfg, wanted, n)]
     tail, wanted = _fuse_once(inputs, n, inputs.vector_plain, cfg.tail_rrf_k, cfg, extra)
     first = [m for m, _ in head[: cfg.head_n]]
     merged = list(dict.fromkeys(first + [m for m, _ in tail]))
-    return [m for m, _ in _rerank([(m, 0.0) for m in _reserve(merged, wanted, n)], inputs, cfg)]
+    return [m for m, _ in _rerank([(m, 0.0) for m in _reserve(merged, wanted, n)], inputs, cfg, wanted, n)]
 
 
 def _tail_variants(g: Group, q: dict, inputs, cfg, v: dict, n: int, qterms: list[str], cos: np.ndarray,
@@ -794,8 +795,8 @@ def _tail_variants(g: Group, q: dict, inputs, cfg, v: dict, n: int, qterms: list
         np.maximum.at(bs, g.sent_owner, ss)  # type: ignore[arg-type]
         sc = np.maximum(cos, bs)
         extra.append((w, [g.ids[i] for i in top(sc, depth)]))
-    if v.get("sem_tail") and inputs.__dict__.get("_sem"):  # semantic-expansion BM25 into the tail
-        extra.append((v.get("sem_tail_w", 0.5), inputs.__dict__["_sem"]))
+    if v.get("sem_tail"):  # semantic-expansion BM25 into the tail
+        extra.append((0.5, v["sem_tail"]))
     pool_ids = _fuse_tail_extra(inputs, n * 3, cfg, extra) if extra else base
     if v.get("dedup"):  # drop a turn nearly identical to a better-ranked one (dense cosine)
         thr = v["dedup"]

@@ -148,7 +148,8 @@ def tail_experiment(cache: Path, depth: int, learned: int, c: float, export: boo
             sc = _sentence_ranking(g, q, tv, tr["cos_plain"])
             srank = {g.ids[i]: r for r, i in enumerate(recall_lab.top(sc, len(g.ids)), 1)}
             cand = list(dict.fromkeys(cand + [g.ids[i] for i in recall_lab.top(sc, depth)]))
-        X = tail_features(pool, cand, inp.fulltext, inp.dense, inp.person_vector, inp.window, inp.senders)
+        X = tail_features(head_features(cand, inp.fulltext, inp.dense, inp.person_vector, inp.window, inp.senders),
+                          len(pool))
         if sent:  # rank and score gap in the sentence ranking
             top_sc = float(np.max(sc))
             X = np.hstack([X, np.array([[1.0 / (20 + srank[m]), float(sc[g.by_id[m]]) - top_sc] for m in cand])])

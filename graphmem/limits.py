@@ -26,6 +26,7 @@ rejected with an error naming record and field, never replaced.
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from graphmem.errors import InvalidInputError
 
@@ -107,8 +108,6 @@ _BLANK_LOOKING = frozenset("\u115f\u1160\u3164\uffa0\u2800")
 def has_visible(value: str) -> bool:
     """Whether ``value`` holds a character a reader sees: not whitespace, not of a category in
     :data:`_INVISIBLE`, not in :data:`_BLANK_LOOKING` ("e\u0301" and emoji joined by U+200D do)."""
-    import unicodedata
-
     return any(not ch.isspace() and ch not in _BLANK_LOOKING and unicodedata.category(ch) not in _INVISIBLE
                for ch in value)
 

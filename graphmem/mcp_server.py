@@ -316,31 +316,27 @@ def build_server(settings: Settings | None = None, *, tools: ToolSet = "core") -
 
         return _tool_errors(lambda: forget(backend.store(), group_id, person_id))
 
-    if tools == "core":
-        _forbid_unknown_arguments(server)
-        return server
+    if tools == "all":
+        # --- extended --------------------------------------------------------------------------
+        @server.tool(name="read_cypher", annotations=annotations("Read-only Cypher", read_only=True))
+        def read_cypher_tool(
+            query: str, params: dict[str, Any] | None = None, max_rows: int = 100, timeout_s: float = 10.0
+        ) -> CypherResult:
+            """Run one read-only Cypher query against the memory graph (writes are refused).
 
-    # --- extended --------------------------------------------------------------------------
-    @server.tool(name="read_cypher", annotations=annotations("Read-only Cypher", read_only=True))
-    def read_cypher_tool(
-        query: str, params: dict[str, Any] | None = None, max_rows: int = 100, timeout_s: float = 10.0
-    ) -> CypherResult:
-        """Run one read-only Cypher query against the memory graph (writes are refused).
+            Scope every query by group_id (e.g. MATCH (m:Message {group_id: $group}) ...) and put
+            values in params. Labels: Group, Person, Session, Message, Derived (with Core, Profile,
+            Interaction, Insight); relationships SOURCE, OWNER, FROM, SUPERSEDED_BY, NEXT,
+            REPLY_TO, IN_SESSION, MEMBER_OF. At most max_rows rows (<= 10000) and timeout_s seconds.
+            """
+            return _tool_errors(lambda: read_cypher(backend.store(), query, params, max_rows=max_rows,
+                                                    timeout_s=min(timeout_s, 60.0)))
 
-        Scope every query by group_id (e.g. MATCH (m:Message {group_id: $group}) ...) and put
-        values in params. Labels: Group, Person, Session, Message, Derived (with Core, Profile,
-        Interaction, Insight); relationships SOURCE, OWNER, FROM, SUPERSEDED_BY, NEXT,
-        REPLY_TO, IN_SESSION, MEMBER_OF. At most max_rows rows (<= 10000) and timeout_s seconds.
-        """
-        return _tool_errors(lambda: read_cypher(backend.store(), query, params, max_rows=max_rows,
-                                                timeout_s=min(timeout_s, 60.0)))
-
-
-    @server.tool(name="export_group", annotations=annotations("Export a group", read_only=True))
-    def export_group_tool(group_id: str) -> GroupExport:
-        """Every node of one group (people, sessions, messages, derived records) with its
-        properties, and every relationship among them; vectors are left out."""
-        return _tool_errors(lambda: export_group(backend.store(), group_id))
+        @server.tool(name="export_group", annotations=annotations("Export a group", read_only=True))
+        def export_group_tool(group_id: str) -> GroupExport:
+            """Every node of one group (people, sessions, messages, derived records) with its
+            properties, and every relationship among them; vectors are left out."""
+            return _tool_errors(lambda: export_group(backend.store(), group_id))
 
     _forbid_unknown_arguments(server)
     return server

@@ -27,6 +27,7 @@ ranks, scores and the question's anchors. Nothing here reads the store.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 
@@ -167,24 +168,16 @@ def tail_candidates(pool: list[str], fulltext: list[tuple[str, float]], dense: D
     return list(dict.fromkeys([*pool, *more]))
 
 
-def tail_features(
-    pool: list[str],
-    candidates: list[str],
-    fulltext: list[tuple[str, float]],
-    dense: DenseEvidence,
-    person_vector: dict[str, list[str]],
-    window: list[str],
-    senders: dict[str, str | None],
-) -> np.ndarray:
-    """The feature matrix of ``candidates`` (shape len(candidates) x len(TAIL_FEATURES)).
+def tail_features(features: np.ndarray, pool_size: int) -> np.ndarray:
+    """The tail's feature matrix (shape len(candidates) x len(TAIL_FEATURES)).
 
-    ``candidates`` starts with ``pool`` in its order (:func:`tail_candidates`). Columns as
-    :func:`head_features`; a candidate outside the pool has no place (0 in the first two
-    columns) and 0 in ``in_pool``.
+    ``features``: :func:`head_features` of the candidates (:func:`tail_candidates`: the pool
+    first, in its order); ``pool_size``: how many of them are the pool. A candidate outside the
+    pool has no place (0 in the first two columns) and 0 in ``in_pool``.
     """
-    x = head_features(candidates, fulltext, dense, person_vector, window, senders)
-    x[len(pool):, :2] = 0.0
-    in_pool = (np.arange(len(candidates)) < len(pool)).astype(float)
+    x = features.copy()
+    x[pool_size:, :2] = 0.0
+    in_pool = (np.arange(len(x)) < pool_size).astype(float)
     return np.hstack([x, in_pool[:, None]])
 
 
@@ -212,27 +205,28 @@ def rerank_tail(pool: list[str], candidates: list[str], features: np.ndarray, le
     return keep + [candidates[k] for k in rest[: n - len(keep)]]
 
 
-def learned_order(
-    pool: list[str],
-    fulltext: list[tuple[str, float]],
-    dense: DenseEvidence,
-    person_vector: dict[str, list[str]],
-    window: list[str],
-    senders: dict[str, str | None],
-    head_n: int,
-    tail_learned: int,
-    n: int,
-) -> list[str]:
+class RecallReads(Protocol):
+    """What the recall's reads returned (:class:`graphmem.query.recall.RecallInputs` has it)."""
+
+    fulltext: list[tuple[str, float]]
+    dense: DenseEvidence
+    person_vector: dict[str, list[str]]
+    window: list[str]
+    senders: dict[str, str | None]
+
+
+def learned_order(pool: list[str], reads: RecallReads, head_n: int, tail_learned: int, n: int) -> list[str]:
     """The pool with its first ``head_n`` places re-ranked (:func:`rerank_head`), then its last
     ``tail_learned`` chosen among the deeper candidates (:func:`rerank_tail`); at most ``n`` ids.
     The tail never takes the first ``head_n`` places (a pool of 15 gets 5 learned places).
-
-    Arguments as :func:`head_features`; the caller keeps the anchors' turns in the result.
+    The caller keeps the anchors' turns in the result.
     """
-    ids = rerank_head(pool, head_features(pool, fulltext, dense, person_vector, window, senders), head_n)
+    def features(ids: list[str]) -> np.ndarray:
+        return head_features(ids, reads.fulltext, reads.dense, reads.person_vector, reads.window, reads.senders)
+
+    ids = rerank_head(pool, features(pool), head_n)
     learned = min(tail_learned, n - head_n)
     if learned <= 0:
         return ids
-    cand = tail_candidates(ids, fulltext, dense)
-    x = tail_features(ids, cand, fulltext, dense, person_vector, window, senders)
-    return rerank_tail(ids, cand, x, learned, n)
+    cand = tail_candidates(ids, reads.fulltext, reads.dense)
+    return rerank_tail(ids, cand, tail_features(features(cand), len(ids)), learned, n)

@@ -367,8 +367,7 @@ def _rerank(pool: list[tuple[str, float]], inputs: RecallInputs, config: RecallC
     placed it)."""
     if not (config.head_rerank and config.head_n > 0 and inputs.dense.own and pool):
         return pool
-    ids = learned_order([m for m, _ in pool], inputs.fulltext, inputs.dense, inputs.person_vector, inputs.window,
-                        inputs.senders, config.head_n, config.tail_learned, n)
+    ids = learned_order([m for m, _ in pool], inputs, config.head_n, config.tail_learned, n)
     if config.tail_learned > 0:
         ids = _reserve(ids, wanted, n)
     score = dict(pool)

@@ -88,7 +88,7 @@ def test_tail_candidates_are_the_pool_then_what_the_reads_returned():
 def test_tail_features_give_no_place_to_a_turn_outside_the_pool():
     d = _dense()
     cand = tail_candidates(["b", "x"], [("x", 4.0), ("f", 2.0)], d)
-    X = tail_features(["b", "x"], cand, [("x", 4.0), ("f", 2.0)], d, {}, [], {})
+    X = tail_features(head_features(cand, [("x", 4.0), ("f", 2.0)], d, {}, [], {}), 2)
     f = {name: X[:, k] for k, name in enumerate(TAIL_FEATURES)}
     assert X.shape == (len(cand), len(TAIL_FEATURES)) == (5, len(FEATURES) + 1)
     assert f["pool_place"].tolist() == [1.0, 0.5, 0.0, 0.0, 0.0]
@@ -126,7 +126,7 @@ def test_the_fitted_tail_weights_take_in_a_deep_turn_every_ranking_found():
     d.cosines = dict(d.own)
     senders = {m: "ben" for m in pool} | {star: "ana"}
     cand = tail_candidates(pool, fulltext, d)
-    X = tail_features(pool, cand, fulltext, d, {"ana": [star]}, [], senders)
+    X = tail_features(head_features(cand, fulltext, d, {"ana": [star]}, [], senders), len(pool))
     out = rerank_tail(pool, cand, X, 10, 40, TAIL_WEIGHTS)
     assert star in out and len(out) == 40 and out[:30] == pool[:30]
 
@@ -162,7 +162,8 @@ def test_the_learned_tail_never_takes_the_first_places():
     d.cosines = dict(d.own)
     pool = [f"m{i}" for i in range(12)]
     ft = [(m, 9.0) for m, _ in d.own[:5]]
-    out = learned_order(pool, ft, d, {}, [], {}, 10, 10, 12)
+    reads = RecallInputs(anchors=Anchors(), fulltext=ft, dense=d)
+    out = learned_order(pool, reads, 10, 10, 12)
     assert out[:10] == rerank_head(pool, head_features(pool, ft, d, {}, [], {}), 10)[:10]
     assert len(out) == 12 and set(out[10:]) <= {f"d{i}" for i in range(5)}
-    assert sorted(learned_order(pool[:10], ft, d, {}, [], {}, 10, 10, 10)) == sorted(pool[:10])
+    assert sorted(learned_order(pool[:10], reads, 10, 10, 10)) == sorted(pool[:10])
