@@ -207,7 +207,8 @@ def cmd_embed_now(args: argparse.Namespace) -> None:
     from graphmem.db import Store, open_driver
     from graphmem.embed import get_embedder
     from graphmem.groups import forget_group
-    from graphmem.ingest import collapse, embedding_text, ingest_conversations
+    from graphmem.embed import embedding_text, sentence_texts
+    from graphmem.ingest import collapse, ingest_conversations
 
     convs = sample(parse(args.jsonl), args.sample)
     n = sum(len(c.messages) for c in convs)
@@ -216,7 +217,8 @@ def cmd_embed_now(args: argparse.Namespace) -> None:
     driver = open_driver()
     store = Store(driver)
     pid = server_pid()
-    texts = [embedding_text(d.m) for c in convs for d in collapse(c)]
+    # what the ingest encodes: each turn and, for a turn of several sentences, its sentences
+    texts = [t for c in convs for d in collapse(c) for t in (embedding_text(d.m), *sentence_texts(d.m))]
     print(f"== ingest with the default embedder (device {embedder.device}, batch "
           f"{embedder.batch_size}, {embedder.threads} torch thread(s)) against the encoder alone: {n} msgs")
     made: list[str] = []

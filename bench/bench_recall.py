@@ -1,9 +1,11 @@
 """Store-side latency of the System 1 recall pool against the plain fused search, interleaved.
 
 Usage:
-    .venv/bin/python bench/bench_recall.py [--data ../shared/data] [--repeat 2]
+    .venv/bin/python bench/bench_recall.py [--data ../shared/data] [--repeat 2] [--bench socialmem|locomo]
+        [--limit N]
 
-For every SocialMemBench question of the staged networks (ingested beforehand, e.g. by
+For every SocialMemBench question of the staged networks (``--bench locomo``: the first
+``--limit`` questions of each LoCoMo conversation; groups ingested beforehand, e.g. by
 bench/eval_retrieval.py), runs the plain fulltext+dense RRF search (``search_messages``, 40) and
 the recall pool (``recall_pool``, 40: group-local BM25, person and time anchors) with the
 configuration before the dense context window (issue-aware query and neighbour smoothing, RRF
@@ -27,6 +29,8 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "data")
     ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--bench", choices=("socialmem", "locomo"), default="socialmem")
+    ap.add_argument("--limit", type=int, default=0, help="questions per group (0: all)")
     args = ap.parse_args()
     from graphmem.db import Store, open_driver
     from graphmem.embed import get_embedder
@@ -39,7 +43,8 @@ def main() -> None:
 
     store = Store(open_driver())
     base = get_embedder()
-    data = load_bench("socialmem", args.data / "socialmembench" / "networks")
+    folder = {"socialmem": "socialmembench/networks", "locomo": "locomo/locomo10.json"}[args.bench]
+    data = load_bench(args.bench, args.data / folder)
     old: list[float] = []
     landed: list[float] = []
     no_tail: list[float] = []
@@ -48,7 +53,7 @@ def main() -> None:
     head_only = RecallConfig(tail_learned=0)
     for unit in data.units:
         roster = read_roster(store, unit.group_id)
-        for q in unit.questions:
+        for q in unit.questions[: args.limit or None]:
             text, _ = question_text(q)
             projection = fallback_projection(text, roster)
             emb = _BatchedEmbedder(base)

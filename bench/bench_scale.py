@@ -364,7 +364,7 @@ def main() -> None:
         gid = "scale-minilm-sample"
         if not existing(store, gid):
             conv = corpus.group(gid, args.minilm_sample, datetime(2023, 1, 1, tzinfo=timezone.utc))
-            from graphmem.ingest import embedding_text
+            from graphmem.embed import embedding_text
 
             minilm.encode(["warm up"])
             t = time.perf_counter()

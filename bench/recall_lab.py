@@ -135,38 +135,38 @@ def dump(data: Path, cache: Path, benches: list[str]) -> None:
     print(f"{len(out['questions'])} scored questions -> {cache}")
 
 
-_SENTENCE_SPLIT = r"(?<=[.!?])\s+|\s*(?=\[shares)"
-
-
 def sentences(cache: Path) -> None:
-    """MiniLM vectors of the single sentences of every turn with more than one ("speaker: sentence").
+    """The product's sentence vectors of every turn of several sentences (``sent.pkl`` beside
+    the cache): :func:`graphmem.embed.sentence_texts` of each stored message (speaker, ts and
+    text read from the store that ``dump`` read), encoded by the product's embedder, as
+    ``ingest`` stores them in ``Message.sentence_embeddings``. ``load`` then fills each group's
+    ``sent_vecs`` / ``sent_owner``, and the pool's dense evidence gets the sentence read the
+    product makes (``query/sentence_ranking``)."""
+    from types import SimpleNamespace
 
-    Written beside the cache (``sent.pkl``); ``run`` then knows the switches ``sent`` (dense over
-    the whole group scored by max(turn, best sentence)) and ``sent_ctx`` (the same, only inside
-    the context window's read). Splits after . ! ? and before a "[shares ...]" caption.
-    """
-    import re
-
-    from graphmem.embed import get_embedder
+    from graphmem.db import Store, open_driver
+    from graphmem.embed import get_embedder, sentence_texts
 
     with cache.open("rb") as f:
         raw = pickle.load(f)
-    split = re.compile(_SENTENCE_SPLIT)
+    store = Store(open_driver())
     texts: list[str] = []
     owner: list[tuple[str, str]] = []
     words: list[int] = []
-    for gid, g in raw["groups"].items():
-        for m in g["messages"]:
-            parts = [p.strip() for p in split.split(m["text"] or "") if p and len(p.strip()) > 1]
-            if len(parts) > 1:
-                texts += [f"{m['speaker']}: {p}" for p in parts]
-                owner += [(gid, m["id"])] * len(parts)
-                words += [len(p.split()) for p in parts]
+    for gid in raw["groups"]:
+        for r in store.read_text(_TEXTS, group_id=gid):
+            ss = sentence_texts(SimpleNamespace(**r))
+            texts += ss
+            owner += [(gid, r["id"])] * len(ss)
+            words += [len(t.split(": ", 1)[-1].split()) for t in ss]
     t = time.perf_counter()
     vecs = np.asarray(get_embedder().encode(texts), dtype=np.float32)
     print(f"{len(texts)} sentences encoded in {time.perf_counter() - t:.0f} s")
     with (cache.parent / "sent.pkl").open("wb") as f:
         pickle.dump({"owner": owner, "vecs": vecs, "words": words}, f)
+
+
+_TEXTS = "MATCH (m:Message {group_id: $group_id}) RETURN m.id AS id, m.speaker AS speaker, m.ts AS ts, m.text AS text"
 
 
 def words(cache: Path) -> None:
@@ -658,7 +658,7 @@ def _dense_evidence(g: Group, inputs, own: np.ndarray, ctx: np.ndarray, ring: li
     unit(unit(q) + w unit(issue)), so its cosines are the lab's sums divided by that norm; it
     knows the own cosines of the dense read (the top max(vector_depth, n, context_depth)), the
     ring and the ring's neighbours, and the senders of every message it read."""
-    from graphmem.query.head_rank import DenseEvidence
+    from graphmem.query.head_rank import TAIL_DEPTH, DenseEvidence
 
     q = qv / np.linalg.norm(qv)
     if iv is not None and cfg.w_issue_vector:
@@ -675,6 +675,13 @@ def _dense_evidence(g: Group, inputs, own: np.ndarray, ctx: np.ndarray, ring: li
             for j in [i, *nbs]:
                 d.cosines[g.ids[j]] = float(own[j]) / norm
                 d.senders[g.ids[j]] = g.person[j]
+    if g.sent_vecs is not None:  # query/sentence_ranking (it shapes only the learned tail)
+        best = own / norm
+        np.maximum.at(best, g.sent_owner, g.sent_vecs @ (q / norm))
+        has = np.unique(g.sent_owner)
+        order = has[np.lexsort((has, -best[has]))][:TAIL_DEPTH]
+        d.sentences = [(g.ids[i], float(best[i])) for i in order]
+    d.sessions = {m: g.session[i] for i, m in enumerate(g.ids)}  # the reads return each turn's session
     inputs.dense = d
     inputs.senders = {g.ids[i]: g.person[i] for i in range(len(g.ids))}  # every read returns the sender
 

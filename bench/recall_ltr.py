@@ -39,6 +39,7 @@ import recall_lab  # noqa: E402
 
 from graphmem.query.head_rank import (  # noqa: E402
     FEATURES,
+    TAIL_FEATURES,
     head_features,
     rerank_head,
     rerank_tail,
@@ -114,22 +115,7 @@ def score(rows: list[dict], ranked: dict[int, list[str]], label: str, k: int = 1
         print(line)
 
 
-def _sentence_ranking(g, q: dict, tv: dict, cos_plain: np.ndarray) -> np.ndarray:
-    """Lab only (needs ``recall_lab.py sentences``): each turn's max(own, best sentence) score
-    for the question + issue query, as round five's ``sent_tail``."""
-    from graphmem.query.recall import RecallConfig
-
-    w = RecallConfig().w_issue_vector
-    ss = g.sent_vecs @ tv[q["question"]]
-    issue = q["issue"] if q["issue"].strip().casefold() != q["question"].strip().casefold() else ""
-    if issue and w:
-        ss = ss + w * (g.sent_vecs @ tv[issue])
-    best = np.full(len(g.ids), -np.inf)
-    np.maximum.at(best, g.sent_owner, ss)
-    return np.maximum(cos_plain, best)
-
-
-def tail_experiment(cache: Path, depth: int, learned: int, c: float, export: bool, sent: bool = False) -> None:
+def tail_experiment(cache: Path, depth: int, learned: int, c: float, export: bool, drop: set[str]) -> None:
     """``--tail D``: the pool's last ``learned`` places chosen by the learned tail score from the
     pool and the candidates the reads returned (each ranking ``D`` deep); R@40 before -> after,
     out of fold (docs/query.md, sixth and seventh rounds)."""
@@ -144,15 +130,9 @@ def tail_experiment(cache: Path, depth: int, learned: int, c: float, export: boo
         pool = recall_lab.pool(g, q, tv, {**recall_lab.BASE, "tail_learned": 0}, trace=tr)
         inp = tr["inputs"]
         cand = tail_candidates(pool, inp.fulltext, inp.dense, depth)
-        if sent:  # the sentence ranking's top `depth` join the candidates
-            sc = _sentence_ranking(g, q, tv, tr["cos_plain"])
-            srank = {g.ids[i]: r for r, i in enumerate(recall_lab.top(sc, len(g.ids)), 1)}
-            cand = list(dict.fromkeys(cand + [g.ids[i] for i in recall_lab.top(sc, depth)]))
-        X = tail_features(head_features(cand, inp.fulltext, inp.dense, inp.person_vector, inp.window, inp.senders),
-                          len(pool))
-        if sent:  # rank and score gap in the sentence ranking
-            top_sc = float(np.max(sc))
-            X = np.hstack([X, np.array([[1.0 / (20 + srank[m]), float(sc[g.by_id[m]]) - top_sc] for m in cand])])
+        X = tail_features(cand, head_features(cand, inp.fulltext, inp.dense, inp.person_vector, inp.window,
+                                              inp.senders), pool, inp.dense, cfg.head_n)
+        X[:, [k for k, f in enumerate(TAIL_FEATURES) if f in drop]] = 0.0
         keep = set(pool[: len(pool) - learned])
         rest = [k for k, m in enumerate(cand) if m not in keep]
         wanted = _fuse_once(inp, len(pool), inp.vector_plain or inp.vector, cfg.tail_rrf_k, cfg)[1]
@@ -178,16 +158,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cache", type=Path, default=Path("runs/lab/cache.pkl"))
     ap.add_argument("--c", type=float, default=1.0, help="inverse regularisation strength")
-    ap.add_argument("--drop", default="", help="comma-separated FEATURES left out (weight 0)")
+    ap.add_argument("--drop", default="", help="comma-separated FEATURES (TAIL_FEATURES with --tail) left out")
     ap.add_argument("--export", action="store_true", help="print WEIGHTS fitted on every question")
     ap.add_argument("--tail", type=int, default=0, metavar="D",
                     help="instead: the learned tail, choosing the pool's last places from candidates D deep")
     ap.add_argument("--learned", type=int, default=10, help="with --tail: how many of the last places it chooses")
-    ap.add_argument("--sent", action="store_true",
-                    help="with --tail: dense over single sentences as candidates and features (lab only)")
     a = ap.parse_args()
     if a.tail:
-        tail_experiment(a.cache, a.tail, a.learned, a.c, a.export, a.sent)
+        tail_experiment(a.cache, a.tail, a.learned, a.c, a.export, {f for f in a.drop.split(",") if f})
         return
     rows = collect(a.cache)
     drop = {FEATURES.index(f) for f in a.drop.split(",") if f}

@@ -18,7 +18,7 @@ from graphmem.errors import InvalidInputError, no_group
 
 #: Property names never returned by export or read_cypher (vectors: 384 floats each; the
 #: derived retrieval text duplicates ``text``).
-HIDDEN_PROPERTIES = frozenset({"embedding", "search_text"})
+HIDDEN_PROPERTIES = frozenset({"embedding", "sentence_embeddings", "search_text"})
 
 
 class CypherResult(BaseModel):

@@ -42,6 +42,10 @@ class Settings(BaseSettings):
     # CPU threads for torch. 1 by default: on a 2-core machine shared with Neo4j it keeps bulk
     # throughput and cuts single-query latency ~6x under load (graphmem/embed.py docstring).
     embed_threads: int = 1
+    # Vectors of each sentence of a multi-sentence message besides the whole turn's
+    # (Message.sentence_embeddings; the recall pool's learned tail scores a turn by its best
+    # sentence). Up to 2.5x the encoding work of a load (LoCoMo); off: turns are scored whole.
+    sentence_vectors: bool = True
 
     # --- language models (any OpenAI-compatible endpoint) ------------------------------
     llm_base_url: str = ""

@@ -14,12 +14,13 @@ import os
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import numpy as np
 
 from graphmem.config import get_settings
 from graphmem.errors import InvalidInputError
+from graphmem.text import split_sentences
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -107,34 +108,87 @@ class Embedder:
         return np.asarray(vecs, dtype=np.float32)
 
 
+class Utterance(Protocol):
+    """What a message's vectors are computed from (a MessageRecord or a stored row)."""
+
+    speaker: str
+    ts: str
+    text: str
+
+
+def embedding_text(m: Utterance) -> str:
+    """Text whose embedding represents a message: ``"<speaker> (<date>): <text>"``.
+
+    Naming the speaker and the day lets a question such as "When did Caroline ..." meet the
+    right turns in vector space (LoCoMo recall@10 of dense retrieval: 0.25 on bare text, 0.58
+    with speaker and date; bench/bench_search.py).
+    """
+    return f"{m.speaker} ({m.ts[:10]}): {m.text}"
+
+
+def sentence_texts(m: Utterance) -> list[str]:
+    """``"<speaker> (<date>): <sentence>"`` for each sentence of a message of more than one
+    (:func:`graphmem.text.split_sentences`, at most 8); ``[]`` for a one-sentence message or when
+    ``GRAPHMEM_SENTENCE_VECTORS`` is off. Their vectors are the message's ``sentence_embeddings``:
+    the learned tail of the recall pool scores a turn by its best sentence (docs/query.md,
+    eighth round)."""
+    if not get_settings().sentence_vectors:
+        return []
+    head = f"{m.speaker} ({m.ts[:10]}): "
+    return [head + s for s in split_sentences(m.text)]
+
+
+class MessageVectors(NamedTuple):
+    """A message's vectors: ``embedding`` (the whole turn, d floats, L2-normed) and
+    ``sentence_embeddings`` (its sentences' vectors one after another, k x d floats, each
+    L2-normed; None for a one-sentence message)."""
+
+    embedding: list[float]
+    sentence_embeddings: list[float] | None
+
+
+def encode_messages(embedder: Embedder, messages: list[Any]) -> list[MessageVectors]:
+    """The vectors of ``messages`` (each with ``speaker``, ``ts``, ``text``), in one encoder
+    call for the turns and their sentences (:func:`embedding_text`, :func:`sentence_texts`)."""
+    sentences = [sentence_texts(m) for m in messages]
+    texts = [embedding_text(m) for m in messages] + [t for ss in sentences for t in ss]
+    vecs = embedder.encode(texts)
+    out, at = [], len(messages)
+    for i, ss in enumerate(sentences):
+        flat = vecs[at : at + len(ss)].ravel().tolist() if ss else None
+        at += len(ss)
+        out.append(MessageVectors(vecs[i].tolist(), flat))
+    return out
+
+
 class Prefetch:
     """Encodes batch N+1 in a worker thread while batch N is written (SpeakerMem-R1 needs the
     vectors before the write; the encoder releases the GIL inside torch, so the database round
     trips of one batch hide behind the encoding of the next).
 
-    ``take(n)`` returns the vectors of ``batches[n]`` (texts from ``texts(batch)``) as lists of
-    floats, ``None`` per item without an embedder, and starts encoding batch ``n + 1``. Errors
-    of the encoder are raised by ``take``.
+    ``take(n)`` returns the :class:`MessageVectors` of ``batches[n]`` (the messages
+    ``messages(batch)``, see :func:`encode_messages`), ``None`` per item without an embedder, and
+    starts encoding batch ``n + 1``. Errors of the encoder are raised by ``take``.
     """
 
-    def __init__(self, embedder: Embedder | None, batches: list, texts: Callable[[Any], list[str]]) -> None:
+    def __init__(self, embedder: Embedder | None, batches: list, messages: Callable[[Any], list[Any]]) -> None:
         self.embedder = embedder
         self.batches = batches
-        self.texts = texts
+        self.messages = messages
         self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="graphmem-encode") if embedder else None
         self.futures: dict[int, Future] = {}
         self._submit(0)
 
-    def _encode(self, batch: Any) -> list[list[float] | None]:
+    def _encode(self, batch: Any) -> list[MessageVectors]:
         assert self.embedder is not None
-        texts = self.texts(batch)
-        return [v.tolist() for v in self.embedder.encode(texts)] if texts else []
+        messages = self.messages(batch)
+        return encode_messages(self.embedder, messages) if messages else []
 
     def _submit(self, n: int) -> None:
         if self.pool is not None and n < len(self.batches):
             self.futures[n] = self.pool.submit(self._encode, self.batches[n])
 
-    def take(self, n: int) -> list[list[float] | None]:
+    def take(self, n: int) -> list[MessageVectors] | list[None]:
         if self.pool is None:
             return [None] * len(self.batches[n])
         fut = self.futures.pop(n)

@@ -31,6 +31,7 @@ import threading
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from nltk.stem.porter import PorterStemmer
 
@@ -217,3 +218,17 @@ def smooth(scores: list[tuple[str, float]], neighbours: dict[str, tuple[str | No
                 gain[nb] = s
     out = {m: base.get(m, 0.0) + share * gain.get(m, 0.0) for m in set(base) | set(gain)}
     return sorted(((m, s) for m, s in out.items() if s > 0), key=lambda x: (-x[1], x[0]))
+
+
+def smoothed_candidates(store: Store, group_id: str, ft: list[tuple[str, float]], docs: dict[str, dict[str, Any]],
+                        share: float, depth: int) -> list[tuple[str, float]]:
+    """:func:`smooth` over the fulltext candidates ``ft``; ``docs`` (id -> the candidate's
+    document row) gains, by one read (``query/message_documents``), the neighbours that rose
+    into the first ``depth``. Returns (id, smoothed score), best first, only ids with a row."""
+    neighbours = {i: (d.get("prev_id"), d.get("next_id")) for i, d in docs.items()}
+    smoothed = smooth(ft, neighbours, share)
+    missing = [i for i, _ in smoothed[:depth] if i not in docs]
+    if missing:
+        for r in store.read("query/message_documents", group_id=group_id, ids=missing):
+            docs[r["id"]] = r
+    return [(i, s) for i, s in smoothed if i in docs]

@@ -1,4 +1,4 @@
-"""Per-process matrices of persons' message vectors: exact person rankings in large groups.
+"""Per-process matrices of message vectors: exact person rankings in large groups, and sentences.
 
 System 1's person anchors and System 2's raw fallback rank one person's own messages by cosine
 to the query (SpeakerMem-R1 §3.3 Anchor; ``query/vector_person_messages``). In a group with its
@@ -6,6 +6,12 @@ own vector index, Neo4j answers that with an HNSW call asking for hundreds of ne
 the whole group to keep a few dozen of the person's: about 27 ms of server CPU per call in a
 100k-message group (docs/scale.md, "third round"). A matrix of the person's vectors in this
 process ranks them exactly in about 1.5 ms (14,000 x 384 float32, one thread).
+
+The same cache keeps, per group, a :class:`SentenceMatrix`: the vectors of the group's turns of
+several sentences and of their sentences (``Message.sentence_embeddings``), so the recall pool's
+learned tail can rank turns by their best sentence (:func:`sentence_ranking`; docs/query.md,
+eighth round). Scored in Cypher the same ranking took 130-220 ms per question for a
+650-turn conversation; here it is one matrix product of about 2,900 x 384.
 
 Freshness: an entry is used only while it matches the group's state that ``ask`` and
 ``search`` read first anyway (:class:`graphmem.search.GroupState`, no extra round trip):
@@ -41,10 +47,15 @@ from graphmem.db import Store
 from graphmem.search import GroupState
 
 __all__ = [
-    "PersonMatrix", "VectorCache", "forget", "person_rankings", "set_background_loads", "shared_cache", "warm",
+    "PersonMatrix", "SentenceMatrix", "VectorCache", "forget", "person_rankings", "sentence_ranking",
+    "set_background_loads", "shared_cache", "warm",
 ]
 
 _BACKGROUND_LOADS = True
+
+SENTENCES = "\x00sentences"
+"""The cache key's second part for a group's :class:`SentenceMatrix` (no person id has an
+invisible first character: graphmem.limits.check_id)."""
 
 
 def set_background_loads(on: bool) -> None:
@@ -101,6 +112,70 @@ class PersonMatrix:
         return [(self.ids[keep[i]], float(s[i])) for i in order]
 
 
+@dataclass(frozen=True)
+class SentenceMatrix:
+    """The vectors of a group's messages of several sentences, as of a group state: for each
+    such message a row of its own vector and one per sentence (``Message.sentence_embeddings``).
+
+    Attributes:
+        starts: int64 (messages,), each message's first row (its own vector; its sentences
+            follow, up to the next message's first row).
+        ids / sessions / persons: per message (the message's id, session id, sender's person id).
+        vectors: float32 (rows, d), L2-normed.
+        turn_created: int64 (messages,), write positions; instants: float64 (messages,), NaN
+            where the message has none.
+        version / vector_rev: the group state the matrix holds (see the module docstring).
+    """
+
+    starts: np.ndarray
+    ids: list[str]
+    sessions: list[str | None]
+    persons: list[str | None]
+    vectors: np.ndarray
+    turn_created: np.ndarray
+    instants: np.ndarray
+    version: int
+    vector_rev: int
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.vectors.nbytes + self.starts.nbytes + self.turn_created.nbytes + self.instants.nbytes) \
+            + 160 * len(self.ids)
+
+    def ranking(self, vector: np.ndarray, k: int, max_instant: float | None) -> list[dict[str, Any]]:
+        """The top-``k`` messages by their best row's cosine to ``vector`` (max of the message's own
+        vector and its sentences', in [-1, 1]), best first, ties by write position; messages after
+        ``max_instant`` (and, then, those without one) left out. Rows as :func:`sentence_ranking`:
+        id, score, session, person_id."""
+        if not self.ids or k <= 0:
+            return []
+        best = np.maximum.reduceat(self.vectors @ vector.astype(np.float32), self.starts)
+        keep = np.arange(len(self.ids))
+        if max_instant is not None:
+            keep = keep[self.instants <= max_instant]  # NaN compares False: left out
+        order = keep[np.lexsort((self.turn_created[keep], -best[keep]))][:k]
+        return [{"id": self.ids[i], "score": float(best[i]), "session": self.sessions[i],
+                 "person_id": self.persons[i]} for i in order]
+
+
+def _sentence_matrix(rows: list[dict[str, Any]], version: int, vector_rev: int) -> SentenceMatrix:
+    blocks, starts, at = [], [], 0
+    for r in rows:
+        own = np.asarray(r["embedding"], dtype=np.float32)
+        block = np.vstack([own, np.asarray(r["sentence_embeddings"], dtype=np.float32).reshape(-1, own.size)])
+        blocks.append(block)
+        starts.append(at)
+        at += len(block)
+    return SentenceMatrix(
+        starts=np.array(starts, dtype=np.int64), ids=[r["id"] for r in rows],
+        sessions=[r["session"] for r in rows], persons=[r["person_id"] for r in rows],
+        vectors=np.vstack(blocks) if blocks else np.zeros((0, 0), dtype=np.float32),
+        turn_created=np.array([int(r["turn_created"] or 0) for r in rows], dtype=np.int64),
+        instants=np.array([np.nan if r["instant"] is None else float(r["instant"]) for r in rows]),
+        version=version, vector_rev=vector_rev,
+    )
+
+
 def _matrix(rows: list[dict[str, Any]], version: int, vector_rev: int, dim: int | None = None) -> PersonMatrix:
     n = len(rows)
     d = len(rows[0]["embedding"]) if rows else (dim or 0)
@@ -119,7 +194,7 @@ class VectorCache:
 
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
-        self._entries: OrderedDict[tuple[str, str], PersonMatrix] = OrderedDict()
+        self._entries: OrderedDict[tuple[str, str], PersonMatrix | SentenceMatrix] = OrderedDict()
         self._loading: set[tuple[str, str]] = set()
         self._lock = threading.Lock()
 
@@ -145,7 +220,8 @@ class VectorCache:
         for pid in dict.fromkeys(person_ids):
             key = (state.group_id, pid)
             with self._lock:
-                entry = self._entries.get(key)
+                found = self._entries.get(key)
+                entry = found if isinstance(found, PersonMatrix) else None
                 if entry is not None and (entry.vector_rev != state.vector_rev or entry.version > state.version):
                     del self._entries[key]  # stale: an edit, fill or erasure, or the group was loaded again
                     entry = None
@@ -178,6 +254,41 @@ class VectorCache:
                 out[pid] = entry
         return out
 
+    def sentences(self, store: Store, state: GroupState, load_max: int) -> SentenceMatrix | None:
+        """The group's :class:`SentenceMatrix`, usable as of ``state``: the same ``vector_rev``
+        and a version at most the group's. One behind the group's version lacks only the
+        messages written since (every other change moves ``vector_rev``) and is used while a
+        fresh one loads in the background. Without a usable entry, a group of at most
+        ``load_max`` messages (by write position) is loaded now, a larger one in the background
+        (None until then); with background loads off, any group is loaded now, and a matrix
+        behind the group's version is loaded again now."""
+        key = (state.group_id, SENTENCES)
+        with self._lock:
+            found = self._entries.get(key)
+            entry = found if isinstance(found, SentenceMatrix) else None
+            if entry is not None and (entry.vector_rev != state.vector_rev or entry.version > state.version):
+                del self._entries[key]
+                entry = None
+            if entry is not None:
+                self._entries.move_to_end(key)
+        if entry is not None:
+            if entry.version < state.version:
+                if not _BACKGROUND_LOADS:  # nothing would bring it up to date
+                    return self.load_sentences(store, state)
+                self._start_load(store, state, SENTENCES)
+            return entry
+        if state.version < load_max or not _BACKGROUND_LOADS:
+            return self.load_sentences(store, state)
+        self._start_load(store, state, SENTENCES)
+        return None
+
+    def load_sentences(self, store: Store, state: GroupState) -> SentenceMatrix:
+        """Read the group's sentence vectors now and keep them (as of ``state``, read before)."""
+        rows = store.read("query/sentence_vectors", group_id=state.group_id)
+        entry = _sentence_matrix(rows, state.version, state.vector_rev)
+        self._put((state.group_id, SENTENCES), entry)
+        return entry
+
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()
@@ -191,14 +302,17 @@ class VectorCache:
 
         def run() -> None:
             try:
-                self.load(store, state, person_id)
+                if person_id == SENTENCES:
+                    self.load_sentences(store, state)
+                else:
+                    self.load(store, state, person_id)
             finally:
                 with self._lock:
                     self._loading.discard(key)
 
         threading.Thread(target=run, name="graphmem-vector-load", daemon=True).start()
 
-    def _put(self, key: tuple[str, str], entry: PersonMatrix) -> None:
+    def _put(self, key: tuple[str, str], entry: PersonMatrix | SentenceMatrix) -> None:
         if entry.nbytes > self.max_bytes:
             return
         with self._lock:
@@ -275,3 +389,18 @@ def person_rankings(
         ):
             out.setdefault(r["person_id"], []).append(r)
     return [r for pid in dict.fromkeys(person_ids) for r in out.get(pid, [])]
+
+
+def sentence_ranking(store: Store, state: GroupState, vector: list[float], k: int, max_instant: float | None,
+                     *, load_max: int) -> list[dict[str, Any]]:
+    """The group's top-``k`` messages of several sentences by their best sentence (max of the
+    own cosine and the sentences' cosines to ``vector``, in [-1, 1]): rows id, score, session,
+    person_id, best first, ties by write position; as of ``max_instant`` as the other
+    rankings. Ranked in this process from :meth:`VectorCache.sentences` (``load_max``: the
+    largest group loaded while the query waits); ``[]`` when the cache is off or the matrix is
+    still loading. The learned tail's sentence read (graphmem.query.head_rank.sentence_order)."""
+    cache = shared_cache()
+    matrix = cache.sentences(store, state, load_max) if cache is not None else None
+    if matrix is None:
+        return []
+    return matrix.ranking(np.asarray(vector, dtype=np.float32), k, max_instant)

@@ -33,9 +33,8 @@ from types import SimpleNamespace
 from tqdm import tqdm
 
 from graphmem.db import Store
-from graphmem.embed import Embedder
+from graphmem.embed import Embedder, MessageVectors, encode_messages
 from graphmem.errors import ConflictError, no_group
-from graphmem.ingest import embedding_text
 from graphmem.scope import ensure_vector_scope, scope_index
 
 
@@ -164,9 +163,8 @@ def _embed_pending(
     """The passes of :func:`embed_group` while ``lease`` is held (ConflictError once lost)."""
     bar = tqdm(unit="msg", desc=f"embed {group_id}", disable=not progress)
 
-    def encode(rows: list[dict]) -> list[list[float]]:
-        texts = [embedding_text(SimpleNamespace(**r)) for r in rows]  # type: ignore[arg-type]
-        return [v.tolist() for v in embedder.encode(texts)]
+    def encode(rows: list[dict]) -> list[MessageVectors]:
+        return encode_messages(embedder, [SimpleNamespace(**r) for r in rows])
 
     # Batch N is written while batch N+1 (read with N's ids left out) is encoded in a worker
     # thread, so the database time hides behind the encoder's; every write still commits on
@@ -188,7 +186,8 @@ def _embed_pending(
                 written = store.write(
                     "ingest/set_message_vectors", group_id=group_id, runner=lease.runner,
                     lease_until=time.time() + lease.lease_s,
-                    rows=[{"id": r["id"], "text": r["text"], "embedding": v} for r, v in zip(done, vectors)],
+                    rows=[{"id": r["id"], "text": r["text"], "embedding": v.embedding,
+                           "sentence_embeddings": v.sentence_embeddings} for r, v in zip(done, vectors)],
                 )
                 if not written:
                     raise no_group(group_id)  # deleted while this run encoded

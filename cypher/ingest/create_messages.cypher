@@ -9,7 +9,8 @@
 //   order_instant (float, epoch seconds: the instant the message is ordered by), seq (int,
 //   arrival number in the group), reply_to (str), text_history (list[str], earlier texts when the
 //   input itself edits the message), edited_at (list[str], ISO-8601 UTC, one per history entry),
-//   embedding (list[float], L2-normed, or null).
+//   embedding (list[float], L2-normed, or null), sentence_embeddings (list[float], the
+//   sentences' vectors one after another, or null for a one-sentence text).
 // Returns: written (int, messages created by this call).
 UNWIND $rows AS row
 MERGE (m:Message {group_id: $group_id, id: row.id})
@@ -26,6 +27,10 @@ WITH m, row
 CALL (m, row) {
   WITH m, row WHERE row.embedding IS NOT NULL
   CALL db.create.setNodeVectorProperty(m, 'embedding', row.embedding)
+  CALL (m, row) {  // float32, as the embedding (a plain SET would store doubles)
+    WITH m, row WHERE row.sentence_embeddings IS NOT NULL
+    CALL db.create.setNodeVectorProperty(m, 'sentence_embeddings', row.sentence_embeddings)
+  }
 }
 CALL (m, row) {
   WITH m, row WHERE row.embedding IS NULL

@@ -8,7 +8,8 @@
 // Parameters: $group_id (str); $rows (list of maps): id (str), old_text (str, the stored text
 //   the edit replaces), text (str, the new text), between (list[str], intermediate texts from the
 //   same input, oldest first), edited_at (str, ISO-8601 UTC), embedding (list[float],
-//   L2-normed, or null).
+//   L2-normed, or null), sentence_embeddings (list[float], the new text's sentence vectors one
+//   after another, or null: a one-sentence text, or none computed; an old one is removed).
 // Moves the group's vector_rev when a message changed (graphmem.vector_cache).
 // Returns: edited (int, messages changed), uncovered (int, COVERS links removed).
 UNWIND $rows AS row
@@ -22,11 +23,17 @@ WITH m, row
 CALL (m, row) {
   WITH m, row WHERE row.embedding IS NOT NULL
   CALL db.create.setNodeVectorProperty(m, 'embedding', row.embedding)
+  REMOVE m.sentence_embeddings
+  WITH m, row
+  CALL (m, row) {  // the new text's sentences (float32, as the embedding), if it has several
+    WITH m, row WHERE row.sentence_embeddings IS NOT NULL
+    CALL db.create.setNodeVectorProperty(m, 'sentence_embeddings', row.sentence_embeddings)
+  }
   REMOVE m:PendingEmbedding
 }
 CALL (m, row) {
   WITH m, row WHERE row.embedding IS NULL
-  REMOVE m.embedding
+  REMOVE m.embedding, m.sentence_embeddings
   SET m:PendingEmbedding
 }
 WITH m

@@ -7,7 +7,8 @@
 // message keeps the vector of a text it no longer has.
 // Parameters: $group_id (str); $runner (str, the run id holding the lease);
 //   $lease_until (float, epoch seconds, the renewed end of the lease); $rows (list of maps):
-//   id (str), text (str, the text that was encoded), embedding (list[float], L2-normed).
+//   id (str), text (str, the text that was encoded), embedding (list[float], L2-normed),
+//   sentence_embeddings (list[float] or null, as ingest/create_messages).
 // Moves the group's vector_rev when a vector was written (graphmem.vector_cache).
 // Returns (no row for an unknown group): held (bool, the run still held the lease; false:
 //   nothing written), runner (str, the holder now), written (int).
@@ -24,6 +25,10 @@ CALL (held) {
   USING INDEX m:Message(group_id, id)  // a seek per row, whatever the statistics of the moment
   WHERE m:PendingEmbedding AND m.text = row.text
   CALL db.create.setNodeVectorProperty(m, 'embedding', row.embedding)
+  CALL (m, row) {  // float32, as the embedding
+    WITH m, row WHERE row.sentence_embeddings IS NOT NULL
+    CALL db.create.setNodeVectorProperty(m, 'sentence_embeddings', row.sentence_embeddings)
+  }
   REMOVE m:PendingEmbedding
   RETURN count(m) AS written
 }

@@ -12,7 +12,7 @@
 //   message, either direction), cosines (list of [id, float in [0, 1]]: Neo4j's (1 + cosine) / 2
 //   for each ring message and neighbour that has a vector), senders (list of [id, person id or
 //   null] for the ring messages that are not among $ids, whose senders the dense read already
-//   returned; graphmem.query.head_rank).
+//   returned; graphmem.query.head_rank), sessions (list of [id, session id] for the same).
 UNWIND $ids AS mid
 MATCH (c:Message {group_id: $group_id, id: mid})
 OPTIONAL MATCH (c)-[:NEXT]-(nb:Message {group_id: $group_id})
@@ -30,4 +30,5 @@ CALL (ms, xs) {
   RETURN collect([n.id, vector.similarity.cosine(n.embedding, $vector)]) AS cosines
 }
 RETURN [m IN ms | m.id] AS ring, edges, cosines,
-       [m IN ms WHERE NOT m.id IN $ids | [m.id, [(m)-[:SOURCE]->(p:Person) | p.id][0]]] AS senders
+       [m IN ms WHERE NOT m.id IN $ids | [m.id, [(m)-[:SOURCE]->(p:Person) | p.id][0]]] AS senders,
+       [m IN ms WHERE NOT m.id IN $ids | [m.id, m.session]] AS sessions

@@ -9,11 +9,15 @@ and whether a named person sent it. The pool keeps its members (recall@40 cannot
 ``head_n`` best-scored turns come first, the rest follow in the pool's order.
 
 The pool's last places are chosen the same way (:func:`rerank_tail`): a second linear score
-(the same features and whether the turn is in the pool) picks them among the pool's tail and
-the deeper candidates the reads already returned (the fulltext ranking, the dense ranking over
-the context window and by own cosine, :data:`TAIL_DEPTH` deep each). Out of fold it raised
-recall@40 from 0.878 to 0.891 on LoCoMo and from 0.963 to 0.968 on SocialMemBench (fitted on
-LoCoMo alone: 0.968 too), no category losing (docs/query.md, seventh round).
+(the same features; whether the turn is in the pool; its rank and score gap in
+:func:`sentence_order`, the turns by their best sentence; and how much of the re-ranked head
+shares its session) picks them among the pool's tail and the deeper candidates the reads
+returned (the fulltext ranking, the dense ranking over the context window and by own cosine,
+and the sentence order, :data:`TAIL_DEPTH` deep each). Out of fold it raised recall@40 from
+0.878 to 0.902 on LoCoMo and from 0.963 to 0.981 on SocialMemBench (fitted on LoCoMo alone:
+0.981 too); against the tail without sentences and sessions (0.891 / 0.968) every category
+gains but LoCoMo open-domain, which loses one question's turn (docs/query.md, seventh and
+eighth rounds).
 
 The weights are a logistic regression (P(turn is evidence | features), class-balanced, features
 standardised, the scaling folded into the weights) fitted by ``bench/recall_ltr.py --export``
@@ -44,13 +48,16 @@ WEIGHTS = np.array([
     0.99507, 0.319649, 13.3783, 2.50178, 9.03577, 1.66981, 22.8142, -0.758327, 1.35827, 1.73084, 2.38865, 24.888,
 ])
 
-TAIL_FEATURES = (*FEATURES, "in_pool")
-"""Columns of :func:`tail_features`: :data:`FEATURES`, then 1.0 for a turn of the fused pool."""
+TAIL_FEATURES = (*FEATURES, "in_pool", "sent_rank", "sent_gap", "head_session")
+"""Columns of :func:`tail_features`: :data:`FEATURES`, then 1.0 for a turn of the fused pool,
+its rank and score gap in :func:`sentence_order`, and how much of the re-ranked head shares
+its session."""
 
-# Fitted by `bench/recall_ltr.py --tail 150 --export` (all staged questions), as WEIGHTS.
+# Fitted by `bench/recall_ltr.py --tail 150 --export` (all staged questions, after `bench/recall_lab.py
+# sentences`), as WEIGHTS.
 TAIL_WEIGHTS = np.array([
-    16.4697, 0, -44.3872, 4.68152, 16.5977, 2.23672, 42.6397, -0.0614338, 3.72494, -5.83166, 2.48349, 62.9337,
-    0.320448,
+    91.259, 0, -66.6462, 4.77911, -10.1144, 1.7956, 28.7388, -4.23208, 3.33406, -6.70434, 1.93665, 47.9732,
+    -1.75194, 37.874, 5.77286, 9.34441,
 ])
 
 TAIL_DEPTH = 150
@@ -73,6 +80,10 @@ class DenseEvidence:
         neighbours: id -> its NEXT neighbours, for the ring's messages.
         senders: id -> the sender's person id, for the ring's messages the dense read did
             not return (it returns its own messages' senders).
+        sentences: the turns of several sentences by their best sentence, (id, max(own
+            cosine, best sentence's cosine)), best first (:func:`graphmem.vector_cache.sentence_ranking`; empty
+            when it did not run).
+        sessions: id -> the message's session id, for every message the reads returned.
     """
 
     own: list[tuple[str, float]] = field(default_factory=list)
@@ -80,6 +91,8 @@ class DenseEvidence:
     cosines: dict[str, float] = field(default_factory=dict)
     neighbours: dict[str, list[str]] = field(default_factory=dict)
     senders: dict[str, str | None] = field(default_factory=dict)
+    sentences: list[tuple[str, float]] = field(default_factory=list)
+    sessions: dict[str, str | None] = field(default_factory=dict)
 
 
 def _rr(rank: int | None) -> float:
@@ -161,24 +174,63 @@ def tail_candidates(pool: list[str], fulltext: list[tuple[str, float]], dense: D
                     depth: int = TAIL_DEPTH) -> list[str]:
     """The pool, then the turns the reads returned that it lacks (ids, pool order first).
 
-    The fulltext ranking, the dense ranking over the context window and the dense read by own
-    cosine, each cut to ``depth``; no store access.
+    The fulltext ranking, the dense ranking over the context window, the dense read by own
+    cosine and :func:`sentence_order`, each cut to ``depth``; no store access.
     """
     more = [m for m, _ in fulltext[:depth]] + [m for m, _ in dense.context[:depth]] + [m for m, _ in dense.own[:depth]]
+    more += [m for m, _ in sentence_order(dense)[:depth]]
     return list(dict.fromkeys([*pool, *more]))
 
 
-def tail_features(features: np.ndarray, pool_size: int) -> np.ndarray:
+def sentence_order(dense: DenseEvidence) -> list[tuple[str, float]]:
+    """The turns by their best sentence: ``dense.sentences`` (turns of several sentences, scored
+    max(own cosine, best sentence's cosine)), with the dense read's other turns by their own
+    cosine, best first (ties: the sentences' read first). Cosines in [-1, 1].
+
+    A question about one clause of a long turn meets that clause's vector, not the turn's
+    average (docs/query.md, eighth round).
+    """
+    scored = dict(dense.sentences)
+    merged = dense.sentences + [(m, c) for m, c in dense.own if m not in scored]
+    return sorted(merged, key=lambda x: -x[1])
+
+
+def tail_features(candidates: list[str], features: np.ndarray, pool: list[str], dense: DenseEvidence,
+                  head_n: int) -> np.ndarray:
     """The tail's feature matrix (shape len(candidates) x len(TAIL_FEATURES)).
 
-    ``features``: :func:`head_features` of the candidates (:func:`tail_candidates`: the pool
-    first, in its order); ``pool_size``: how many of them are the pool. A candidate outside the
-    pool has no place (0 in the first two columns) and 0 in ``in_pool``.
+    Args:
+        candidates: :func:`tail_candidates` of ``pool`` (the pool first, in its order).
+        features: :func:`head_features` of ``candidates``.
+        pool: the pool after :func:`rerank_head`.
+        dense: the dense reads (sentences and sessions).
+        head_n: the re-ranked head's length.
+
+    A candidate outside the pool has no place (0 in the first two columns) and 0 in
+    ``in_pool``. ``sent_rank`` is 1 / (RRF_K + rank) in :func:`sentence_order` (0 outside it),
+    ``sent_gap`` its score there minus the best (a turn outside it: its own cosine, at most the
+    lowest of the order); ``head_session`` sums 1 / (RRF_K + place) over the head's turns in the
+    candidate's session (0 when its session is unknown).
     """
     x = features.copy()
-    x[pool_size:, :2] = 0.0
-    in_pool = (np.arange(len(x)) < pool_size).astype(float)
-    return np.hstack([x, in_pool[:, None]])
+    x[len(pool):, :2] = 0.0
+    order = sentence_order(dense)
+    s_rank = {m: r for r, (m, _) in enumerate(order, 1)}
+    s_score = dict(order)
+    s_max = order[0][1] if order else 0.0
+    s_floor = order[-1][1] if order else 0.0
+    by_session: dict[str, float] = {}
+    for place, m in enumerate(pool[:head_n], 1):
+        sess = dense.sessions.get(m)
+        if sess is not None:
+            by_session[sess] = by_session.get(sess, 0.0) + _rr(place)
+    extra = []
+    for k, m in enumerate(candidates):
+        own = s_score.get(m, min(dense.cosines.get(m, s_floor), s_floor))
+        sess = dense.sessions.get(m)
+        extra.append([float(k < len(pool)), _rr(s_rank.get(m)), own - s_max,
+                      by_session.get(sess, 0.0) if sess is not None else 0.0])
+    return np.hstack([x, np.array(extra, dtype=float).reshape(len(candidates), 4)])
 
 
 def rerank_tail(pool: list[str], candidates: list[str], features: np.ndarray, learned: int, n: int,
@@ -229,4 +281,4 @@ def learned_order(pool: list[str], reads: RecallReads, head_n: int, tail_learned
     if learned <= 0:
         return ids
     cand = tail_candidates(ids, reads.fulltext, reads.dense)
-    return rerank_tail(ids, cand, tail_features(features(cand), len(ids)), learned, n)
+    return rerank_tail(ids, cand, tail_features(cand, features(cand), ids, reads.dense, head_n), learned, n)

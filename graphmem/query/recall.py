@@ -23,8 +23,8 @@ from graphmem.embed import Embedder
 from graphmem.errors import NotFoundError
 from graphmem.query.anchors import Anchors, find_anchors
 from graphmem.query.context_window import context_ranking, context_rows
-from graphmem.query.head_rank import DenseEvidence, learned_order
-from graphmem.local_bm25 import group_stats, rescore, smooth
+from graphmem.query.head_rank import TAIL_DEPTH, DenseEvidence, learned_order
+from graphmem.local_bm25 import group_stats, rescore, smoothed_candidates
 from graphmem.query.types import Projection
 from graphmem.roster import RosterMember
 from graphmem.search import (
@@ -38,7 +38,7 @@ from graphmem.search import (
     vector_ranking,
 )
 from graphmem.times import instant
-from graphmem.vector_cache import person_rankings
+from graphmem.vector_cache import person_rankings, sentence_ranking
 
 _MAY_NEED_YEARS = re.compile(r"\d")  # a day named without a year needs the group's years
 
@@ -96,6 +96,9 @@ class RecallConfig:
         tail_learned: the pool's last tail_learned places chosen by the learned tail score of
             :func:`graphmem.query.head_rank.rerank_tail` among the pool's tail and the deeper
             candidates the reads returned (0: the fusion's; applies with head_rerank).
+        sentence_load_max: the largest group (messages, by write position) whose sentence
+            matrix (:func:`graphmem.vector_cache.sentence_ranking`) a query loads while it
+            waits (about 0.3 s for 650 messages); a larger one loads in the background.
     """
 
     fulltext_depth: int = FULLTEXT_CANDIDATES
@@ -125,6 +128,7 @@ class RecallConfig:
     person_oversample: float = 2.0
     head_rerank: bool = True
     tail_learned: int = 10
+    sentence_load_max: int = 5000
 
 
 DEFAULT_RECALL = RecallConfig()
@@ -244,6 +248,9 @@ def gather_recall(
         _dense_ranking, store, embedder, group_id, question, max(config.vector_depth, n), state, qvec, config,
         vector_fields, max_instant,
     )
+    sentences = in_background(  # the learned tail's sentence ranking, from this process's matrix
+        sentence_ranking, store, state, qvec, TAIL_DEPTH, max_instant, load_max=config.sentence_load_max,
+    ) if config.head_rerank and config.tail_learned > 0 else None
     persons = list(anchors.persons)
     if not persons and anchors.every_member:
         persons = [m.id for m in roster]
@@ -267,7 +274,7 @@ def gather_recall(
             issue=issue, issue_weight=config.w_issue_terms,
         )
         if config.neighbour_share > 0 and ft:
-            ft = _smoothed(store, group_id, ft, out.docs, config)
+            ft = smoothed_candidates(store, group_id, ft, out.docs, config.neighbour_share, config.fulltext_depth)
     if max_instant is not None:  # neighbours that smoothing added may be later
         ft = [(i, s) for i, s in ft if (out.docs.get(i, {}).get("instant") or float("inf")) <= max_instant]
     out.fulltext = ft[: max(config.fulltext_depth, n)]
@@ -275,6 +282,11 @@ def gather_recall(
     out.vector, out.vector_plain, out.dense = dense.result()
     out.fields.update(vector_fields)
     out.senders = {i: f.get("person_id") for i, f in out.fields.items()} | out.dense.senders
+    sent_rows = sentences.result() if sentences is not None else []
+    out.dense.sentences = [(r["id"], float(r["score"])) for r in sent_rows]
+    out.senders.update({r["id"]: r["person_id"] for r in sent_rows})
+    out.dense.sessions = ({i: f.get("session") for i, f in out.fields.items()} | out.dense.sessions
+                          | {r["id"]: r["session"] for r in sent_rows})
 
     if person_rows is not None:
         rows = person_rows.result()
@@ -323,6 +335,7 @@ def _dense_ranking(
         evidence.context = context
         evidence.cosines.update({i: 2.0 * float(c) - 1.0 for i, c in read[0]["cosines"]})
         evidence.senders = {i: p for i, p in read[0]["senders"]}
+        evidence.sessions = {i: s for i, s in read[0]["sessions"]}
         for mid, nb in read[0]["edges"]:
             if nb is not None:
                 evidence.neighbours.setdefault(mid, []).append(nb)
@@ -471,19 +484,6 @@ def _unit(v: Any) -> np.ndarray:
     a = np.asarray(v, dtype=np.float64)
     norm = float(np.linalg.norm(a))
     return a / norm if norm > 0 else a
-
-
-def _smoothed(
-    store: Store, group_id: str, ft: list[tuple[str, float]], docs: dict[str, dict[str, Any]], config: RecallConfig
-) -> list[tuple[str, float]]:
-    """Neighbour smoothing of the group-local BM25 scores (``docs`` gains the neighbours it lacked)."""
-    neighbours = {i: (d.get("prev_id"), d.get("next_id")) for i, d in docs.items()}
-    smoothed = smooth(ft, neighbours, config.neighbour_share)
-    missing = [i for i, _ in smoothed[: config.fulltext_depth] if i not in docs]
-    if missing:
-        for r in store.read("query/message_documents", group_id=group_id, ids=missing):
-            docs[r["id"]] = r
-    return [(i, s) for i, s in smoothed if i in docs]
 
 
 def _own_text(doc: str) -> str:

@@ -17,7 +17,8 @@ import pytest
 from graphmem import times
 from graphmem.config import get_settings
 from graphmem.errors import InvalidInputError
-from graphmem.ingest import embedding_text, ingest_conversations
+from graphmem.embed import embedding_text
+from graphmem.ingest import ingest_conversations
 from graphmem.schema import apply_schema
 from graphmem.scope import scope_index
 from graphmem.search import group_state, vector_ranking

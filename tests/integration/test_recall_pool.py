@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from graphmem.ingest import embedding_text, ingest_conversations
+from graphmem.embed import embedding_text
+from graphmem.ingest import ingest_conversations
 from graphmem.local_bm25 import forget_stats
 from graphmem.roster import read_roster
 from graphmem.query.project import fallback_projection

@@ -21,6 +21,7 @@ from graphmem.query.head_rank import (
     rerank_head,
     rerank_tail,
     tail_candidates,
+    sentence_order,
     tail_features,
 )
 from graphmem.query.recall import RecallConfig, RecallInputs, fuse_recall
@@ -88,13 +89,46 @@ def test_tail_candidates_are_the_pool_then_what_the_reads_returned():
 def test_tail_features_give_no_place_to_a_turn_outside_the_pool():
     d = _dense()
     cand = tail_candidates(["b", "x"], [("x", 4.0), ("f", 2.0)], d)
-    X = tail_features(head_features(cand, [("x", 4.0), ("f", 2.0)], d, {}, [], {}), 2)
+    X = tail_features(cand, head_features(cand, [("x", 4.0), ("f", 2.0)], d, {}, [], {}), ["b", "x"], d, 10)
     f = {name: X[:, k] for k, name in enumerate(TAIL_FEATURES)}
-    assert X.shape == (len(cand), len(TAIL_FEATURES)) == (5, len(FEATURES) + 1)
+    assert X.shape == (len(cand), len(TAIL_FEATURES)) == (5, len(FEATURES) + 4)
     assert f["pool_place"].tolist() == [1.0, 0.5, 0.0, 0.0, 0.0]
     assert f["in_head"].tolist() == [1.0, 1.0, 0.0, 0.0, 0.0]
     assert f["in_pool"].tolist() == [1.0, 1.0, 0.0, 0.0, 0.0]
     assert f["ft_score"].tolist() == [0.0, 1.0, 0.5, 0.0, 0.0]  # the reads' scores as for the head
+
+
+def test_a_long_turn_is_found_by_its_best_sentence():
+    """A turn of several sentences whose one sentence matches the question joins the tail's
+    candidates by the sentence read (it is in no other read), ranked by that sentence's cosine."""
+    d = _dense()
+    d.sentences = [("long", 0.9), ("a", 0.85)]
+    order = sentence_order(d)
+    assert [m for m, _ in order][:2] == ["long", "a"]  # max(own, best sentence) first
+    assert len(order) == len({m for m, _ in order})  # a turn of both reads once
+    fulltext = [("x", 4.0), ("f", 2.0)]
+    cand = tail_candidates(["b", "x"], fulltext, d)
+    assert "long" in cand
+    X = tail_features(cand, head_features(cand, fulltext, d, {}, [], {}), ["b", "x"], d, 10)
+    f = {name: X[:, k] for k, name in enumerate(TAIL_FEATURES)}
+    k = cand.index("long")
+    assert f["sent_rank"][k] == 1.0 / 21 and f["sent_gap"][k] == 0.0
+    assert f["sent_rank"][cand.index("f")] == 0.0 and f["sent_gap"][cand.index("f")] < 0.0  # not in the order
+
+
+def test_head_session_counts_the_head_turns_of_the_candidates_session():
+    """A deep turn of the session the head's first turns come from scores by their places; a
+    turn of another session, or of an unknown one, scores 0."""
+    d = _dense()
+    pool = ["b", "x"]
+    d.sessions = {"b": "s1", "x": "s1", "a": "s1", "f": "s2"}
+    cand = tail_candidates(pool, [("x", 4.0), ("f", 2.0)], d)
+    X = tail_features(cand, head_features(cand, [("x", 4.0), ("f", 2.0)], d, {}, [], {}), pool, d, 10)
+    f = {name: X[:, k] for k, name in enumerate(TAIL_FEATURES)}
+    assert f["head_session"][cand.index("a")] == 1.0 / 21 + 1.0 / 22
+    assert f["head_session"][cand.index("f")] == 0.0
+    unknown = [m for m in cand if m not in d.sessions]
+    assert unknown and all(f["head_session"][cand.index(m)] == 0.0 for m in unknown)
 
 
 def test_rerank_tail_keeps_the_first_places_and_picks_the_best_of_the_rest():
@@ -126,7 +160,7 @@ def test_the_fitted_tail_weights_take_in_a_deep_turn_every_ranking_found():
     d.cosines = dict(d.own)
     senders = {m: "ben" for m in pool} | {star: "ana"}
     cand = tail_candidates(pool, fulltext, d)
-    X = tail_features(head_features(cand, fulltext, d, {"ana": [star]}, [], senders), len(pool))
+    X = tail_features(cand, head_features(cand, fulltext, d, {"ana": [star]}, [], senders), pool, d, 10)
     out = rerank_tail(pool, cand, X, 10, 40, TAIL_WEIGHTS)
     assert star in out and len(out) == 40 and out[:30] == pool[:30]
 
@@ -151,7 +185,9 @@ def test_the_learned_tail_keeps_the_anchors_turns_in_the_pool():
     pool = [m for m, _ in fuse_recall(inputs, 40, config=RecallConfig())]
     assert rare in no_tail and not set(deep) & set(no_tail)
     assert rare in pool and len(pool) == 40 == len(set(pool))
-    assert len(set(deep) & set(pool)) == 9  # nine deep turns, and the anchor's turn last
+    # the tail takes deep turns (eight with the fitted weights; it keeps one fused turn), and
+    # the anchor's turn keeps its place all the same
+    assert len(set(deep) & set(pool)) >= 8 and set(pool[30:]) <= set(deep) | {rare} | set(no_tail[30:])
     assert pool[:30] == no_tail[:30]
 
 
@@ -165,5 +201,6 @@ def test_the_learned_tail_never_takes_the_first_places():
     reads = RecallInputs(anchors=Anchors(), fulltext=ft, dense=d)
     out = learned_order(pool, reads, 10, 10, 12)
     assert out[:10] == rerank_head(pool, head_features(pool, ft, d, {}, [], {}), 10)[:10]
-    assert len(out) == 12 and set(out[10:]) <= {f"d{i}" for i in range(5)}
+    # the two learned places come from the pool's own last two and the five deep turns
+    assert len(out) == 12 == len(set(out)) and set(out[10:]) <= {"m10", "m11"} | {f"d{i}" for i in range(5)}
     assert sorted(learned_order(pool[:10], reads, 10, 10, 10)) == sorted(pool[:10])
