@@ -368,7 +368,11 @@ def _ingest_one(
     key = group_key(gid)
     chunks = [work[i : i + batch_size] for i in range(0, len(work), batch_size)] or [[]]
     def latest(chunk: list[tuple[_Delivery, str | None, list[str]]]) -> list[MessageRecord]:
-        return [d.m.model_copy(update={"text": new[-1]}) for d, _, new in chunk]
+        # an edit keeps the stored speaker and ts (the input may spell the same instant with
+        # another offset, so another date): its vectors are those of the message as stored
+        return [d.m.model_copy(update={"text": new[-1]} if old is None else {
+            "text": new[-1], "speaker": stored[d.m.id]["speaker"], "ts": stored[d.m.id]["ts"]})
+            for d, old, new in chunk]
 
     with Prefetch(embedder, chunks, latest) as pending_vectors:
         for n, chunk in enumerate(chunks):

@@ -25,9 +25,10 @@ __all__ = [
 _WORD = re.compile(r"\w+")
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 
-#: Where a message's text splits into sentences: after . ! ? and whitespace, and before a
+#: Where a message's text splits into sentences: after . ! ? and whitespace, after the CJK
+#: full stops 。！？ and the Arabic question mark ؟ (whitespace or not), and before a
 #: "[shares ...]" caption (the benchmarks' image descriptions).
-_SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|\s*(?=\[shares)")
+_SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|(?<=[。！？؟])\s*|\s*(?=\[shares)")
 
 #: A reasoning model's ``<think>...</think>`` block (any case, spanning lines).
 THINK_BLOCK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
@@ -96,9 +97,9 @@ def strip_think(text: str | None) -> str:
 def split_sentences(text: str, limit: int = 8) -> list[str]:
     """The sentences of a message's text, when it has more than one; else ``[]``.
 
-    Splits after ``.``, ``!`` or ``?`` followed by whitespace and before a ``[shares ...]``
-    caption; pieces of one character or less are dropped; at most ``limit`` sentences (the
-    first ones). Used for the sentence vectors of System 1 (graphmem.embed.sentence_texts):
+    Splits after ``.``, ``!`` or ``?`` followed by whitespace, after ``。``, ``！``, ``？`` or
+    ``؟``, and before a ``[shares ...]`` caption; pieces of one character or less are dropped;
+    at most ``limit`` sentences (the first ones). Used for the sentence vectors of System 1 (graphmem.embed.sentence_texts):
     a long turn's one relevant sentence is drowned in its whole-turn vector.
     """
     parts = [p.strip() for p in _SENTENCE_SPLIT.split(text or "") if p and len(p.strip()) > 1]

@@ -33,7 +33,7 @@ from types import SimpleNamespace
 from tqdm import tqdm
 
 from graphmem.db import Store
-from graphmem.embed import Embedder, MessageVectors, encode_messages
+from graphmem.embed import Embedder, MessageVectors, encode_messages, sentence_texts
 from graphmem.errors import ConflictError, no_group
 from graphmem.scope import ensure_vector_scope, scope_index
 
@@ -45,11 +45,13 @@ class EmbedSummary:
     ``embedded``: vectors written by this run; ``messages``: messages in the group;
     ``vector_index``: the group's own vector index ("" while it is scored exactly);
     ``labelled``: messages newly put under that index by this run; ``waited_s``: seconds this
-    run waited for another run of the group to release its lease (0.0 when none held it).
+    run waited for another run of the group to release its lease (0.0 when none held it);
+    ``sentences``: messages given sentence vectors by the ``sentences=True`` pass.
     """
 
     group_id: str
     embedded: int = 0
+    sentences: int = 0
     messages: int = 0
     vector_index: str = ""
     labelled: int = 0
@@ -109,9 +111,14 @@ class _Lease:
 def embed_group(
     store: Store, embedder: Embedder, group_id: str, *, batch_size: int = 1000,
     exact_max: int = 500, progress: bool = False, lease_s: float = 300.0, wait_poll_s: float = 1.0,
-    on_wait: Callable[[str], None] | None = None,
+    on_wait: Callable[[str], None] | None = None, sentences: bool = False,
 ) -> EmbedSummary:
     """Give every message of a group that lacks a vector its embedding (resumable, idempotent).
+
+    ``sentences=True`` also gives every message of several sentences that has a vector but no
+    sentence vectors (stored before they existed, or with ``GRAPHMEM_SENTENCE_VECTORS`` off)
+    its ``sentence_embeddings``: one pass over the group's messages in id order, encoding only
+    those of several sentences (``graphmem embed --sentences``).
 
     One run per group at a time (module docstring): a run waits while another holds the
     group's embed lease, so concurrent runs never encode the same messages twice.
@@ -146,6 +153,8 @@ def embed_group(
     lease.acquire()
     try:
         _embed_pending(store, embedder, group_id, batch_size, progress, lease, summary)
+        if sentences:
+            _fill_sentences(store, embedder, group_id, batch_size, lease, summary)
     finally:
         lease.release()
     summary.waited_s = round(lease.waited_s, 3)
@@ -211,6 +220,32 @@ def _embed_pending(
                     break
         finally:
             bar.close()
+
+
+def _fill_sentences(store: Store, embedder: Embedder, group_id: str, batch_size: int, lease: _Lease,
+                    summary: EmbedSummary) -> None:
+    """The ``sentences=True`` pass of :func:`embed_group` while ``lease`` is held."""
+    after = ""
+    while True:
+        rows = store.read("ingest/messages_without_sentences", group_id=group_id, after=after, batch=batch_size)
+        if not rows:
+            return
+        after = rows[-1]["id"]
+        several = [r for r in rows if sentence_texts(SimpleNamespace(**r))]
+        if not several:
+            continue
+        vectors = encode_messages(embedder, [SimpleNamespace(**r) for r in several])
+        written = store.write(
+            "ingest/set_sentence_vectors", group_id=group_id, runner=lease.runner,
+            lease_until=time.time() + lease.lease_s,
+            rows=[{"id": r["id"], "text": r["text"], "sentence_embeddings": v.sentence_embeddings}
+                  for r, v in zip(several, vectors)],
+        )
+        if not written:
+            raise no_group(group_id)
+        if not written[0]["held"]:
+            raise lease.lost(str(written[0]["runner"]), summary.embedded + summary.sentences)
+        summary.sentences += int(written[0]["written"])
 
 
 def scope_if_large(store: Store, embedder: Embedder, group_id: str, exact_max: int) -> str:

@@ -15,6 +15,9 @@ def embed(
     group: Annotated[str, typer.Option("--group", "-g", help="Group whose missing vectors to fill.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary.")] = False,
     progress: Annotated[bool, typer.Option("--progress/--no-progress")] = True,
+    sentences: Annotated[bool, typer.Option(
+        "--sentences", help="Also give messages of several sentences stored without sentence vectors "
+                            "(before they existed) their sentence vectors.")] = False,
 ) -> None:
     """Fill the vectors of messages stored with `ingest --embed later` (resumable, idempotent).
 
@@ -31,10 +34,12 @@ def embed(
             exact_max=s.vector_exact_max, progress=progress and sys.stderr.isatty(),
             on_wait=lambda runner: err.print(
                 f"{group}: another graphmem embed run ({runner[:8]}) is embedding this group; waiting for it"),
+            sentences=sentences,
         )
     if as_json:
         emit_json(summary.as_dict())
     else:
         scope = f"; own vector index {summary.vector_index}" if summary.vector_index else ""
         waited = f" (after waiting {summary.waited_s:.1f} s for another run)" if summary.waited_s else ""
-        out.print(f"{group}: {summary.embedded} vectors written{waited}, {summary.messages} messages{scope}")
+        filled = f", {summary.sentences} messages given sentence vectors" if sentences else ""
+        out.print(f"{group}: {summary.embedded} vectors written{filled}{waited}, {summary.messages} messages{scope}")

@@ -6,12 +6,14 @@ eighth round)."""
 from __future__ import annotations
 
 import time
+from types import SimpleNamespace
 from datetime import datetime, timezone
 
 import numpy as np
 import pytest
 
 from graphmem import vector_cache
+from graphmem.config import get_settings
 from graphmem.embed import embedding_text, sentence_texts
 from graphmem.groups import forget_person
 from graphmem.ingest import ingest_conversations
@@ -132,3 +134,56 @@ def _follow(store, embedder, group_id: str) -> None:
     assert [r["id"] for r in _ranking(store, group_id, q)] == ["m0003"]  # the cached matrix was stale
     forget_person(store, group_id, "Cy")
     assert _ranking(store, group_id, q) == []
+
+
+def test_embed_sentences_fills_a_store_written_without_them(store, embedder, group_id, monkeypatch):
+    """Messages stored with vectors but without sentence vectors (an older store, or the
+    setting off) get them from `embed --sentences`, once: a second run writes nothing."""
+    monkeypatch.setenv("GRAPHMEM_SENTENCE_VECTORS", "false")
+    get_settings.cache_clear()
+    try:
+        ingest_conversations(store, [conversation(group_id, ROWS)], embedder)
+    finally:
+        monkeypatch.delenv("GRAPHMEM_SENTENCE_VECTORS")
+        get_settings.cache_clear()
+    assert all(v is None for v in _stored(store, group_id).values())
+    assert embed_group(store, embedder, group_id).sentences == 0  # only with sentences=True
+    first = embed_group(store, embedder, group_id, sentences=True, batch_size=2)  # pages of 2
+    assert (first.embedded, first.sentences) == (0, 1)
+    _check(_stored(store, group_id), _expected(embedder, group_id, ROWS))
+    assert embed_group(store, embedder, group_id, sentences=True).sentences == 0
+
+
+def test_embed_sentences_from_the_command_line(store, embedder, group_id, monkeypatch):
+    from typer.testing import CliRunner
+
+    from graphmem.cli import app
+
+    monkeypatch.setenv("GRAPHMEM_SENTENCE_VECTORS", "false")
+    get_settings.cache_clear()
+    try:
+        ingest_conversations(store, [conversation(group_id, ROWS)], embedder)
+    finally:
+        monkeypatch.delenv("GRAPHMEM_SENTENCE_VECTORS")
+        get_settings.cache_clear()
+    res = CliRunner().invoke(app, ["embed", "--group", group_id, "--sentences", "--json"])
+    assert res.exit_code == 0, res.output
+    assert '"sentences": 1' in res.output
+    _check(_stored(store, group_id), _expected(embedder, group_id, ROWS))
+
+
+def test_an_edit_writing_the_instant_with_another_offset_keeps_the_stored_date(store, embedder, group_id):
+    """The same instant spelt with another UTC offset is the same message, so the edit is taken;
+    the message keeps its stored ts, and its vectors (turn and sentences) are those of the
+    message as stored ("Ann (2026-01-01): ..."), not of the input's date."""
+    first = [{"id": "a1", "speaker": "Ann", "text": "Hello. World.", "ts": "2026-01-01T23:30:00-05:00"}]
+    edit = [{"id": "a1", "speaker": "Ann", "text": "Hello again. New world!", "ts": "2026-01-02T04:30:00Z"}]
+    ingest_conversations(store, [conversation(group_id, first)], embedder)
+    assert ingest_conversations(store, [conversation(group_id, edit)], embedder).messages_edited == 1
+    row = store.read_text(
+        "MATCH (m:Message {group_id: $g, id: 'a1'}) RETURN m.speaker AS speaker, m.ts AS ts, m.text AS text, "
+        "m.embedding AS e, m.sentence_embeddings AS s", g=group_id)[0]
+    assert row["ts"] == first[0]["ts"] and row["text"] == edit[0]["text"]
+    stored = SimpleNamespace(speaker=row["speaker"], ts=row["ts"], text=row["text"])
+    np.testing.assert_allclose(np.array(row["s"]), embedder.encode(sentence_texts(stored)).ravel(), atol=1e-5)
+    np.testing.assert_allclose(np.array(row["e"]), embedder.encode([embedding_text(stored)])[0], atol=1e-5)

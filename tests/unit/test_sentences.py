@@ -21,6 +21,10 @@ def test_a_turn_splits_after_sentence_ends_and_before_a_caption():
     assert split_sentences("Look at this [shares a photo: a dog on a beach]") == [
         "Look at this", "[shares a photo: a dog on a beach]"]
     assert split_sentences("Yes. ! No.") == ["Yes.", "No."]  # a piece of one character is dropped
+    # other scripts' sentence ends: CJK full stops need no space after them
+    assert split_sentences("今天很好。我们去公园吧！你来吗？") == ["今天很好。", "我们去公园吧！", "你来吗？"]
+    assert split_sentences("هل أنت بخير؟ نعم أنا بخير.") == ["هل أنت بخير؟", "نعم أنا بخير."]
+    assert split_sentences("好。") == []
     many = " ".join(f"Part {i}." for i in range(12))
     assert split_sentences(many) == [f"Part {i}." for i in range(8)]  # at most 8, the first ones
 
