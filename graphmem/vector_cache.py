@@ -196,6 +196,7 @@ class VectorCache:
         self.max_bytes = max_bytes
         self._entries: OrderedDict[tuple[str, str], PersonMatrix | SentenceMatrix] = OrderedDict()
         self._loading: set[tuple[str, str]] = set()
+        self._oversize: dict[str, int] = {}  # group id -> vector_rev of a sentence matrix too large to keep
         self._lock = threading.Lock()
 
     @property
@@ -261,7 +262,9 @@ class VectorCache:
         fresh one loads in the background. Without a usable entry, a group of at most
         ``load_max`` messages (by write position) is loaded now, a larger one in the background
         (None until then); with background loads off, any group is loaded now, and a matrix
-        behind the group's version is loaded again now."""
+        behind the group's version is loaded again now. A matrix larger than the whole cache
+        is used by the query that loaded it and then not loaded again (None) until the
+        group's ``vector_rev`` moves."""
         key = (state.group_id, SENTENCES)
         with self._lock:
             found = self._entries.get(key)
@@ -271,6 +274,8 @@ class VectorCache:
                 entry = None
             if entry is not None:
                 self._entries.move_to_end(key)
+        if entry is None and self._oversize.get(state.group_id) == state.vector_rev:
+            return None  # it did not fit the cache: loading it for every query would cost more
         if entry is not None:
             if entry.version < state.version:
                 if not _BACKGROUND_LOADS:  # nothing would bring it up to date
@@ -286,12 +291,16 @@ class VectorCache:
         """Read the group's sentence vectors now and keep them (as of ``state``, read before)."""
         rows = store.read("query/sentence_vectors", group_id=state.group_id)
         entry = _sentence_matrix(rows, state.version, state.vector_rev)
+        if entry.nbytes > self.max_bytes:
+            with self._lock:
+                self._oversize[state.group_id] = state.vector_rev
         self._put((state.group_id, SENTENCES), entry)
         return entry
 
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()
+            self._oversize.clear()
 
     def _start_load(self, store: Store, state: GroupState, person_id: str) -> None:
         key = (state.group_id, person_id)

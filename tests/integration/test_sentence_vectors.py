@@ -187,3 +187,18 @@ def test_an_edit_writing_the_instant_with_another_offset_keeps_the_stored_date(s
     stored = SimpleNamespace(speaker=row["speaker"], ts=row["ts"], text=row["text"])
     np.testing.assert_allclose(np.array(row["s"]), embedder.encode(sentence_texts(stored)).ravel(), atol=1e-5)
     np.testing.assert_allclose(np.array(row["e"]), embedder.encode([embedding_text(stored)])[0], atol=1e-5)
+
+
+def test_a_sentence_matrix_larger_than_the_cache_is_not_loaded_for_every_query(store, embedder, group_id):
+    """With a cache too small for the group's matrix, the query that loads it uses it, and the
+    next ones go without sentences instead of reading the group again each time; an edit
+    (a new vector_rev) lets one load try again."""
+    ingest_conversations(store, [conversation(group_id, ROWS)], embedder)
+    cache = vector_cache.VectorCache(max_bytes=100)
+    first = cache.sentences(store, group_state(store, group_id), load_max=5000)
+    assert first is not None and first.ids == ["m0001"] and first.nbytes > 100
+    assert cache.sentences(store, group_state(store, group_id), load_max=5000) is None
+    edited = [ROWS[0], ROWS[1], {"speaker": "Ana", "text": "Sounds lovely. Well done!"}]
+    ingest_conversations(store, [conversation(group_id, edited)], embedder)
+    again = cache.sentences(store, group_state(store, group_id), load_max=5000)
+    assert again is not None and sorted(again.ids) == ["m0001", "m0002"]
