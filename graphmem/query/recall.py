@@ -276,7 +276,7 @@ def gather_recall(
         if config.neighbour_share > 0 and ft:
             ft = smoothed_candidates(store, group_id, ft, out.docs, config.neighbour_share, config.fulltext_depth)
     if max_instant is not None:  # neighbours that smoothing added may be later
-        ft = [(i, s) for i, s in ft if (out.docs.get(i, {}).get("instant") or float("inf")) <= max_instant]
+        ft = [(i, s) for i, s in ft if (t := out.docs.get(i, {}).get("instant")) is not None and t <= max_instant]
     out.fulltext = ft[: max(config.fulltext_depth, n)]
     out.fields.update(out.docs)
     out.vector, out.vector_plain, out.dense = dense.result()

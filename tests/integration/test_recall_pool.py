@@ -299,3 +299,19 @@ def test_as_of_dense_read_from_the_groups_own_vector_index(store, embedder, grou
     monkeypatch.undo()
     pool = recall_pool(store, embedder, group_id, q, 10, roster=read_roster(store, group_id), max_instant=t)
     assert {h.id for h in pool[:4]} == set(relevant) and len(pool) == 7
+
+
+def test_as_of_keeps_a_message_at_the_epoch(store, embedder, group_id):
+    """A message at 1970-01-01T00:00:00Z has the instant 0.0, a time like any other: as of a
+    later day its fulltext match stays among the candidates (0.0 was read as "no time" and
+    dropped)."""
+    rows = [{"speaker": "Ana", "text": "The lighthouse keys hang by the door.", "ts": "1970-01-01T00:00:00+00:00"},
+            {"speaker": "Bo", "text": "Thanks, see you tomorrow.", "ts": "1970-01-01T00:05:00+00:00"},
+            {"speaker": "Ana", "text": "The lighthouse keys are in the drawer now.", "ts": "1970-01-03T09:00:00+00:00"}]
+    ingest_conversations(store, [conversation(group_id, rows)], embedder)
+    roster = read_roster(store, group_id)
+    q = "Where are the lighthouse keys?"
+    proj = fallback_projection(q, roster)
+    inputs = gather_recall(store, embedder, group_id, q, 10, roster=roster, projection=proj, max_instant=86400.0)
+    assert [i for i, _ in inputs.fulltext][:1] == ["m0000"]
+    assert "m0002" not in {i for i, _ in inputs.fulltext}  # after the as-of time
