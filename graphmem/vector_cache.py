@@ -38,7 +38,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -52,6 +52,8 @@ __all__ = [
 ]
 
 _BACKGROUND_LOADS = True
+
+M = TypeVar("M", "PersonMatrix", "SentenceMatrix")
 
 SENTENCES = "\x00sentences"
 """The cache key's second part for a group's :class:`SentenceMatrix` (no person id has an
@@ -69,13 +71,13 @@ def set_background_loads(on: bool) -> None:
 
 
 @dataclass(frozen=True)
-class PersonMatrix:
-    """One person's message vectors in one group, as of a group state.
+class _Snapshot:
+    """Message vectors of one group as of a group state (the fields both matrices share).
 
     Attributes:
         ids: message ids, shape (n,).
-        vectors: float32 (n, d), rows L2-normed as stored.
-        turn_created: int64 (n,), write positions (ties in the ranking go to the earlier).
+        vectors: float32, rows L2-normed as stored.
+        turn_created: int64 (n,), write positions (ties in a ranking go to the earlier).
         instants: float64 (n,), epoch seconds, NaN where the message has none.
         version / vector_rev: the group state the matrix holds (see the module docstring).
     """
@@ -90,6 +92,11 @@ class PersonMatrix:
     @property
     def nbytes(self) -> int:
         return int(self.vectors.nbytes + self.turn_created.nbytes + self.instants.nbytes) + 80 * len(self.ids)
+
+
+@dataclass(frozen=True)
+class PersonMatrix(_Snapshot):
+    """One person's message vectors in one group (``vectors``: (n, d), one row per message)."""
 
     def ranking(self, vector: np.ndarray, k: int, max_instant: float | None) -> list[tuple[str, float]]:
         """Top-``k`` (id, cosine in [-1, 1]), best first, ties by write position; messages after
@@ -113,34 +120,24 @@ class PersonMatrix:
 
 
 @dataclass(frozen=True)
-class SentenceMatrix:
+class SentenceMatrix(_Snapshot):
     """The vectors of a group's messages of several sentences, as of a group state: for each
     such message a row of its own vector and one per sentence (``Message.sentence_embeddings``).
+    The fields of :class:`_Snapshot` are per message, except ``vectors`` (one row each).
 
     Attributes:
-        starts: int64 (messages,), each message's first row (its own vector; its sentences
-            follow, up to the next message's first row).
-        ids / sessions / persons: per message (the message's id, session id, sender's person id).
-        vectors: float32 (rows, d), L2-normed.
-        turn_created: int64 (messages,), write positions; instants: float64 (messages,), NaN
-            where the message has none.
-        version / vector_rev: the group state the matrix holds (see the module docstring).
+        starts: int64 (messages,), each message's first row in ``vectors`` (its own vector; its
+            sentences follow, up to the next message's first row).
+        sessions / persons: per message, its session id and its sender's person id.
     """
 
     starts: np.ndarray
-    ids: list[str]
     sessions: list[str | None]
     persons: list[str | None]
-    vectors: np.ndarray
-    turn_created: np.ndarray
-    instants: np.ndarray
-    version: int
-    vector_rev: int
 
     @property
     def nbytes(self) -> int:
-        return int(self.vectors.nbytes + self.starts.nbytes + self.turn_created.nbytes + self.instants.nbytes) \
-            + 160 * len(self.ids)
+        return super().nbytes + int(self.starts.nbytes) + 80 * len(self.ids)
 
     def ranking(self, vector: np.ndarray, k: int, max_instant: float | None) -> list[dict[str, Any]]:
         """The top-``k`` messages by their best row's cosine to ``vector`` (max of the message's own
@@ -196,7 +193,7 @@ class VectorCache:
         self.max_bytes = max_bytes
         self._entries: OrderedDict[tuple[str, str], PersonMatrix | SentenceMatrix] = OrderedDict()
         self._loading: set[tuple[str, str]] = set()
-        self._oversize: dict[str, int] = {}  # group id -> vector_rev of a sentence matrix too large to keep
+        self._oversize: dict[tuple[str, str], int] = {}  # key -> vector_rev of a load too large to keep
         self._lock = threading.Lock()
 
     @property
@@ -220,16 +217,10 @@ class VectorCache:
         behind: list[str] = []
         for pid in dict.fromkeys(person_ids):
             key = (state.group_id, pid)
-            with self._lock:
-                found = self._entries.get(key)
-                entry = found if isinstance(found, PersonMatrix) else None
-                if entry is not None and (entry.vector_rev != state.vector_rev or entry.version > state.version):
-                    del self._entries[key]  # stale: an edit, fill or erasure, or the group was loaded again
-                    entry = None
-                if entry is not None:
-                    self._entries.move_to_end(key)
+            entry = self._usable(key, state, PersonMatrix)
             if entry is None:
-                self._start_load(store, state, pid)
+                if not self._too_big(key, state):
+                    self._start_load(store, state, pid)
                 continue
             out[pid] = entry
             if entry.version < state.version:
@@ -266,16 +257,9 @@ class VectorCache:
         is used by the query that loaded it and then not loaded again (None) until the
         group's ``vector_rev`` moves."""
         key = (state.group_id, SENTENCES)
-        with self._lock:
-            found = self._entries.get(key)
-            entry = found if isinstance(found, SentenceMatrix) else None
-            if entry is not None and (entry.vector_rev != state.vector_rev or entry.version > state.version):
-                del self._entries[key]
-                entry = None
-            if entry is not None:
-                self._entries.move_to_end(key)
-        if entry is None and self._oversize.get(state.group_id) == state.vector_rev:
-            return None  # it did not fit the cache: loading it for every query would cost more
+        entry = self._usable(key, state, SentenceMatrix)
+        if entry is None and self._too_big(key, state):
+            return None
         if entry is not None:
             if entry.version < state.version:
                 if not _BACKGROUND_LOADS:  # nothing would bring it up to date
@@ -291,9 +275,6 @@ class VectorCache:
         """Read the group's sentence vectors now and keep them (as of ``state``, read before)."""
         rows = store.read("query/sentence_vectors", group_id=state.group_id)
         entry = _sentence_matrix(rows, state.version, state.vector_rev)
-        if entry.nbytes > self.max_bytes:
-            with self._lock:
-                self._oversize[state.group_id] = state.vector_rev
         self._put((state.group_id, SENTENCES), entry)
         return entry
 
@@ -321,8 +302,30 @@ class VectorCache:
 
         threading.Thread(target=run, name="graphmem-vector-load", daemon=True).start()
 
+    def _usable(self, key: tuple[str, str], state: GroupState, kind: type[M]) -> M | None:
+        """The entry under ``key`` if it can serve ``state``: the same ``vector_rev`` and a
+        version at most the group's (a stale one is dropped: an edit, fill or erasure, or the
+        group was loaded again); marked as recently used."""
+        with self._lock:
+            found = self._entries.get(key)
+            if not isinstance(found, kind):
+                return None
+            if found.vector_rev != state.vector_rev or found.version > state.version:
+                del self._entries[key]
+                return None
+            self._entries.move_to_end(key)
+            return found
+
+    def _too_big(self, key: tuple[str, str], state: GroupState) -> bool:
+        """Whether the last load of ``key`` did not fit the whole cache at this ``vector_rev``:
+        loading it again for every query would cost more than it saves."""
+        with self._lock:
+            return self._oversize.get(key) == state.vector_rev
+
     def _put(self, key: tuple[str, str], entry: PersonMatrix | SentenceMatrix) -> None:
         if entry.nbytes > self.max_bytes:
+            with self._lock:
+                self._oversize[key] = entry.vector_rev
             return
         with self._lock:
             self._entries[key] = entry

@@ -104,6 +104,25 @@ class _Lease:
             f"--group {self.group_id}` again after it if anything is still pending."
         )
 
+    def write(self, template: str, rows: list[dict], written_before: int,
+              on_lost: Callable[[], object] = lambda: None) -> int:
+        """Write one batch with ``template`` (it checks and renews the lease in its transaction,
+        ``ingest/set_message_vectors``' columns); returns how many it wrote.
+
+        Raises:
+            NotFoundError: the group was deleted meanwhile.
+            ConflictError: another run holds the lease now (``on_lost`` is called first;
+                ``written_before`` is what this run wrote until then).
+        """
+        written = self.store.write(template, group_id=self.group_id, runner=self.runner,
+                                   lease_until=time.time() + self.lease_s, rows=rows)
+        if not written:
+            raise no_group(self.group_id)  # deleted while this run encoded
+        if not written[0]["held"]:  # ours ran out and another run holds the group now
+            on_lost()
+            raise self.lost(str(written[0]["runner"]), written_before)
+        return int(written[0]["written"])
+
     def release(self) -> None:
         self.store.write("ingest/release_embed_lease", group_id=self.group_id, runner=self.runner)
 
@@ -192,19 +211,14 @@ def _embed_pending(
             if prev is not None:
                 done, fut = prev
                 vectors = fut.result()
-                written = store.write(
-                    "ingest/set_message_vectors", group_id=group_id, runner=lease.runner,
-                    lease_until=time.time() + lease.lease_s,
-                    rows=[{"id": r["id"], "text": r["text"], "embedding": v.embedding,
-                           "sentence_embeddings": v.sentence_embeddings} for r, v in zip(done, vectors)],
+                wrote += lease.write(
+                    "ingest/set_message_vectors",
+                    [{"id": r["id"], "text": r["text"], "embedding": v.embedding,
+                      "sentence_embeddings": v.sentence_embeddings} for r, v in zip(done, vectors)],
+                    summary.embedded + wrote,
+                    # drop the batch being encoded (the other run has it)
+                    on_lost=nxt[1].cancel if nxt is not None else lambda: None,
                 )
-                if not written:
-                    raise no_group(group_id)  # deleted while this run encoded
-                if not written[0]["held"]:  # ours ran out and another run holds the group now
-                    if nxt is not None:  # drop the batch being encoded (the other run has it)
-                        nxt[1].cancel()
-                    raise lease.lost(str(written[0]["runner"]), summary.embedded + wrote)
-                wrote += int(written[0]["written"])
                 bar.update(len(done))
             if nxt is None:
                 return wrote
@@ -235,17 +249,12 @@ def _fill_sentences(store: Store, embedder: Embedder, group_id: str, batch_size:
         if not several:
             continue
         vectors = encode_messages(embedder, [SimpleNamespace(**r) for r in several])
-        written = store.write(
-            "ingest/set_sentence_vectors", group_id=group_id, runner=lease.runner,
-            lease_until=time.time() + lease.lease_s,
-            rows=[{"id": r["id"], "text": r["text"], "sentence_embeddings": v.sentence_embeddings}
-                  for r, v in zip(several, vectors)],
+        summary.sentences += lease.write(
+            "ingest/set_sentence_vectors",
+            [{"id": r["id"], "text": r["text"], "sentence_embeddings": v.sentence_embeddings}
+             for r, v in zip(several, vectors)],
+            summary.embedded + summary.sentences,
         )
-        if not written:
-            raise no_group(group_id)
-        if not written[0]["held"]:
-            raise lease.lost(str(written[0]["runner"]), summary.embedded + summary.sentences)
-        summary.sentences += int(written[0]["written"])
 
 
 def scope_if_large(store: Store, embedder: Embedder, group_id: str, exact_max: int) -> str:

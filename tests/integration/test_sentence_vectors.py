@@ -136,9 +136,8 @@ def _follow(store, embedder, group_id: str) -> None:
     assert _ranking(store, group_id, q) == []
 
 
-def test_embed_sentences_fills_a_store_written_without_them(store, embedder, group_id, monkeypatch):
-    """Messages stored with vectors but without sentence vectors (an older store, or the
-    setting off) get them from `embed --sentences`, once: a second run writes nothing."""
+def _ingest_without_sentences(store, embedder, group_id: str, monkeypatch) -> None:
+    """ROWS stored with vectors but no sentence vectors (GRAPHMEM_SENTENCE_VECTORS=false)."""
     monkeypatch.setenv("GRAPHMEM_SENTENCE_VECTORS", "false")
     get_settings.cache_clear()
     try:
@@ -146,6 +145,12 @@ def test_embed_sentences_fills_a_store_written_without_them(store, embedder, gro
     finally:
         monkeypatch.delenv("GRAPHMEM_SENTENCE_VECTORS")
         get_settings.cache_clear()
+
+
+def test_embed_sentences_fills_a_store_written_without_them(store, embedder, group_id, monkeypatch):
+    """Messages stored with vectors but without sentence vectors (an older store, or the
+    setting off) get them from `embed --sentences`, once: a second run writes nothing."""
+    _ingest_without_sentences(store, embedder, group_id, monkeypatch)
     assert all(v is None for v in _stored(store, group_id).values())
     assert embed_group(store, embedder, group_id).sentences == 0  # only with sentences=True
     first = embed_group(store, embedder, group_id, sentences=True, batch_size=2)  # pages of 2
@@ -159,13 +164,7 @@ def test_embed_sentences_from_the_command_line(store, embedder, group_id, monkey
 
     from graphmem.cli import app
 
-    monkeypatch.setenv("GRAPHMEM_SENTENCE_VECTORS", "false")
-    get_settings.cache_clear()
-    try:
-        ingest_conversations(store, [conversation(group_id, ROWS)], embedder)
-    finally:
-        monkeypatch.delenv("GRAPHMEM_SENTENCE_VECTORS")
-        get_settings.cache_clear()
+    _ingest_without_sentences(store, embedder, group_id, monkeypatch)
     res = CliRunner().invoke(app, ["embed", "--group", group_id, "--sentences", "--json"])
     assert res.exit_code == 0, res.output
     assert '"sentences": 1' in res.output

@@ -252,3 +252,22 @@ def test_a_group_loaded_again_under_its_id_is_not_read_from_the_old_matrices(sto
     got = _rank(store, group_id, vec, ("Ana",), k=5)
     assert _ids(got, "Ana") == [i for i, _ in _exact(store, group_id, "Ana", vec, 5)]
     assert "old-match" not in _ids(got, "Ana")
+
+
+def test_a_matrix_larger_than_the_cache_is_not_loaded_again_for_every_query(store, embedder, group_id):
+    """A person's matrix that does not fit the whole cache is not kept, and no further load of
+    it starts (each would read the person's vectors and throw them away) until the group's
+    vector_rev moves; Neo4j ranks the person meanwhile."""
+    ingest_conversations(store, [conversation(group_id, _rows(60))], embedder, exact_max=EXACT_MAX)
+    state = group_state(store, group_id)
+    cache = vector_cache.VectorCache(max_bytes=100)
+    assert cache.load(store, state, "Ana").ids  # read once, too large to keep
+    assert cache.get_many(store, state, ["Ana"]) == {}
+    assert not cache._loading  # no background load started for it
+    forget_person(store, group_id, "Ben")  # moves vector_rev: one load may try again
+    assert cache.get_many(store, group_state(store, group_id), ["Ana"]) == {}
+    deadline = time.monotonic() + 10
+    while cache._loading:  # the retry ran (and did not fit either)
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    assert cache._too_big((group_id, "Ana"), group_state(store, group_id))
