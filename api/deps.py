@@ -14,10 +14,10 @@ from fastapi import Depends, HTTPException, Request, Security, status
 from fastapi.security import APIKeyHeader
 from neo4j import Driver
 
-from graphmem.config import Settings
-from graphmem.db import Store, open_driver
-from graphmem.embed import Embedder
-from graphmem.exposure import keys_match
+from graphmem.core.config import Settings
+from graphmem.store.db import Store, open_driver
+from graphmem.core.embed import Embedder
+from graphmem.core.exposure import keys_match
 from graphmem.llm import ChatModel
 
 API_KEY_HEADER = "X-API-Key"

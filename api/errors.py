@@ -19,7 +19,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from graphmem.errors import (
+from graphmem.core.errors import (
     ConflictError,
     GraphMemError,
     InvalidInputError,
@@ -28,7 +28,7 @@ from graphmem.errors import (
     StoreUnavailableError,
     no_group,
 )
-from graphmem.limits import check_id
+from graphmem.core.limits import check_id
 
 logger = logging.getLogger(__name__)
 
@@ -80,7 +80,7 @@ def _field(loc: tuple[object, ...]) -> str:
 
 def _allowed(request: Request, loc: tuple[object, ...]) -> str:
     """The fields allowed where an unknown one was sent (``messages.N.x``: a message's)."""
-    from api.schemas import MessageCreate, MessagesCreate
+    from graphmem.core.wire import MessageCreate, MessagesCreate
 
     path = request.url.path
     if path.startswith("/groups/") and path.endswith("/messages"):
@@ -123,7 +123,7 @@ def slashed_group(scope: dict[str, Any]) -> str | None:
 def slashed_group_error(method: str, path: str, group_id: str) -> GraphMemError:
     """What the library answers for a group id holding ``/``: on ``POST .../messages`` the id
     grammar's :class:`InvalidInputError` (field ``group``, as ingest), else
-    :func:`graphmem.errors.no_group` (404, saying why)."""
+    :func:`graphmem.core.errors.no_group` (404, saying why)."""
     if method == "POST" and path.rstrip("/").endswith("/messages"):
         try:
             check_id(group_id, field="group", source="api", slash=False)

@@ -25,12 +25,13 @@ from fastapi.staticfiles import StaticFiles
 from api import errors
 from api.deps import API_KEY_HEADER, require_api_key
 from api.routes import ask, graph, groups, health, jobs, persons, records, search
-from graphmem import __version__, telemetry
-from graphmem.config import Settings, get_settings
-from graphmem.db import Store, open_driver, quiet_notifications
-from graphmem.embed import get_embedder
-from graphmem.errors import StoreUnavailableError
-from graphmem.jobs import JobRunner
+from graphmem import __version__
+from graphmem.core import telemetry
+from graphmem.core.config import Settings, get_settings
+from graphmem.store.db import Store, open_driver, quiet_notifications
+from graphmem.core.embed import get_embedder
+from graphmem.core.errors import StoreUnavailableError
+from graphmem.groups.jobs import JobRunner
 from graphmem.llm import answer_model, writer_model
 
 logger = logging.getLogger(__name__)
@@ -136,7 +137,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     """Build the app.
 
     Args:
-        settings: configuration (default: :func:`graphmem.config.get_settings`).
+        settings: configuration (default: :func:`graphmem.core.config.get_settings`).
     """
     s = settings or get_settings()
     telemetry.configure(s.otel_enabled)

@@ -1,171 +1,21 @@
-"""Request and response models of the HTTP API (per resource: ...Create in, ...Public out)."""
+"""Moved to :mod:`graphmem.core.wire` (the wire models are shared by the API, MCP and the client).
+
+Kept one release: every attribute read through this path warns with
+:class:`graphmem._moved.MovedModuleWarning`.
+"""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+import importlib
+import warnings
+from typing import Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
-from pydantic_core import PydanticCustomError
-
-from graphmem import limits
-from graphmem.errors import InvalidInputError
+from graphmem._moved import REMOVAL, MovedModuleWarning
 
 
-def _message_text(value: str) -> str:
-    """The library's rule for message text (:func:`graphmem.limits.check_message_text`), so the
-    request model refuses what ingest would: "" and "   " with one error, field ``text``."""
-    try:
-        limits.check_message_text(value)
-    except InvalidInputError as e:
-        raise PydanticCustomError("message_text", e.reason) from e
-    return value
-
-
-MessageText = Annotated[str, AfterValidator(_message_text)]
-
-
-class HealthPublic(BaseModel):
-    """``GET /health``: ``status`` is "ok" when Neo4j answered."""
-
-    status: Literal["ok"]
-    neo4j: str
-    version: str
-
-
-class MessageCreate(BaseModel):
-    """One message to append (the input rules of docs/reliability.md apply, as for the CLI).
-
-    Attributes:
-        id: message id, unique within the group; sending the same id again with the same
-            content is a no-op, with new text an edit (the earlier text is kept as history).
-        speaker: display name; speaker_id: stable id when the source has one (leave it out
-            otherwise: "" is refused, it would file the speaker as a second person).
-        text: the message text, stored exactly as sent; refused when it has no visible
-            character (empty, whitespace, zero-width or direction marks only) or holds a lone
-            UTF-16 surrogate (the library's rule, one error for "" and "   ").
-        ts: ISO-8601 time (a timezone given is kept; ``Z`` is stored as ``+00:00``).
-        session: session name (default "main"); channel: channel inside the group ("" = none).
-            With a channel the stored session id is ``"<channel>/<session>"``, as the loaders
-            store it.
-        reply_to: id of the message this one answers, or "".
-
-    A field not listed here is refused (422, ``unknown field``): a misspelt ``replyTo`` used to
-    be dropped and the message stored without its reply link.
-    """
-
-    model_config = ConfigDict(extra="forbid")
-
-    id: str = Field(min_length=1, max_length=limits.MAX_ID_CHARS)
-    speaker: str = Field(min_length=1, max_length=limits.MAX_NAME_CHARS)
-    speaker_id: str | None = Field(default=None, min_length=1, max_length=limits.MAX_ID_CHARS)
-    text: MessageText = Field(description="At least one visible character and at most 100,000 characters "
-                                          "(graphmem.limits): else 422, field messages.N.text.")
-    ts: str
-    session: str = Field(default="main", min_length=1, max_length=limits.MAX_ID_CHARS)
-    channel: str = Field(default="", max_length=limits.MAX_ID_CHARS)
-    reply_to: str = Field(default="", max_length=limits.MAX_ID_CHARS)
-
-
-class MessagesCreate(BaseModel):
-    """``POST /groups/{group_id}/messages``: messages, placed by their time.
-
-    Attributes:
-        name: the group's display name when the group is created by this call.
-        messages: 1 to 10,000 messages.
-
-    Other fields are refused (422, ``unknown field``), as in each message.
-    """
-
-    model_config = ConfigDict(extra="forbid")
-
-    name: str = Field(default="", max_length=limits.MAX_NAME_CHARS)
-    messages: list[MessageCreate] = Field(min_length=1, max_length=limits.MAX_MESSAGES_PER_REQUEST)
-
-
-class IngestPublic(BaseModel):
-    """What an append wrote: ``messages_written`` new, ``messages_edited`` new text under a
-    stored id (or a later version of an id earlier in the request), ``messages_skipped``
-    identical to what is stored or a text the message had before (a stale redelivery)."""
-
-    group_id: str
-    messages_written: int
-    messages_edited: int
-    messages_skipped: int
-    persons_created: int
-    sessions_created: int
-    group_created: bool
-
-
-class DerivePublic(BaseModel):
-    """``POST /groups/{group_id}/derive``: the Writer run (synchronous; call again to continue).
-
-    Attributes:
-        segments_written / segments_planned: this call's work (planned is capped by
-            ``max_segments``).
-        segments_skipped: written segments with nothing to read (every message blank): no
-            Writer call was made for them.
-        records_added / records_updated: derived records created by ADD / UPDATE.
-        pending_messages: messages no segment covers yet; 0 means derivation is complete.
-        done: ``pending_messages == 0``.
-        calls / prompt_tokens / completion_tokens / model_s / wall_s: Writer cost of this call.
-    """
-
-    group_id: str
-    model: str
-    segments_before: int
-    segments_planned: int
-    segments_written: int
-    segments_skipped: int = 0
-    messages: int
-    records_added: int
-    records_updated: int
-    actions_attempted: int
-    actions_rejected: int
-    noops: int
-    calls: int
-    prompt_tokens: int
-    completion_tokens: int
-    model_s: float
-    wall_s: float
-    pending_messages: int
-    done: bool
-
-
-class AskCreate(BaseModel):
-    """``POST /groups/{group_id}/ask``.
-
-    Attributes:
-        question: the question.
-        ask: run Sufficiency/ASK (default: GRAPHMEM_S1_ASK_ENABLED).
-        s1_k / s2_k / source_k: budgets (defaults from the settings: 10 / 2 / 1; limits in
-            :mod:`graphmem.limits`, the same for the CLI).
-        as_of: answer from the state at this ISO-8601 time.
-        tense: force "head" or "full" instead of Project's choice.
-
-    An unknown field ("asOf") is refused (422), as for messages: ignoring it would answer a
-    different question than the one asked (here: from the current state instead of the past).
-    """
-
-    model_config = ConfigDict(extra="forbid")
-
-    question: str = Field(min_length=1, max_length=limits.MAX_QUESTION_CHARS)
-    ask: bool | None = None
-    s1_k: int | None = Field(default=None, ge=1, le=limits.MAX_S1_K)
-    s2_k: int | None = Field(default=None, ge=0, le=limits.MAX_S2_K)
-    source_k: int | None = Field(default=None, ge=0, le=limits.MAX_SOURCE_K)
-    as_of: str | None = None
-    tense: Literal["head", "full"] | None = None
-
-
-class DeriveJobAccepted(BaseModel):
-    """``POST /groups/{group_id}/derive?background=true`` (202): the job that derives the group.
-
-    Attributes:
-        job_id: poll ``GET /jobs/{job_id}`` (``status_url``) for its progress.
-        created: False when a job of this group was already queued or running (one per group).
-    """
-
-    job_id: str
-    group_id: str
-    created: bool
-    status_url: str
+def __getattr__(name: str) -> Any:
+    if name.startswith("__"):
+        raise AttributeError(name)
+    warnings.warn(f"api.schemas moved to graphmem.core.wire; import {name} from there (the old path goes in "
+                  f"graphmem {REMOVAL})", MovedModuleWarning, stacklevel=2)
+    return getattr(importlib.import_module("graphmem.core.wire"), name)

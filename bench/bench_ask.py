@@ -6,7 +6,7 @@ Usage:
 
 What it does:
 1. Ingests every network under its own group id ``bench-ask-<network>`` (deleted at the end
-   unless --keep) and writes a System 2 memory through graphmem.memory.write_segment: per
+   unless --keep) and writes a System 2 memory through graphmem.derived.memory.write_segment: per
    session, one Core record per speaker (their longest message), which UPDATEs that speaker's
    previous record every second session (chains of several states), and one GROUP record.
 2. Starts the scripted OpenAI-compatible server (tests/scripted_llm.py) as the answer model: Project
@@ -37,17 +37,17 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from graphmem import memory  # noqa: E402
-from graphmem.config import Settings  # noqa: E402
-from graphmem.db import Store, open_driver, quiet_notifications  # noqa: E402
-from graphmem.embed import get_embedder  # noqa: E402
-from graphmem.ingest import ingest_conversations  # noqa: E402
+from graphmem.derived import memory  # noqa: E402
+from graphmem.core.config import Settings  # noqa: E402
+from graphmem.store.db import Store, open_driver, quiet_notifications  # noqa: E402
+from graphmem.core.embed import get_embedder  # noqa: E402
+from graphmem.verbatim.ingest import ingest_conversations  # noqa: E402
 from graphmem.llm import ChatModel  # noqa: E402
 from graphmem.query import ask, read_roster  # noqa: E402
 from graphmem.query.project import fallback_issue, fallback_projection  # noqa: E402
 from graphmem.query.prompts import MARKERS  # noqa: E402
 from loaders import load_conversations, load_questions  # noqa: E402
-from graphmem.model import Conversation  # noqa: E402
+from graphmem.core.model import Conversation  # noqa: E402
 from tests.scripted_llm import Reply, ScriptedLLM  # noqa: E402
 
 STAGES = ("project", "embed", "s1_recall", "select", "expand", "sufficiency", "ask", "rerank", "s2", "compose", "answer")
@@ -63,7 +63,7 @@ def pct(values: list[float], q: float) -> float:
 
 
 def delete_group(store: Store, gid: str) -> None:
-    from graphmem.groups import forget_group
+    from graphmem.groups.service import forget_group
 
     forget_group(store, gid)
 
@@ -75,7 +75,7 @@ def rename(conv: Conversation, gid: str) -> Conversation:
 
 def write_memory(store: Store, embedder, conv: Conversation) -> int:
     """Per session: a Core record per speaker (UPDATE of their last one every 2nd session) and a
-    GROUP record; written through graphmem.memory.write_segment. Returns records written."""
+    GROUP record; written through graphmem.derived.memory.write_segment. Returns records written."""
     roster = {p.name: p.id for p in read_roster(store, conv.group_id)}
     by_session: dict[str, list] = {}
     for m in conv.messages:

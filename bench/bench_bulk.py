@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from graphmem.model import Conversation  # noqa: E402
+from graphmem.core.model import Conversation  # noqa: E402
 
 TICK = os.sysconf("SC_CLK_TCK")
 
@@ -53,8 +53,8 @@ def self_cpu() -> float:
 
 
 def server_pid() -> int | None:
-    from graphmem.config import get_settings
-    from graphmem.local_server import LocalServer
+    from graphmem.core.config import get_settings
+    from graphmem.store.local_server import LocalServer
 
     return LocalServer(get_settings()).pid()
 
@@ -114,12 +114,13 @@ def parse(path: Path) -> list[Conversation]:
 
 
 def cmd_importer(args: argparse.Namespace) -> None:
-    from graphmem.bulk_import import HEADERS, check_can_import, run_importer, write_csv
-    from graphmem.bulk_jsonl import write_csv_jsonl
-    from graphmem.config import get_settings
-    from graphmem.db import Store, open_driver
-    from graphmem.local_server import LocalServer
-    from graphmem.schema import apply_schema
+    from graphmem.verbatim.bulk_import import HEADERS, check_can_import, run_importer, write_csv
+    from graphmem.verbatim.bulk_jsonl import write_csv_jsonl
+    from loaders import jsonl_reference
+    from graphmem.core.config import get_settings
+    from graphmem.store.db import Store, open_driver
+    from graphmem.store.local_server import LocalServer
+    from graphmem.store.schema import apply_schema
 
     s = get_settings()
     print(f"== first load through neo4j-admin ({args.path} CSV path): {args.jsonl} (heap "
@@ -138,7 +139,7 @@ def cmd_importer(args: argparse.Namespace) -> None:
         del convs
     else:
         m = Meter()
-        result = write_csv_jsonl(args.jsonl, args.csv_dir, workers=args.workers)
+        result = write_csv_jsonl(args.jsonl, args.csv_dir, reference=jsonl_reference, workers=args.workers)
         n = result.summary.messages_written
         m.stop(n, f"parse + check + write the CSV files ({result.path} path, {result.parts} part(s); "
                   "CPU includes the worker processes)")
@@ -160,9 +161,9 @@ def cmd_importer(args: argparse.Namespace) -> None:
 
 
 def cmd_tx(args: argparse.Namespace) -> None:
-    from graphmem.db import Store, open_driver
-    from graphmem.groups import forget_group
-    from graphmem.ingest import ingest_conversations
+    from graphmem.store.db import Store, open_driver
+    from graphmem.groups.service import forget_group
+    from graphmem.verbatim.ingest import ingest_conversations
 
     convs = parse(args.jsonl)
     convs = tagged(sample(convs, args.sample) if args.sample else convs, f"tx{int(time.time())}")
@@ -204,11 +205,11 @@ def cmd_tx(args: argparse.Namespace) -> None:
 
 
 def cmd_embed_now(args: argparse.Namespace) -> None:
-    from graphmem.db import Store, open_driver
-    from graphmem.embed import get_embedder
-    from graphmem.groups import forget_group
-    from graphmem.embed import embedding_text, sentence_texts
-    from graphmem.ingest import collapse, ingest_conversations
+    from graphmem.store.db import Store, open_driver
+    from graphmem.core.embed import get_embedder
+    from graphmem.groups.service import forget_group
+    from graphmem.core.embed import embedding_text, sentence_texts
+    from graphmem.verbatim.ingest import collapse, ingest_conversations
 
     convs = sample(parse(args.jsonl), args.sample)
     n = sum(len(c.messages) for c in convs)
@@ -248,12 +249,12 @@ def cmd_embed_now(args: argparse.Namespace) -> None:
 def cmd_global_index(args: argparse.Namespace) -> None:
     from bench_scale import build_tiny_model
 
-    from graphmem.db import Store, open_driver
-    from graphmem.embed import Embedder
-    from graphmem.groups import forget_group
-    from graphmem.ingest import ingest_conversations
-    from graphmem.schema import apply_schema
-    from graphmem.vectors import embed_group
+    from graphmem.store.db import Store, open_driver
+    from graphmem.core.embed import Embedder
+    from graphmem.groups.service import forget_group
+    from graphmem.verbatim.ingest import ingest_conversations
+    from graphmem.store.schema import apply_schema
+    from graphmem.verbatim.vectors import embed_group
 
     convs = sample(parse(args.jsonl), args.sample)
     conv = Conversation(group_id="g", name="g", source=convs[0].source,
@@ -283,7 +284,7 @@ def cmd_global_index(args: argparse.Namespace) -> None:
 class StatementMeter:
     """Per Cypher template: calls, client-side ms (round trip + server work), Neo4j CPU-seconds
     read from /proc around each call, and with ``profile`` the PROFILE db hits and rows per
-    operator, summed over calls. Installed over ``run_tx`` in graphmem.ingest and graphmem.order
+    operator, summed over calls. Installed over ``run_tx`` in graphmem.verbatim.ingest and graphmem.verbatim.order
     and over ``Store.write_tx``: a transaction's time and Neo4j CPU beyond its statements is its
     commit (index updates are applied there) and the driver; the few one-statement writes outside
     ``run_tx`` (merge_group, scope labels) count there too. Lucene's merges run in background
@@ -304,8 +305,8 @@ class StatementMeter:
         s[1] += wall
         s[2] += cpu
 
-    def run_tx(self, tx, name: str, /, **params):  # noqa: ANN001 - mirrors graphmem.db.run_tx
-        from graphmem.db import cypher
+    def run_tx(self, tx, name: str, /, **params):  # noqa: ANN001 - mirrors graphmem.store.db.run_tx
+        from graphmem.store.db import cypher
 
         text = cypher(name)
         t, c = time.perf_counter(), server_cpu(self.pid)
@@ -331,12 +332,12 @@ class StatementMeter:
         return rows
 
     def install(self) -> None:
-        import graphmem.ingest
-        import graphmem.order
-        from graphmem.db import Store
+        import graphmem.verbatim.ingest
+        import graphmem.verbatim.order
+        from graphmem.store.db import Store
 
-        graphmem.ingest.run_tx = self.run_tx
-        graphmem.order.run_tx = self.run_tx
+        graphmem.verbatim.ingest.run_tx = self.run_tx
+        graphmem.verbatim.order.run_tx = self.run_tx
         original, meter = Store.write_tx, self
 
         def write_tx(store, fn):  # noqa: ANN001
@@ -363,16 +364,16 @@ class StatementMeter:
 def cmd_statements(args: argparse.Namespace) -> None:
     from bench_scale import build_tiny_model
 
-    from graphmem.db import Store, open_driver, quiet_notifications
-    from graphmem.embed import Embedder
-    from graphmem.groups import forget_group
-    from graphmem.ingest import ingest_conversations
+    from graphmem.store.db import Store, open_driver, quiet_notifications
+    from graphmem.core.embed import Embedder
+    from graphmem.groups.service import forget_group
+    from graphmem.verbatim.ingest import ingest_conversations
 
     convs = parse(args.jsonl)
     conv = convs[0]
     msgs = conv.messages
     if args.time_order:  # stable: loader order among equal instants
-        from graphmem.times import instant
+        from graphmem.core.times import instant
 
         msgs = sorted(msgs, key=lambda m: instant(m.ts))
     pre, body = msgs[: args.prefill], msgs[args.prefill : args.prefill + args.sample]
@@ -413,7 +414,7 @@ def main() -> None:
     p.add_argument("--jsonl", type=Path, required=True)
     p.add_argument("--csv-dir", type=Path, required=True)
     p.add_argument("--path", choices=("parallel", "reference"), default="parallel",
-                   help="CSV from graphmem.bulk_jsonl (default) or loaders + bulk_import.write_csv")
+                   help="CSV from graphmem.verbatim.bulk_jsonl (default) or loaders + bulk_import.write_csv")
     p.add_argument("--workers", type=int, default=None, help="processes of the parallel path (default: cores)")
     p = sub.add_parser("tx")
     p.add_argument("--jsonl", type=Path, required=True)

@@ -36,14 +36,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
-from graphmem import memory  # noqa: E402
-from graphmem.config import Settings  # noqa: E402
-from graphmem.db import Store, open_driver, quiet_notifications  # noqa: E402
-from graphmem.embed import get_embedder  # noqa: E402
-from graphmem.ingest import ingest_conversations  # noqa: E402
+from graphmem.derived import memory  # noqa: E402
+from graphmem.core.config import Settings  # noqa: E402
+from graphmem.store.db import Store, open_driver, quiet_notifications  # noqa: E402
+from graphmem.core.embed import get_embedder  # noqa: E402
+from graphmem.verbatim.ingest import ingest_conversations  # noqa: E402
 from graphmem.llm import TokenLedger  # noqa: E402
-from graphmem.schema import apply_schema  # noqa: E402
-from graphmem.writer import derive_group  # noqa: E402
+from graphmem.store.schema import apply_schema  # noqa: E402
+from graphmem.derived.writer import derive_group  # noqa: E402
 from loaders import load_conversations  # noqa: E402
 from tests.scripted_llm import Reply, ScriptedLLM  # noqa: E402
 
@@ -112,7 +112,7 @@ def prompt_stats(body: dict, tokenizer) -> dict:
 
 
 def delete_group(store: Store, gid: str) -> None:
-    from graphmem.groups import forget_group
+    from graphmem.groups.service import forget_group
 
     forget_group(store, gid)
 

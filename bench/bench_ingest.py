@@ -16,10 +16,10 @@ import resource
 import time
 from pathlib import Path
 
-from graphmem.db import Store, open_driver
-from graphmem.embed import Embedder, get_embedder
-from graphmem.ingest import ingest_conversations
-from graphmem.groups import forget_group
+from graphmem.store.db import Store, open_driver
+from graphmem.core.embed import Embedder, get_embedder
+from graphmem.verbatim.ingest import ingest_conversations
+from graphmem.groups.service import forget_group
 from loaders import load_conversations
 
 

@@ -32,14 +32,14 @@ def main() -> None:
     ap.add_argument("--bench", choices=("socialmem", "locomo"), default="socialmem")
     ap.add_argument("--limit", type=int, default=0, help="questions per group (0: all)")
     args = ap.parse_args()
-    from graphmem.db import Store, open_driver
-    from graphmem.embed import get_embedder
+    from graphmem.store.db import Store, open_driver
+    from graphmem.core.embed import get_embedder
     from graphmem.eval.benchmarks import load_bench, question_text
     from graphmem.query.pipeline import _BatchedEmbedder
     from graphmem.query.project import fallback_projection
-    from graphmem.query.recall import RecallConfig, recall_pool
-    from graphmem.roster import read_roster
-    from graphmem.search import search_messages
+    from graphmem.recall.pool import RecallConfig, recall_pool
+    from graphmem.verbatim.roster import read_roster
+    from graphmem.recall.search import search_messages
 
     store = Store(open_driver())
     base = get_embedder()

@@ -48,14 +48,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from graphmem.config import Settings, get_settings  # noqa: E402
-from graphmem.db import Store, open_driver  # noqa: E402
-from graphmem.embed import Embedder  # noqa: E402
-from graphmem.ingest import ingest_conversations  # noqa: E402
-from graphmem.schema import apply_schema  # noqa: E402
-from graphmem.search import search_messages  # noqa: E402
-from graphmem.vectors import embed_group  # noqa: E402
-from graphmem.model import Conversation, MessageRecord  # noqa: E402
+from graphmem.core.config import Settings, get_settings  # noqa: E402
+from graphmem.store.db import Store, open_driver  # noqa: E402
+from graphmem.core.embed import Embedder  # noqa: E402
+from graphmem.verbatim.ingest import ingest_conversations  # noqa: E402
+from graphmem.store.schema import apply_schema  # noqa: E402
+from graphmem.recall.search import search_messages  # noqa: E402
+from graphmem.verbatim.vectors import embed_group  # noqa: E402
+from graphmem.core.model import Conversation, MessageRecord  # noqa: E402
 
 SYLLABLES = "ka lo mi ne ru sa to vi be da fo gu ha je ko li mu na po re si ta ul ve wo xa yu ze".split()
 COMMON = ("the a and to of in is it you that we for on with this be at have are not but so was "
@@ -95,7 +95,7 @@ class Corpus:
         while len(msgs) < n:
             ch = rng.choice(channels)
             index[ch] += 1
-            sid = f"{ch}/s{index[ch]}" if ch else f"main-s{index[ch]}"  # channel-qualified (graphmem.limits)
+            sid = f"{ch}/s{index[ch]}" if ch else f"main-s{index[ch]}"  # channel-qualified (graphmem.core.limits)
             ts += timedelta(hours=rng.randint(2, 72))
             session_ts = ts.isoformat()
             for turn in range(min(rng.randint(8, 80), n - len(msgs))):
@@ -142,7 +142,7 @@ def build_tiny_model(path: Path, dims: int = 384) -> str:
     from sentence_transformers import SentenceTransformer, models
     from transformers import AutoTokenizer, BertConfig, BertModel
 
-    from graphmem.embed import default_model_path
+    from graphmem.core.embed import default_model_path
 
     torch.manual_seed(0)
     base = path / "bert"
@@ -213,7 +213,7 @@ def measure_search(store: Store, embedder: Embedder, gid: str, corpus: Corpus, n
 
 def db_hits(store: Store, name: str, **params) -> tuple[int, int]:
     """(database hits, rows) of one template run under PROFILE: work done, whatever the load."""
-    from graphmem.db import cypher
+    from graphmem.store.db import cypher
 
     def total(plan) -> int:
         return int(plan.get("dbHits", 0)) + sum(total(c) for c in plan.get("children", []))
@@ -226,19 +226,19 @@ def db_hits(store: Store, name: str, **params) -> tuple[int, int]:
 
 def measure_work(store: Store, embedder: Embedder, gid: str, corpus: Corpus) -> str:
     """Database hits of the two candidate queries of one search in ``gid`` (k = 40)."""
-    from graphmem.scope import group_key
-    from graphmem.search import group_state, search_terms
+    from graphmem.store.scope import group_key
+    from graphmem.recall.search import group_state, search_terms
 
     q = corpus.query()
     terms = search_terms(q) or "kalo"
     vec = embedder.encode([q])[0].tolist()
-    ft = db_hits(store, "search/fulltext_messages", group_id=gid, group_key=group_key(gid), terms=terms, k=40)
+    ft = db_hits(store, "recall/fulltext_messages", group_id=gid, group_key=group_key(gid), terms=terms, k=40)
     state = group_state(store, gid)
     if state.vector_index:
-        vq = db_hits(store, "search/vector_messages_scoped", index=state.vector_index, group_id=gid, vector=vec, k=40)
+        vq = db_hits(store, "recall/vector_messages_scoped", index=state.vector_index, group_id=gid, vector=vec, k=40)
         how = "own index"
     else:
-        vq = db_hits(store, "search/vector_messages_exact", group_id=gid, vector=vec, k=40, max_instant=None)
+        vq = db_hits(store, "recall/vector_messages_exact", group_id=gid, vector=vec, k=40, max_instant=None)
         how = "exact"
     return f"db hits per search: fulltext {ft[0]:,} ({ft[1]} rows), vector {how} {vq[0]:,} ({vq[1]} rows)"
 
@@ -272,12 +272,12 @@ def measure_derive(store: Store, embedder: Embedder, corpus: Corpus, tag: str) -
     from bench_derive import scripted_writer
 
     from graphmem.llm import TokenLedger
-    from graphmem.writer import derive_group
+    from graphmem.derived.writer import derive_group
     from tests.scripted_llm import ScriptedLLM
 
     gid = f"scale-derive-{tag}"
     if existing(store, gid):
-        from graphmem.groups import forget_group
+        from graphmem.groups.service import forget_group
 
         forget_group(store, gid)
     conv = corpus.group(gid, 200, datetime(2025, 1, 1, tzinfo=timezone.utc))
@@ -332,7 +332,7 @@ def main() -> None:
     ap.add_argument("--group-size", type=int, default=1_000)
     args = ap.parse_args()
     logging.getLogger("neo4j.notifications").setLevel(logging.ERROR)
-    logging.getLogger("graphmem.search").setLevel(logging.ERROR)
+    logging.getLogger("graphmem.recall.search").setLevel(logging.ERROR)
 
     corpus = Corpus(args.seed)
     if args.write_jsonl:
@@ -348,7 +348,7 @@ def main() -> None:
         return
 
     s = get_settings()
-    from graphmem.embed import get_embedder
+    from graphmem.core.embed import get_embedder
 
     minilm = get_embedder()
     vec_embedder = (Embedder(build_tiny_model(args.tiny_model), batch_size=256, threads=1)
@@ -364,7 +364,7 @@ def main() -> None:
         gid = "scale-minilm-sample"
         if not existing(store, gid):
             conv = corpus.group(gid, args.minilm_sample, datetime(2023, 1, 1, tzinfo=timezone.utc))
-            from graphmem.embed import embedding_text
+            from graphmem.core.embed import embedding_text
 
             minilm.encode(["warm up"])
             t = time.perf_counter()

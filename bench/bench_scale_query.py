@@ -41,11 +41,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench_bulk import server_cpu  # noqa: E402
 from bench_scale import Corpus, build_tiny_model, neo4j_pid_and_home, pct  # noqa: E402
 
-from graphmem import db  # noqa: E402
-from graphmem.config import Settings  # noqa: E402
-from graphmem.db import Store, open_driver, quiet_notifications  # noqa: E402
-from graphmem.embed import Embedder, get_embedder  # noqa: E402
-from graphmem.search import search_messages  # noqa: E402
+from graphmem.store import db  # noqa: E402
+from graphmem.core.config import Settings  # noqa: E402
+from graphmem.store.db import Store, open_driver, quiet_notifications  # noqa: E402
+from graphmem.core.embed import Embedder, get_embedder  # noqa: E402
+from graphmem.recall.search import search_messages  # noqa: E402
 
 _CALLS: dict[str, list[float]] = defaultdict(list)
 _SERVER_PID: int | None = None
@@ -95,7 +95,7 @@ def _report_calls(requests: int) -> None:
 
 
 def _serial(fn, /, *args, **kwargs) -> Future:
-    """graphmem.db.in_background run in the caller's thread (the order of work before it)."""
+    """graphmem.store.db.in_background run in the caller's thread (the order of work before it)."""
     f: Future = Future()
     try:
         f.set_result(fn(*args, **kwargs))
@@ -106,8 +106,8 @@ def _serial(fn, /, *args, **kwargs) -> Future:
 
 def _set_serial(on: bool) -> None:
     import graphmem.query.pipeline as pipeline
-    import graphmem.query.recall as recall
-    import graphmem.search as search
+    import graphmem.recall.pool as recall
+    import graphmem.recall.search as search
 
     if not hasattr(db, "in_background"):  # an older checkout: its reads are serial anyway
         return
@@ -126,8 +126,8 @@ def bench_group(store: Store, embedder: Embedder, gid: str, corpus: Corpus, quer
     from graphmem.query import ask, read_roster
     from tests.scripted_llm import ScriptedLLM
 
-    from graphmem import vector_cache
-    from graphmem.search import group_state
+    from graphmem.recall import cache as vector_cache
+    from graphmem.recall.search import group_state
 
     t = time.perf_counter()
     held = vector_cache.warm(store, group_state(store, gid), [m.id for m in read_roster(store, gid, counts=False)])
@@ -277,7 +277,7 @@ def main() -> None:
                     help="also record the reads of N asks and replay each template alone: "
                          "Neo4j and client CPU per call")
     args = ap.parse_args()
-    logging.getLogger("graphmem.search").setLevel(logging.ERROR)
+    logging.getLogger("graphmem.recall.search").setLevel(logging.ERROR)
     quiet_notifications()
     embedder = (Embedder(build_tiny_model(args.tiny_model), batch_size=256, threads=1)
                 if args.tiny_model else get_embedder())

@@ -16,10 +16,10 @@ import statistics
 import time
 from pathlib import Path
 
-from graphmem.db import Store, open_driver
-from graphmem.embed import get_embedder
+from graphmem.store.db import Store, open_driver
+from graphmem.core.embed import get_embedder
 from graphmem.eval.metrics import mean_recall_at_k
-from graphmem.search import search_messages
+from graphmem.recall.search import search_messages
 from loaders import load_conversations, load_questions
 
 MODES = ("fulltext", "vector", "hybrid")

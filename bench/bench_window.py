@@ -1,4 +1,4 @@
-"""Time-window read (``query/window_messages``): PROFILE db hits and latency in one group.
+"""Time-window read (``recall/window_messages``): PROFILE db hits and latency in one group.
 
 Usage (a store holding a large group, e.g. 20,000 messages; see docs/scale.md):
     .venv/bin/python bench/bench_scale.py --write-jsonl /tmp/s20k.jsonl --store-size 20000 --group-size 20000
@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from graphmem.db import cypher, open_driver
+from graphmem.store.db import cypher, open_driver
 
 DAY = 86_400.0
 
@@ -53,7 +53,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--template", type=Path, help="profile this query text instead of the shipped one")
     args = ap.parse_args()
-    text = args.template.read_text(encoding="utf-8") if args.template else cypher("query/window_messages")
+    text = args.template.read_text(encoding="utf-8") if args.template else cypher("recall/window_messages")
     driver = open_driver()
     with driver.session() as s:
         span = s.run("MATCH (m:Message {group_id: $g}) RETURN min(m.instant) AS lo, max(m.instant) AS hi, "

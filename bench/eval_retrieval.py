@@ -43,7 +43,7 @@ def main() -> None:
                 "GRAPHMEM_WRITER_BASE_URL", "GRAPHMEM_WRITER_MODEL"):
         os.environ.pop(var, None)
     from graphmem.cli.eval import _execute
-    from graphmem.config import get_settings
+    from graphmem.core.config import get_settings
     from graphmem.eval.report import summarize, write_report
     from graphmem.eval.runner import read_records
 

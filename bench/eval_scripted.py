@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from graphmem.eval import prompts as eval_prompts  # noqa: E402
 from graphmem.query.prompts import MARKERS  # noqa: E402
-from graphmem.writer import WRITER_SYSTEM_PROMPT  # noqa: E402
+from graphmem.derived.writer import WRITER_SYSTEM_PROMPT  # noqa: E402
 from tests.scripted_llm import Reply, ScriptedLLM  # noqa: E402
 
 _WORD = re.compile(r"\w+")
@@ -150,7 +150,7 @@ def main() -> None:
     server = start_server()
     for prefix in ("GRAPHMEM_LLM", "GRAPHMEM_WRITER", "GRAPHMEM_JUDGE"):
         os.environ.update(server.settings_env(prefix))
-    from graphmem.config import get_settings
+    from graphmem.core.config import get_settings
 
     get_settings.cache_clear()
     from graphmem.cli.eval import _execute
@@ -192,12 +192,12 @@ def main() -> None:
     print(f"report: {report}")
     print(json.dumps({"plots": sorted(p.name for p in args.out.glob('*.png'))}))
     if args.cleanup:
-        from graphmem.db import Store, open_driver
+        from graphmem.store.db import Store, open_driver
 
         driver = open_driver()
         store = Store(driver)
         rows = store.read_text("MATCH (g:Group) WHERE g.id STARTS WITH $p RETURN g.id AS id", p=args.prefix)
-        from graphmem.groups import forget_group
+        from graphmem.groups.service import forget_group
 
         for r in rows:
             forget_group(store, r["id"])

@@ -15,7 +15,7 @@ Project output (rows, issue, tense), plus MiniLM vectors of the questions and is
 one pickle under runs/ (git-ignored; benchmark data is never committed).
 
 ``run`` rebuilds the recall pool of every question in numpy with the product's own code where
-it can (analyser, anchors, :func:`graphmem.query.recall.fuse_recall`) and prints recall@1/5/10/40
+it can (analyser, anchors, :func:`graphmem.recall.pool.fuse_recall`) and prints recall@1/5/10/40
 per benchmark (``--cats``: per category) for each variant. ``--split`` also prints a tune half
 (odd LoCoMo conversations, odd-numbered SocialMem networks) and a held-out half.
 A variant is a name from :data:`VARIANTS` (a dict of RecallConfig fields and lab switches).
@@ -46,7 +46,7 @@ vector is within ``threshold`` cosine of a question word (best ``per_word`` each
 ``words``) - added to the fulltext score ("head") or as a ranking fused into places 11-40.
 The tail path (``_fuse_tail_extra``) applies the learned head as the product does.
 
-The sixth round's learned head (``graphmem.query.head_rank``) is on in ``base`` as in the
+The sixth round's learned head (``graphmem.recall.learned``) is on in ``base`` as in the
 product (``head_rerank=False`` turns it off), and so is the seventh round's learned tail
 (``tail_learned=0`` turns it off); the lab fills ``RecallInputs.dense`` and
 ``senders`` as ``gather_recall`` does (:func:`_dense_evidence`), and ``bench/recall_ltr.py``
@@ -91,11 +91,11 @@ ORDER BY m.seq, m.turn_created
 
 
 def dump(data: Path, cache: Path, benches: list[str]) -> None:
-    from graphmem.db import Store, open_driver
-    from graphmem.embed import get_embedder
+    from graphmem.store.db import Store, open_driver
+    from graphmem.core.embed import get_embedder
     from graphmem.eval.benchmarks import category_of, load_bench, question_text, recall_scored
     from graphmem.query.project import fallback_projection
-    from graphmem.roster import read_roster
+    from graphmem.verbatim.roster import read_roster
 
     store = Store(open_driver())
     emb = get_embedder()
@@ -137,15 +137,15 @@ def dump(data: Path, cache: Path, benches: list[str]) -> None:
 
 def sentences(cache: Path) -> None:
     """The product's sentence vectors of every turn of several sentences (``sent.pkl`` beside
-    the cache): :func:`graphmem.embed.sentence_texts` of each stored message (speaker, ts and
+    the cache): :func:`graphmem.core.embed.sentence_texts` of each stored message (speaker, ts and
     text read from the store that ``dump`` read), encoded by the product's embedder, as
     ``ingest`` stores them in ``Message.sentence_embeddings``. ``load`` then fills each group's
     ``sent_vecs`` / ``sent_owner``, and the pool's dense evidence gets the sentence read the
     product makes (``query/sentence_ranking``)."""
     from types import SimpleNamespace
 
-    from graphmem.db import Store, open_driver
-    from graphmem.embed import get_embedder, sentence_texts
+    from graphmem.store.db import Store, open_driver
+    from graphmem.core.embed import get_embedder, sentence_texts
 
     with cache.open("rb") as f:
         raw = pickle.load(f)
@@ -177,8 +177,8 @@ def words(cache: Path) -> None:
     """
     import re
 
-    from graphmem.embed import get_embedder
-    from graphmem.local_bm25 import analyze
+    from graphmem.core.embed import get_embedder
+    from graphmem.recall.lexical import analyze
 
     with cache.open("rb") as f:
         raw = pickle.load(f)
@@ -240,7 +240,7 @@ class Group:
 def load(cache: Path) -> tuple[dict[str, Group], list[dict], dict[str, np.ndarray]]:
     from datetime import datetime, timezone
 
-    from graphmem.local_bm25 import analyze
+    from graphmem.recall.lexical import analyze
 
     with cache.open("rb") as f:
         raw = pickle.load(f)
@@ -315,7 +315,7 @@ def semantic_terms(g: Group, text: str, tau: float, per: int, skip: set[str]) ->
     """
     import re
 
-    from graphmem.local_bm25 import analyze
+    from graphmem.recall.lexical import analyze
 
     if g.word_mat is None:
         g.word_terms = [t for t in g.vocab if t in WORDS]
@@ -395,7 +395,7 @@ _ENC: list = []
 
 def _encoder():
     if not _ENC:
-        from graphmem.embed import get_embedder
+        from graphmem.core.embed import get_embedder
 
         _ENC.append(get_embedder())
     return _ENC[0]
@@ -418,9 +418,9 @@ def pool(g: Group, q: dict, tv: dict[str, np.ndarray], v: dict[str, Any], n: int
 
     ``trace``, when given, receives the rankings the pool was fused from (``misses`` reads them).
     """
-    from graphmem.query.anchors import find_anchors
-    from graphmem.local_bm25 import analyze
-    from graphmem.query.recall import RecallConfig, RecallInputs, fuse_recall
+    from graphmem.recall.anchors import find_anchors
+    from graphmem.recall.lexical import analyze
+    from graphmem.recall.pool import RecallConfig, RecallInputs, fuse_recall
     from graphmem.query.types import Projection
 
     if v.get("tail"):  # the top `tail[0]` of this config, then the rest of the pool of another
@@ -606,7 +606,7 @@ def pool(g: Group, q: dict, tv: dict[str, np.ndarray], v: dict[str, Any], n: int
     fused = fuse_recall(inputs, n if not (v.get("smooth_pool") or v.get("sess_cap") or v.get("nb_top")) else n * 3,
                         config=cfg)
     if v.get("head"):  # the best head of the fulltext and dense rankings are kept in the top-10
-        from graphmem.query.recall import _reserve
+        from graphmem.recall.pool import _reserve
 
         h = v["head"]
         ids = [m for m, _ in fused]
@@ -658,7 +658,7 @@ def _dense_evidence(g: Group, inputs, own: np.ndarray, ctx: np.ndarray, ring: li
     unit(unit(q) + w unit(issue)), so its cosines are the lab's sums divided by that norm; it
     knows the own cosines of the dense read (the top max(vector_depth, n, context_depth)), the
     ring and the ring's neighbours, and the senders of every message it read."""
-    from graphmem.query.head_rank import TAIL_DEPTH, DenseEvidence
+    from graphmem.recall.learned import TAIL_DEPTH, DenseEvidence
 
     q = qv / np.linalg.norm(qv)
     if iv is not None and cfg.w_issue_vector:
@@ -699,7 +699,7 @@ _TIME_EXPR = (r"\b(yesterday|today|tonight|tomorrow|ago|last|next|this (week|mon
 
 def _fuse_tail_extra(inputs, n: int, cfg, extra: list) -> list[str]:
     """fuse_recall with ``extra`` rankings fused into the tail (places head_n+1..n) only."""
-    from graphmem.query.recall import _fuse_once, _rerank, _reserve
+    from graphmem.recall.pool import _fuse_once, _rerank, _reserve
 
     head, wanted = _fuse_once(inputs, n, inputs.vector, cfg.rrf_k, cfg)
     if not inputs.vector_plain or not 0 < cfg.head_n < n:
@@ -715,11 +715,11 @@ def _tail_variants(g: Group, q: dict, inputs, cfg, v: dict, n: int, qterms: list
     """Round-4 ideas: second hop, MMR tail, near-duplicate removal, issue budget, deeper person tail."""
     import math
 
-    from graphmem.local_bm25 import analyze
-    from graphmem.query.recall import _fuse_ids, _reserve
+    from graphmem.recall.lexical import analyze
+    from graphmem.recall.pool import _fuse_ids, _reserve
 
     k1, b = v.get("k1", 1.2), v.get("b", 0.75)
-    base = [m for m, _ in __import__("graphmem.query.recall", fromlist=["fuse_recall"]).fuse_recall(
+    base = [m for m, _ in __import__("graphmem.recall.pool", fromlist=["fuse_recall"]).fuse_recall(
         inputs, n * 3, config=cfg)]
     extra: list = []
     N = len(g.ids)
@@ -843,7 +843,7 @@ def _tail_variants(g: Group, q: dict, inputs, cfg, v: dict, n: int, qterms: list
             seen[g.session[g.by_id[best]]] += 1
             out.append(best)
         pool_ids = head + out
-    from graphmem.query.recall import _fuse_once
+    from graphmem.recall.pool import _fuse_once
 
     wanted = _fuse_once(inputs, n, inputs.vector_plain or inputs.vector, cfg.tail_rrf_k, cfg)[1]
     return _reserve(pool_ids, wanted, n)

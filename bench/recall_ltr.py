@@ -1,4 +1,4 @@
-"""Lab: fit and judge the learned re-ranking of the pool's first places (graphmem.query.head_rank).
+"""Lab: fit and judge the learned re-ranking of the pool's first places (graphmem.recall.learned).
 
 Usage (after ``bench/recall_lab.py dump``):
     .venv/bin/python bench/recall_ltr.py [--cache runs/lab/cache.pkl] [--c 1.0] [--drop F1,F2] [--export]
@@ -6,7 +6,7 @@ Usage (after ``bench/recall_lab.py dump``):
 
 For every question the pool is built as the product builds it without the re-ranking
 (``recall_lab.pool`` with ``head_rerank=False``), and each of its 40 turns gets the product's
-own features (:func:`graphmem.query.head_rank.head_features`, from the same reads the lab
+own features (:func:`graphmem.recall.learned.head_features`, from the same reads the lab
 mirrors). A logistic regression (scikit-learn, class-balanced, features standardised) learns
 P(turn is gold evidence | features); the pool's first 10 places are then the turns with the
 highest score and the rest keep the pool's order, so R@40 cannot move and R@10 shows the effect.
@@ -19,7 +19,7 @@ Prints R@10 before -> after per benchmark and category. ``--export`` fits on eve
 and prints ``WEIGHTS`` for graphmem/query/head_rank.py (coefficients divided by the features'
 standard deviations: the product needs no scaler, and only the order counts). Nothing here is a test.
 
-``--tail D`` judges the learned tail (:func:`graphmem.query.head_rank.rerank_tail`) the same
+``--tail D`` judges the learned tail (:func:`graphmem.recall.learned.rerank_tail`) the same
 way: the pool as the product builds it without the tail, the candidates the reads returned
 (``D`` deep), the pool's last ``--learned`` places chosen by the score and the anchors' turns
 kept; R@40 before -> after, out of fold (``--export``: ``TAIL_WEIGHTS``). ``--learned 30``
@@ -37,7 +37,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import recall_lab  # noqa: E402
 
-from graphmem.query.head_rank import (  # noqa: E402
+from graphmem.recall.learned import (  # noqa: E402
     FEATURES,
     TAIL_FEATURES,
     head_features,
@@ -119,7 +119,7 @@ def tail_experiment(cache: Path, depth: int, learned: int, c: float, export: boo
     """``--tail D``: the pool's last ``learned`` places chosen by the learned tail score from the
     pool and the candidates the reads returned (each ranking ``D`` deep); R@40 before -> after,
     out of fold (docs/query.md, sixth and seventh rounds)."""
-    from graphmem.query.recall import RecallConfig, _fuse_once, _reserve
+    from graphmem.recall.pool import RecallConfig, _fuse_once, _reserve
 
     groups, questions, tv = recall_lab.load(cache)
     cfg = RecallConfig()

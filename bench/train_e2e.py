@@ -109,8 +109,8 @@ def main() -> None:
     finally:
         if server is not None:
             server.stop()
-        from graphmem.db import Store, open_driver
-        from graphmem.groups import forget_group
+        from graphmem.store.db import Store, open_driver
+        from graphmem.groups.service import forget_group
 
         driver = open_driver()
         try:

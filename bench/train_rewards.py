@@ -77,8 +77,8 @@ def main() -> None:
     nets = networks(read_steps(opts.teacher))
     qa, closers = None, []
     if opts.qa:
-        from graphmem.db import Store, open_driver, quiet_notifications
-        from graphmem.embed import get_embedder
+        from graphmem.store.db import Store, open_driver, quiet_notifications
+        from graphmem.core.embed import get_embedder
         from graphmem.train.qa import QAGain, load_questions
         from tests.scripted_llm import ScriptedLLM
         from tests.train_qa_script import make_handler

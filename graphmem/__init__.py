@@ -6,3 +6,7 @@ Interaction/Insight (per group) records written by a Writer model and validated 
 """
 
 __version__ = "0.1.0"
+
+from graphmem import _moved as _moved
+
+_moved.install()

@@ -1,7 +1,7 @@
 """Analyst reads of the graph: one read-only Cypher query under limits, and a group export.
 
 Used by the MCP server's extended tools (``read_cypher``, ``export_group``,
-:mod:`graphmem.mcp_server`) and usable from any Python code with a :class:`graphmem.db.Store`.
+:mod:`graphmem.mcp_server`) and usable from any Python code with a :class:`graphmem.store.db.Store`.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import neo4j
 from neo4j.exceptions import ClientError, Neo4jError
 from pydantic import BaseModel, Field
 
-from graphmem.db import Store
-from graphmem.errors import InvalidInputError, no_group
+from graphmem.store.db import Store
+from graphmem.core.errors import InvalidInputError, no_group
 
 #: Property names never returned by export or read_cypher (vectors: 384 floats each; the
 #: derived retrieval text duplicates ``text``).

@@ -8,7 +8,7 @@
         print(result.answer, result.message_ids)
 
 :class:`AsyncGraphMemClient` has the same methods as coroutines. Requests and responses are
-the API's own pydantic models (:mod:`api.schemas`, :mod:`graphmem.query`), so a response that
+the API's own pydantic models (:mod:`graphmem.core.wire`, :mod:`graphmem.query`), so a response that
 does not match them fails loudly (``pydantic.ValidationError``) instead of drifting silently.
 
 Errors: the API's error body ``{"error": "<ClassName>", "detail", "field"?}`` is raised again
@@ -29,12 +29,12 @@ from urllib.parse import quote
 import httpx
 from pydantic import TypeAdapter, ValidationError
 
-from api.schemas import AskCreate, DeriveJobAccepted, DerivePublic, HealthPublic, IngestPublic, MessageCreate, MessagesCreate
-from graphmem import errors
-from graphmem.jobs import DeriveJob
-from graphmem.limits import check_id
+from graphmem.core.wire import AskCreate, DeriveJobAccepted, DerivePublic, HealthPublic, IngestPublic, MessageCreate, MessagesCreate
+from graphmem.core import errors
+from graphmem.groups.jobs import DeriveJob
+from graphmem.core.limits import check_id
 from graphmem.query import AskResult, ForgetSummary, PersonMemory, RecordProvenance, RosterMember
-from graphmem.search import Mode, SearchResult
+from graphmem.recall.search import Mode, SearchResult
 
 __all__ = ["APIError", "AsyncGraphMemClient", "AuthenticationError", "GraphMemClient"]
 
@@ -90,7 +90,7 @@ def _seg(value: str) -> str:
 
 def _group(group_id: str, *, append: bool = False) -> str:
     """The path segment of a group id, refused before any request when it holds ``/``: no group
-    id can (the id grammar, :mod:`graphmem.limits`), and the API would answer 404/422 anyway.
+    id can (the id grammar, :mod:`graphmem.core.limits`), and the API would answer 404/422 anyway.
 
     Args:
         append: the id of ``append_messages`` (a write), else of a read or another action.
@@ -98,7 +98,7 @@ def _group(group_id: str, *, append: bool = False) -> str:
     Raises:
         InvalidInputError: the id is empty (field ``id``), or, on append, holds ``/`` (field
             ``group``, the message ingest gives).
-        NotFoundError: a read's id holds ``/`` (:func:`graphmem.errors.no_group`, as the API).
+        NotFoundError: a read's id holds ``/`` (:func:`graphmem.core.errors.no_group`, as the API).
     """
     if "/" in group_id:
         if append:

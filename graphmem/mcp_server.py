@@ -33,12 +33,13 @@ from typing import Annotated, Any, Literal, TypeVar
 import neo4j
 from pydantic import BaseModel, Field
 
-from api.schemas import IngestPublic, MessageCreate
-from graphmem import __version__, limits
-from graphmem.config import Settings, get_settings
+from graphmem.core.wire import IngestPublic, MessageCreate
+from graphmem import __version__
+from graphmem.core import limits
+from graphmem.core.config import Settings, get_settings
 from graphmem.analyst import CypherResult, GroupExport, export_group, read_cypher
-from graphmem.db import Store, open_driver
-from graphmem.errors import GraphMemError, InvalidInputError
+from graphmem.store.db import Store, open_driver
+from graphmem.core.errors import GraphMemError, InvalidInputError
 from graphmem.query import AskResult, ForgetSummary, PersonMemory, RecordProvenance, RosterMember
 
 logger = logging.getLogger(__name__)
@@ -73,7 +74,7 @@ class SearchHitPublic(BaseModel):
 
 class SearchPublic(BaseModel):
     """``search_messages``: hits best first, and how they were ranked (as
-    :class:`graphmem.search.SearchResult`: ``mode_used`` is "fulltext" when hybrid was asked
+    :class:`graphmem.recall.search.SearchResult`: ``mode_used`` is "fulltext" when hybrid was asked
     while ``vectors_pending`` messages have no vector yet; ``warning`` says so)."""
 
     group_id: str
@@ -112,7 +113,7 @@ class _Backend:
             return Store(self._driver, self.settings.neo4j_database)
 
     def embedder(self) -> Any:
-        from graphmem.embed import get_embedder
+        from graphmem.core.embed import get_embedder
 
         with self._lock:
             if self._embedder is None:
@@ -157,7 +158,7 @@ def build_server(settings: Settings | None = None, *, tools: ToolSet = "core") -
     """Build the MCP server (an :class:`mcp.server.mcpserver.MCPServer`).
 
     Args:
-        settings: configuration (default: :func:`graphmem.config.get_settings`).
+        settings: configuration (default: :func:`graphmem.core.config.get_settings`).
         tools: ``"core"`` (seven tools) or ``"all"`` (core plus ``read_cypher`` and
             ``export_group``).
 
@@ -212,7 +213,7 @@ def build_server(settings: Settings | None = None, *, tools: ToolSet = "core") -
         are optional. A bad message is refused with the message and field named, and nothing
         of the call is written. Derived memory (System 2) is built later by the Writer.
         """
-        from graphmem.groups import append_messages as append
+        from graphmem.groups.service import append_messages as append
 
         def run() -> IngestPublic:
             summary = append(backend.store(), backend.embedder(), group_id,
@@ -237,7 +238,7 @@ def build_server(settings: Settings | None = None, *, tools: ToolSet = "core") -
         "fulltext" or "vector" uses one ranking. While some messages have no vector yet,
         hybrid ranks by fulltext alone: mode_used, vectors_pending and warning say so.
         """
-        from graphmem.search import search_group
+        from graphmem.recall.search import search_group
 
         def run() -> SearchPublic:
             r = search_group(backend.store(), backend.embedder(), group_id, query, k=k,
@@ -278,7 +279,7 @@ def build_server(settings: Settings | None = None, *, tools: ToolSet = "core") -
         """Every person of the group: id (speaker_id, else display name), latest name, every
         alias and the number of messages they sent."""
         from graphmem.query import read_roster
-        from graphmem.groups import get_group
+        from graphmem.groups.service import get_group
 
         def run() -> RosterPublic:
             store = backend.store()
@@ -312,7 +313,7 @@ def build_server(settings: Settings | None = None, *, tools: ToolSet = "core") -
         they own or are the source of (all versions), and their roster entry, with their
         vectors and index entries. Other people's messages stay. Cannot be undone; a second
         call erases nothing."""
-        from graphmem.groups import forget_person as forget
+        from graphmem.groups.service import forget_person as forget
 
         return _tool_errors(lambda: forget(backend.store(), group_id, person_id))
 
@@ -363,7 +364,7 @@ class _RequireKey:
         self.key = key
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        from graphmem.exposure import keys_match
+        from graphmem.core.exposure import keys_match
 
         if scope["type"] == "http":
             headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}

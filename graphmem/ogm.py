@@ -2,7 +2,7 @@
 
 For analysts in notebooks who would rather walk objects than write Cypher::
 
-    from graphmem.db import open_driver
+    from graphmem.store.db import open_driver
     from graphmem import ogm
 
     ogm.connect(open_driver())
@@ -36,7 +36,7 @@ What neomodel is used for here, and why only that:
   neomodel's per-object ``save`` is one round trip per node, far slower than a batch.
 - **Not search.** neomodel 7 can query fulltext and vector indexes, but it writes the query
   text and the vector into the Cypher string instead of passing parameters, and expects its
-  own index names; graphmem's System 1 and System 2 retrieval (``graphmem.search``,
+  own index names; graphmem's System 1 and System 2 retrieval (``graphmem.recall.search``,
   ``graphmem.query``) stay the way to search.
 
 Requires ``pip install 'graphmem[ogm]'`` (neomodel 7, which pins the neo4j driver to 6.1.x).
@@ -59,7 +59,7 @@ from neomodel import (
     db,
 )
 
-from graphmem.errors import InvalidInputError, no_group
+from graphmem.core.errors import InvalidInputError, no_group
 
 __all__ = [
     "Core", "Derived", "Group", "Insight", "Interaction", "Message", "Person", "Profile", "Session",
@@ -71,7 +71,7 @@ def connect(driver: Driver, database: str | None = None) -> None:
     """Point neomodel at an open driver (the caller owns and closes it).
 
     Args:
-        driver: an open driver (:func:`graphmem.db.open_driver`).
+        driver: an open driver (:func:`graphmem.store.db.open_driver`).
         database: database name (default: the driver's default database).
     """
     db.set_connection(driver=driver)

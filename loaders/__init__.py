@@ -1,7 +1,7 @@
 """Benchmark and chat-format readers: parse files into typed records, never touch Neo4j.
 
-Every loader returns :class:`graphmem.model.Conversation` objects (one per memory space /
-group) and, where the format has them, :class:`graphmem.model.Question` objects.
+Every loader returns :class:`graphmem.core.model.Conversation` objects (one per memory space /
+group) and, where the format has them, :class:`graphmem.core.model.Question` objects.
 
 Formats (``fmt``), one module each:
 
@@ -20,20 +20,21 @@ Conventions shared by all formats:
 - Message ids are unique within a group (not across groups: LoCoMo's ``"D1:3"`` recurs in every
   conversation), so a store with globally unique ids must qualify them with the group id.
 - Text is kept exactly as received (only GroupMemBench content is HTML-unescaped, as upstream).
-- Every input problem raises :class:`graphmem.errors.InvalidInputError` naming ``source`` (the
+- Every input problem raises :class:`graphmem.core.errors.InvalidInputError` naming ``source`` (the
   file), ``record`` (line number, message id or index) and ``field``.
 """
 
 from __future__ import annotations
 
-from graphmem.errors import InvalidInputError
-from graphmem.model import Conversation, MessageRecord, Question
+from graphmem.core.errors import InvalidInputError
+from graphmem.core.model import Conversation, MessageRecord, Question
 from loaders import evermem, groupmem, jsonl, locomo, records, socialmem  # noqa: F401  (records: old home, one release)
 from loaders._common import PathLike, question_with_options
 
 __all__ = [
     "FORMATS",
     "Conversation",
+    "jsonl_reference",
     "MessageRecord",
     "Question",
     "load_conversations",
@@ -116,3 +117,9 @@ def load_questions(path: PathLike, fmt: str, group: str | None = None) -> list[Q
             field="format",
         )
     return _QUESTION_LOADERS[fmt](path, group)
+
+
+def jsonl_reference(path: PathLike, group: str | None = None) -> list[Conversation]:
+    """The JSON-lines reference parser the first-load fast path falls back to
+    (:data:`graphmem.verbatim.bulk_jsonl.ReferenceParser`): ``load_conversations(path, "jsonl", group)``."""
+    return load_conversations(path, "jsonl", group=group)

@@ -1,7 +1,7 @@
-"""Helpers shared by the format loaders: file reading, validation, ordering (timestamps: graphmem.times).
+"""Helpers shared by the format loaders: file reading, validation, ordering (timestamps: graphmem.core.times).
 
 Nothing here touches Neo4j. Every failure is raised as
-:class:`graphmem.errors.InvalidInputError` naming the file (``source``), the record (line
+:class:`graphmem.core.errors.InvalidInputError` naming the file (``source``), the record (line
 number, message id or index) and the field.
 """
 
@@ -17,10 +17,11 @@ from typing import Annotated, Any, TypeVar
 
 from pydantic import AfterValidator, BaseModel, StrictStr, StringConstraints, ValidationError
 
-from graphmem.errors import InvalidInputError
-from graphmem.text import short_repr as _short
-from graphmem.times import ParsedTs, date_of, parse_date, parse_ts
-from graphmem.model import MessageRecord, Question, record_label
+from graphmem.core.errors import InvalidInputError
+from graphmem.core.limits import existing_path
+from graphmem.core.text import short_repr as _short
+from graphmem.core.times import ParsedTs, date_of, parse_date, parse_ts
+from graphmem.core.model import MessageRecord, Question, record_label
 
 PathLike = str | os.PathLike[str]
 
@@ -46,18 +47,6 @@ __all__ = [
 
 
 # --------------------------------------------------------------------------- files
-
-
-def existing_path(path: PathLike) -> Path:
-    """Return ``path`` as a :class:`Path` after checking that it exists.
-
-    Raises:
-        InvalidInputError: field ``path`` when nothing exists at ``path``.
-    """
-    p = Path(path)
-    if not p.exists():
-        raise InvalidInputError("no such file or folder", source=str(p), field="path")
-    return p
 
 
 def read_json_file(path: Path) -> Any:
@@ -224,7 +213,7 @@ def _data_path(data: Any, loc: tuple[Any, ...], *, missing: bool) -> list[str]:
 
 
 # --------------------------------------------------------------------------- timestamps
-# parse_ts, ParsedTs, parse_date and date_of live in graphmem.times (re-exported above).
+# parse_ts, ParsedTs, parse_date and date_of live in graphmem.core.times (re-exported above).
 
 
 # --------------------------------------------------------------------------- ordering
@@ -236,7 +225,7 @@ class Draft:
 
     Attributes:
         position: 0-based position in the input (file order), used to break ties stably.
-        instant: epoch seconds of ``ts`` (for ordering by time; :mod:`graphmem.times`).
+        instant: epoch seconds of ``ts`` (for ordering by time; :mod:`graphmem.core.times`).
         session_ts: explicit session start time, or None to use the first message's ``ts``.
     """
 

@@ -60,7 +60,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, StrictFloat, StrictInt, StrictStr
 
-from graphmem.errors import InvalidInputError
+from graphmem.core.errors import InvalidInputError
 from loaders._common import (
     NonBlankStr,
     Draft,
@@ -74,17 +74,15 @@ from loaders._common import (
     parse_ts,
     validate_item,
 )
-from graphmem.model import Conversation, Question
+from graphmem.core.model import Conversation, Question
+from loaders import evermem_batches  # the GitHub evaluation layout
+from loaders.evermem_base import DIALOGUES_FILE, QARS_FILE, _TASK_CODE_RE, _correct_letter, _matches, group_id_of
 
 __all__ = ["expand_message_index", "group_id_of", "load_conversations", "load_questions"]
 
-DIALOGUES_FILE = "dialogues.jsonl"
-QARS_FILE = "qars.jsonl"
 
 _MAX_LISTED_RANGE = 1000  # longer ranges with gaps are reported whole, not number by number
 _RANGE_RE = re.compile(r"(\d+)\s*-\s*(\d+)")
-_LETTER_RE = re.compile(r"\(?([A-Za-z])\)?(?:[.:)]\s*.*)?", re.DOTALL)
-_TASK_CODE_RE = re.compile(r"(.+?)_Top\w*", re.IGNORECASE)
 
 
 class EverMessage(BaseModel):
@@ -129,11 +127,6 @@ class EverQA(BaseModel):
     A: StrictStr | StrictInt | StrictFloat
     R: list[EverEvidence] | None = None
     options: Any = None  # every published form: loaders._common.parse_options
-
-
-def group_id_of(topic_id: str | int) -> str:
-    """``"01"`` -> ``"evermem-01"``."""
-    return f"evermem-{topic_id}"
 
 
 def _index_key(index: str | int) -> str:
@@ -203,10 +196,6 @@ def _resolve(path: PathLike, name: str) -> Path:
     return p
 
 
-def _matches(topic: str, group: str | None) -> bool:
-    return group is None or group in (topic, group_id_of(topic))
-
-
 def _read_dialogues(path: Path, group: str | None) -> dict[str, _Topic]:
     source = str(path)
     topics: dict[str, _Topic] = {}
@@ -270,8 +259,6 @@ def load_conversations(path: PathLike, group: str | None = None) -> list[Convers
             ``time`` or ``date``, duplicate message ids (same date, group and index), or an
             unknown ``group``.
     """
-    from loaders import evermem_batches  # the GitHub evaluation layout
-
     batches = evermem_batches.batch_files(path, "dialogue")
     if batches:
         return evermem_batches.load_conversations(batches, path, group)
@@ -286,15 +273,6 @@ def load_conversations(path: PathLike, group: str | None = None) -> list[Convers
             Conversation(group_id=gid, name=f"EverMemBench topic {topic}", messages=messages, source=source)
         )
     return conversations
-
-
-def _correct_letter(answer: str, options: dict[str, str]) -> str | None:
-    if answer in options:
-        return answer
-    m = _LETTER_RE.fullmatch(answer.strip())
-    if m and m.group(1).upper() in options:
-        return m.group(1).upper()
-    return None
 
 
 def load_questions(path: PathLike, group: str | None = None, dialogues: PathLike | None = None) -> list[Question]:
@@ -315,8 +293,6 @@ def load_questions(path: PathLike, group: str | None = None, dialogues: PathLike
             ``R`` entry, a duplicate id, or no ``dialogues.jsonl`` to resolve evidence
             (field ``dialogues``).
     """
-    from loaders import evermem_batches  # the GitHub evaluation layout
-
     batches = evermem_batches.batch_files(path, "qa")
     if batches:
         return evermem_batches.load_questions(batches, path, group)

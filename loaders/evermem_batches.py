@@ -12,8 +12,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, StrictFloat, StrictInt, StrictStr
 
-from graphmem.errors import InvalidInputError
-from graphmem.model import Conversation, Question
+from graphmem.core.errors import InvalidInputError
+from graphmem.core.model import Conversation, Question
 from loaders._common import (
     NonBlankStr,
     Draft,
@@ -27,7 +27,7 @@ from loaders._common import (
     read_json_file,
     validate_item,
 )
-from loaders.evermem import DIALOGUES_FILE, QARS_FILE, _TASK_CODE_RE, _correct_letter, _matches, group_id_of
+from loaders.evermem_base import DIALOGUES_FILE, QARS_FILE, _TASK_CODE_RE, _correct_letter, _matches, group_id_of
 
 __all__ = ["batch_files", "load_conversations", "load_questions"]
 

@@ -38,7 +38,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, StrictBool, StrictFloat, StrictInt, StrictStr
 
-from graphmem.errors import InvalidInputError
+from graphmem.core.errors import InvalidInputError
 from loaders._common import (
     NonBlankStr,
     item_label,
@@ -53,7 +53,7 @@ from loaders._common import (
     read_json_file,
     validate_item,
 )
-from graphmem.model import Conversation, Question
+from graphmem.core.model import Conversation, Question
 
 __all__ = ["domain_of", "load_conversations", "load_questions"]
 

@@ -30,8 +30,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, StrictStr
 
-from graphmem import limits
-from graphmem.errors import InvalidInputError
+from graphmem.core import limits
+from graphmem.core.errors import InvalidInputError
 from loaders._common import (
     NonBlankStr,
     SpeakerIdStr,
@@ -44,7 +44,7 @@ from loaders._common import (
     parse_ts,
     validate_item,
 )
-from graphmem.model import Conversation
+from graphmem.core.model import Conversation
 
 __all__ = ["JsonlLine", "load_conversations"]
 

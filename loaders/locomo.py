@@ -29,9 +29,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, StrictFloat, StrictInt, StrictStr
 
-from graphmem.errors import InvalidInputError
+from graphmem.core.errors import InvalidInputError
 from loaders._common import NonBlankStr, PathLike, check_unique_ids, existing_path, item_label, read_json_file, validate_item
-from graphmem.model import Conversation, MessageRecord, Question
+from graphmem.core.model import Conversation, MessageRecord, Question
 
 __all__ = ["ABSTENTION_ANSWER", "clean_evidence", "load_conversations", "load_questions", "parse_locomo_datetime"]
 

@@ -1,5 +1,5 @@
-"""Moved to :mod:`graphmem.model` (the domain's input records); kept importable for one release."""
+"""Moved to :mod:`graphmem.core.model` (the domain's input records); kept importable for one release."""
 
-from graphmem.model import Conversation, MessageRecord, Question
+from graphmem.core.model import Conversation, MessageRecord, Question
 
 __all__ = ["Conversation", "MessageRecord", "Question"]

@@ -39,7 +39,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, StrictInt, StrictStr, field_validator
 
-from graphmem.errors import InvalidInputError
+from graphmem.core.errors import InvalidInputError
 from loaders._common import (
     NonBlankStr,
     SpeakerIdStr,
@@ -53,7 +53,7 @@ from loaders._common import (
     read_json_file,
     validate_item,
 )
-from graphmem.model import Conversation, MessageRecord, Question
+from graphmem.core.model import Conversation, MessageRecord, Question
 
 __all__ = ["load_conversations", "load_questions", "network_files"]
 

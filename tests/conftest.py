@@ -31,7 +31,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(scope="session")
 def driver():
-    from graphmem.db import open_driver
+    from graphmem.store.db import open_driver
 
     d = open_driver()  # fails loudly (StoreUnavailableError) when Neo4j is not running
     yield d
@@ -40,28 +40,29 @@ def driver():
 
 @pytest.fixture(scope="session")
 def store(driver):
-    from graphmem.db import Store
+    from graphmem.store.db import Store
 
     return Store(driver)
 
 
 @pytest.fixture(scope="session")
 def embedder():
-    from graphmem.embed import get_embedder
+    from graphmem.core.embed import get_embedder
 
     return get_embedder()
 
 
 @pytest.fixture(scope="session", autouse=False)
 def schema(store, embedder):
-    from graphmem.schema import apply_schema
+    from graphmem.store.schema import apply_schema
+    from graphmem.verbatim.order import backfill_order
 
-    return apply_schema(store, embedder.dimension)
+    return apply_schema(store, embedder.dimension, migrate=backfill_order)
 
 
 def delete_group(store, group_id: str) -> None:
     """Remove every node of one group (and the Group node), nothing else."""
-    from graphmem.groups import forget_group
+    from graphmem.groups.service import forget_group
 
     forget_group(store, group_id)
 

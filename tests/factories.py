@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from graphmem.model import Conversation, MessageRecord
+from graphmem.core.model import Conversation, MessageRecord
 
 
 def conversation(group_id: str, rows: list[dict], name: str = "") -> Conversation:

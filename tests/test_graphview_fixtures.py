@@ -2,8 +2,8 @@
 (``examples/sample_chat.jsonl``, the family choosing between the lake loop and the ridge trail)
 and a hand-written derived memory for it.
 
-Messages are ingested with the real loader and :func:`graphmem.ingest.ingest_conversations`;
-derived records are created only through :func:`graphmem.memory.write_segment` (one segment
+Messages are ingested with the real loader and :func:`graphmem.verbatim.ingest.ingest_conversations`;
+derived records are created only through :func:`graphmem.derived.memory.write_segment` (one segment
 per session), never by ad-hoc Cypher. No tests live here.
 
 The memory has every shape the views must show: own records (source = owner), cross-person
@@ -17,9 +17,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from graphmem import memory
-from graphmem.embed import Embedder
-from graphmem.ingest import ingest_conversations
+from graphmem.derived import memory
+from graphmem.core.embed import Embedder
+from graphmem.verbatim.ingest import ingest_conversations
 from loaders import load_conversations
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,6 +1,6 @@
 """Shared test data for the query and API tests: a family chat and its derived memory.
 
-Derived records are created only through :func:`graphmem.memory.write_segment` (the System 2
+Derived records are created only through :func:`graphmem.derived.memory.write_segment` (the System 2
 store's own write path), never by ad-hoc Cypher. No tests live here.
 """
 
@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from graphmem import memory
-from graphmem.embed import Embedder
-from graphmem.ingest import ingest_conversations
+from graphmem.derived import memory
+from graphmem.core.embed import Embedder
+from graphmem.verbatim.ingest import ingest_conversations
 from graphmem.query.prompts import MARKERS
-from graphmem.model import Conversation, MessageRecord
+from graphmem.core.model import Conversation, MessageRecord
 
 S1, S2, S3 = "2026-03-05", "2026-03-18", "2026-05-02"
 
@@ -65,7 +65,7 @@ def rec(id: str, owner: str, content: str, from_ids: list[str], *, source: str |
 
 
 class MemoryWriter:
-    """Writes record specs segment by segment through :func:`graphmem.memory.write_segment`."""
+    """Writes record specs segment by segment through :func:`graphmem.derived.memory.write_segment`."""
 
     def __init__(self, store, embedder: Embedder, group_id: str) -> None:
         self.store, self.embedder, self.group_id = store, embedder, group_id

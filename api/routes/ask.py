@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Path
 
 from api.deps import AnswerModelDep, EmbedderDep, SettingsDep, StoreDep
-from api.schemas import AskCreate
+from graphmem.core.wire import AskCreate
 from graphmem.query import AskResult, ask
 
 router = APIRouter(prefix="/groups/{group_id}", tags=["ask"])

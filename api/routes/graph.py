@@ -21,9 +21,9 @@ from fastapi import APIRouter, Header, HTTPException, Path as PathParam, Query, 
 from fastapi.responses import FileResponse, HTMLResponse, Response
 
 from api.deps import API_KEY_HEADER, SettingsDep, StoreDep, get_store
-from graphmem.errors import NotFoundError
-from graphmem.exposure import keys_match
-from graphmem.groups import get_group
+from graphmem.core.errors import NotFoundError
+from graphmem.core.exposure import keys_match
+from graphmem.groups.service import get_group
 from graphmem.views import (
     ConversationGraph,
     GroupSummary,

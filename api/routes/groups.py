@@ -7,11 +7,11 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Query, Request, Response
 
 from api.deps import EmbedderDep, SettingsDep, StoreDep, WriterModelDep
-from api.schemas import DeriveJobAccepted, DerivePublic, IngestPublic, MessagesCreate
-from graphmem.errors import StoreUnavailableError
-from graphmem.jobs import open_derive_job
+from graphmem.core.wire import DeriveJobAccepted, DerivePublic, IngestPublic, MessagesCreate
+from graphmem.core.errors import StoreUnavailableError
+from graphmem.groups.jobs import open_derive_job
 from graphmem.query import RosterMember, read_roster
-from graphmem.groups import append_messages, derive_step, get_group
+from graphmem.groups.service import append_messages, derive_step, get_group
 
 router = APIRouter(prefix="/groups/{group_id}", tags=["groups"])
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from api.deps import StoreDep
-from api.schemas import HealthPublic
+from graphmem.core.wire import HealthPublic
 from graphmem import __version__
-from graphmem.errors import StoreUnavailableError
+from graphmem.core.errors import StoreUnavailableError
 
 router = APIRouter(tags=["health"])
 

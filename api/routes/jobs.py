@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Path
 
 from api.deps import SettingsDep, StoreDep
-from graphmem.jobs import DeriveJob, get_derive_job
+from graphmem.groups.jobs import DeriveJob, get_derive_job
 
 router = APIRouter(prefix="/jobs", tags=["jobs"])
 

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Path, Query
 
 from api.deps import StoreDep
-from graphmem.groups import ForgetSummary, forget_person
+from graphmem.groups.service import ForgetSummary, forget_person
 from graphmem.query import PersonMemory, person_memory
 
 # ``:path``: person ids may hold '/' (speaker ids such as "slack/U1"); a client sends it as

@@ -7,9 +7,9 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Query
 
 from api.deps import EmbedderDep, SettingsDep, StoreDep
-from graphmem import limits
-from graphmem.errors import InvalidInputError
-from graphmem.search import Mode, SearchResult, search_group
+from graphmem.core import limits
+from graphmem.core.errors import InvalidInputError
+from graphmem.recall.search import Mode, SearchResult, search_group
 
 router = APIRouter(prefix="/groups/{group_id}", tags=["search"])
 

@@ -1,6 +1,6 @@
 // Erase step 2: delete every message one person of a group sent (text, history, embedding, links).
 // Parameters: $group_id (str), $person_id (str).
-// Moves the group's vector_rev when messages were deleted (graphmem.vector_cache).
+// Moves the group's vector_rev when messages were deleted (graphmem.recall.cache).
 // Returns: deleted (int, messages deleted), start (float or null: the earliest order_instant
 //   deleted, from where the conversation is re-placed). No row when the person does not exist.
 MATCH (p:Person {group_id: $group_id, id: $person_id})

@@ -1,4 +1,4 @@
-// Take or renew one group's embed lease (graphmem.vectors.embed_group): allowed when no run
+// Take or renew one group's embed lease (graphmem.verbatim.vectors.embed_group): allowed when no run
 // holds it, its lease has run out (a run that died leaves it to expire), or this run holds it.
 // The Group node is locked first (SET before reading), so two runs never both hold it.
 // Parameters: $group_id (str); $runner (str, run id); $now (float, epoch seconds);

@@ -4,7 +4,7 @@
 // Idempotent: a message whose (group_id, id) exists is left untouched. A row without an
 // embedding (ingest --embed later) is stored with the label :PendingEmbedding instead.
 // Parameters: $group_id (str); $group_key (str, digits: the group's fulltext token,
-//   graphmem.scope.group_key); $rows (list of maps): id, channel, text, speaker (display name),
+//   graphmem.store.scope.group_key); $rows (list of maps): id, channel, text, speaker (display name),
 //   person_id (str), session (str), ts (str ISO-8601), instant (float, epoch seconds),
 //   order_instant (float, epoch seconds: the instant the message is ordered by), seq (int,
 //   arrival number in the group), reply_to (str), text_history (list[str], earlier texts when the

@@ -10,7 +10,7 @@
 //   same input, oldest first), edited_at (str, ISO-8601 UTC), embedding (list[float],
 //   L2-normed, or null), sentence_embeddings (list[float], the new text's sentence vectors one
 //   after another, or null: a one-sentence text, or none computed; an old one is removed).
-// Moves the group's vector_rev when a message changed (graphmem.vector_cache).
+// Moves the group's vector_rev when a message changed (graphmem.recall.cache).
 // Returns: edited (int, messages changed), uncovered (int, COVERS links removed).
 UNWIND $rows AS row
 MATCH (m:Message {group_id: $group_id, id: row.id})

@@ -1,6 +1,6 @@
 // After new messages were placed: when any of them landed before a message that was already
 // stored (a late message), the positions (turn_created) of the messages after it moved, so
-// vector matrices cached by position (graphmem.vector_cache) cannot be brought up to date by
+// vector matrices cached by position (graphmem.recall.cache) cannot be brought up to date by
 // reading the positions above their own: the group's vector_rev moves and they are reloaded.
 // An append reads only the new messages' index entries.
 // Parameters: $group_id (str), $ids (list[str], the ids of the messages this write created).

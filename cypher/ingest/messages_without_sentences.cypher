@@ -1,6 +1,6 @@
 // One page of a group's messages that have a vector but no sentence vectors (stored before
 // sentence vectors existed, or with GRAPHMEM_SENTENCE_VECTORS off), in id order after $after:
-// graphmem.vectors.embed_group(..., sentences=True) fills those of several sentences.
+// graphmem.verbatim.vectors.embed_group(..., sentences=True) fills those of several sentences.
 // Parameters: $group_id (str), $after (str, the last id of the previous page; "" first),
 //   $batch (int).
 // Returns: id (str), speaker (str), ts (str), text (str), by id.

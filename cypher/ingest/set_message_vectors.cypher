@@ -1,5 +1,5 @@
 // Store vectors of messages that lack one and clear their :PendingEmbedding label, only while
-// the run still holds the group's embed lease (graphmem.vectors.embed_group), checked in this
+// the run still holds the group's embed lease (graphmem.verbatim.vectors.embed_group), checked in this
 // same transaction under the Group node's lock, and renewed by it: a run whose lease ran out
 // and was taken over (the process was paused, say) writes nothing. A message that got its
 // vector meanwhile (a concurrent run) is left as it is, so this is idempotent; a message whose
@@ -9,7 +9,7 @@
 //   $lease_until (float, epoch seconds, the renewed end of the lease); $rows (list of maps):
 //   id (str), text (str, the text that was encoded), embedding (list[float], L2-normed),
 //   sentence_embeddings (list[float] or null, as ingest/create_messages).
-// Moves the group's vector_rev when a vector was written (graphmem.vector_cache).
+// Moves the group's vector_rev when a vector was written (graphmem.recall.cache).
 // Returns (no row for an unknown group): held (bool, the run still held the lease; false:
 //   nothing written), runner (str, the holder now), written (int).
 MATCH (g:Group {id: $group_id})

@@ -1,4 +1,4 @@
-// Set the place of messages in the conversation (computed by graphmem.ingest.plan_order).
+// Set the place of messages in the conversation (computed by graphmem.verbatim.ingest.plan_order).
 // Parameters: $group_id (str); $rows (list of maps): id (str), turn_created (int, 0-based
 //   position in the group's conversation order), turn (int, 0-based position in its session),
 //   search_text (str, previous turn of the session + "speaker: text").

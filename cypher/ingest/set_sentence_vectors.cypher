@@ -4,7 +4,7 @@
 // them meanwhile is left as it is, so this is idempotent.
 // Parameters: $group_id (str); $runner (str); $lease_until (float, epoch seconds); $rows (list
 //   of maps): id (str), text (str, the text that was encoded), sentence_embeddings (list[float]).
-// Moves the group's vector_rev when a vector was written (graphmem.vector_cache).
+// Moves the group's vector_rev when a vector was written (graphmem.recall.cache).
 // Returns (no row for an unknown group): held (bool), runner (str), written (int).
 MATCH (g:Group {id: $group_id})
 SET g._LOCK_ = true

@@ -1,6 +1,6 @@
 // Create derived records (System 2): the :Derived node with its layer label, the embedding,
 // and the OWNER, SOURCE and FROM links. The layer label comes from a whitelist in
-// graphmem.memory (Core | Profile | Interaction | Insight), never from user input.
+// graphmem.derived.memory (Core | Profile | Interaction | Insight), never from user input.
 // Parameters: $group_id (str); $rows (list of maps, one per record):
 //   id (str, entry_id), label (str, layer label), layer (str), utype (str), content (str),
 //   ts (str, ISO-8601), instant (float, epoch seconds of ts), session (str),

@@ -19,10 +19,10 @@ from rich.markup import escape
 from graphmem.cli import ask, derive, embed, forget, ingest, mcp, neo4j, schema, search, serve, stats, summary
 from graphmem.cli import train
 from graphmem.cli import eval as eval_group
-from graphmem import telemetry
+from graphmem.core import telemetry
 from graphmem.cli.common import emit_json, err, open_store, out
-from graphmem.config import get_settings
-from graphmem.errors import GraphMemError
+from graphmem.core.config import get_settings
+from graphmem.core.errors import GraphMemError
 
 __all__ = ["app", "emit_json", "err", "open_store", "out", "run_cli"]
 

@@ -8,8 +8,8 @@ from typing import Annotated, Optional
 import typer
 
 from graphmem.cli.common import emit_json, err, open_store, out
-from graphmem.config import get_settings
-from graphmem.errors import InvalidInputError
+from graphmem.core.config import get_settings
+from graphmem.core.errors import InvalidInputError
 
 
 def ask_command(
@@ -29,11 +29,11 @@ def ask_command(
     Without a configured answer model (GRAPHMEM_LLM_BASE_URL + GRAPHMEM_LLM_MODEL) it still runs
     Project (deterministic fallback) and both retrieval paths and prints the composed evidence.
     """
-    from graphmem.db import quiet_notifications
-    from graphmem.embed import get_embedder
+    from graphmem.store.db import quiet_notifications
+    from graphmem.core.embed import get_embedder
     from graphmem.llm import answer_model
     from graphmem.query import ask
-    from graphmem.vector_cache import set_background_loads
+    from graphmem.recall.cache import set_background_loads
 
     set_background_loads(False)  # one question per process: a matrix loaded now would go unused
     if tense is not None and tense not in ("head", "full"):

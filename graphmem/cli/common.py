@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING
 
 from rich.console import Console
 
-from graphmem.config import get_settings
+from graphmem.core.config import get_settings
 
 if TYPE_CHECKING:
-    from graphmem.db import Store
+    from graphmem.store.db import Store
 
 out = Console()
 err = Console(stderr=True)
@@ -31,7 +31,7 @@ def open_store() -> Iterator[Store]:
     The driver's notification log lines are silenced here for every command: on a fresh store
     ``schema apply`` and the first reads would otherwise print "label does not exist" notices.
     """
-    from graphmem.db import Store, open_driver, quiet_notifications
+    from graphmem.store.db import Store, open_driver, quiet_notifications
 
     quiet_notifications()
     driver = open_driver(get_settings())

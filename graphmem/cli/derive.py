@@ -10,11 +10,11 @@ from typing import Annotated, Optional
 import typer
 
 from graphmem.cli.common import emit_json, err, open_store, out
-from graphmem.config import get_settings
-from graphmem.errors import GraphMemError, InvalidInputError
+from graphmem.core.config import get_settings
+from graphmem.core.errors import GraphMemError, InvalidInputError
 
 
-def _cost_lines(summary) -> list[str]:  # noqa: ANN001 - graphmem.writer.DeriveSummary
+def _cost_lines(summary) -> list[str]:  # noqa: ANN001 - graphmem.derived.writer.DeriveSummary
     rejected = ", ".join(f"{k} {v}" for k, v in sorted(summary.rejections.items())) or "none"
     per100 = ""
     if summary.messages:
@@ -52,16 +52,16 @@ def derive(
     ] = None,
 ) -> None:
     """The Writer builds System 2 (four derived layers) for a group; resumable, idempotent."""
-    from graphmem.db import quiet_notifications
+    from graphmem.store.db import quiet_notifications
 
     quiet_notifications()  # "label does not exist" on a store without derived memory yet
     if report:
         _print_reports(group, segment, as_json)
         return
 
-    from graphmem.embed import get_embedder
+    from graphmem.core.embed import get_embedder
     from graphmem.llm import TokenLedger, writer_model
-    from graphmem.writer import ReplayWriter, derive_group
+    from graphmem.derived.writer import ReplayWriter, derive_group
 
     update: dict[str, object] = {}
     if mode is not None:
@@ -113,8 +113,8 @@ def derive(
 
 
 def _print_reports(group: str, segment: int | None, as_json: bool) -> None:
-    from graphmem import memory
-    from graphmem.writer import ValidationReport
+    from graphmem.derived import memory
+    from graphmem.derived.writer import ValidationReport
 
     with open_store() as store:
         segments = memory.list_segments(store, group)

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from graphmem.cli.common import emit_json, err, open_store, out
-from graphmem.config import get_settings
+from graphmem.core.config import get_settings
 
 
 def embed(
@@ -24,8 +24,8 @@ def embed(
     One run per group at a time: while another run embeds the group, this one says so on
     stderr and waits, then fills what is still missing (--json: waited_s).
     """
-    from graphmem.embed import get_embedder
-    from graphmem.vectors import embed_group
+    from graphmem.core.embed import get_embedder
+    from graphmem.verbatim.vectors import embed_group
 
     s = get_settings()
     with open_store() as store:

@@ -22,8 +22,8 @@ from typing import Annotated, Optional
 import typer
 
 from graphmem.cli.common import emit_json, err, open_store, out
-from graphmem.config import Settings, get_settings
-from graphmem.errors import InvalidInputError
+from graphmem.core.config import Settings, get_settings
+from graphmem.core.errors import InvalidInputError
 
 eval_app = typer.Typer(
     help="Benchmark runs (graphmem and baselines), ablations, top-k grids, reports and comparisons.",
@@ -66,7 +66,7 @@ def _execute(
     concurrency: int, group_prefix: str, out_dir: Path, settings: Settings, quiet: bool = False,
 ):
     """Run one configuration (models from the settings) and return its outcome."""
-    from graphmem.embed import get_embedder
+    from graphmem.core.embed import get_embedder
     from graphmem.eval.runner import RunOptions, run_eval
     from graphmem.llm import TokenLedger, answer_model, judge_model, writer_model
 
@@ -96,13 +96,14 @@ def _execute(
 
     try:
         if system == "speakermem":
-            from graphmem.db import quiet_notifications
-            from graphmem.schema import apply_schema
+            from graphmem.store.db import quiet_notifications
+            from graphmem.store.schema import apply_schema
+            from graphmem.verbatim.order import backfill_order
 
             quiet_notifications()
             assert embedder is not None  # built above for speakermem
             with open_store() as store:
-                apply_schema(store, embedder.dimension)
+                apply_schema(store, embedder.dimension, migrate=backfill_order)
                 return run_eval(opts, settings=settings, store=store, embedder=embedder, answer=answer, judge=judge,
                                 writer=writer, log=log, on_record=on_record)
         return run_eval(opts, settings=settings, store=None, embedder=embedder, answer=answer, judge=judge,

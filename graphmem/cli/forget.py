@@ -20,7 +20,7 @@ def forget(
     Deletes their messages, the records they own or are the source of, records supported only
     by them, their words in the neighbours' search documents, and the Person node. Running it
     again erases nothing. Exit status 1 for an unknown group."""
-    from graphmem.groups import forget_person
+    from graphmem.groups.service import forget_person
 
     with open_store() as store:
         summary = forget_person(store, group, person)

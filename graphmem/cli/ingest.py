@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 import typer
 
 from graphmem.cli.common import emit_json, open_store, out
-from graphmem.config import get_settings
+from graphmem.core.config import get_settings
 
 
 def ingest(
@@ -30,8 +30,8 @@ def ingest(
     )] = "now",
 ) -> None:
     """Load a transcript into System 1 (idempotent by message id)."""
-    from graphmem.embed import get_embedder
-    from graphmem.ingest import ingest_conversations
+    from graphmem.core.embed import get_embedder
+    from graphmem.verbatim.ingest import ingest_conversations
     from loaders import load_conversations
 
     if embed not in ("now", "later"):

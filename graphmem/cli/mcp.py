@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 import typer
 
 from graphmem.cli.common import err
-from graphmem.config import get_settings
+from graphmem.core.config import get_settings
 
 
 def mcp_command(
@@ -28,8 +28,8 @@ def mcp_command(
     log_level: Annotated[str, typer.Option("--log-level")] = "warning",
 ) -> None:
     """Serve graphmem's tools over the Model Context Protocol (needs the ``mcp`` extra)."""
-    from graphmem.errors import InvalidInputError
-    from graphmem.exposure import check_exposure, open_warning
+    from graphmem.core.errors import InvalidInputError
+    from graphmem.core.exposure import check_exposure, open_warning
 
     # stdout is the protocol channel on stdio: logs go to stderr only.
     logging.basicConfig(stream=sys.stderr, level=log_level.upper())

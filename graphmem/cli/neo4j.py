@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from graphmem.cli.common import emit_json, open_store, out
-from graphmem.config import get_settings
+from graphmem.core.config import get_settings
 from graphmem.llm.timing import Stopwatch
 
 app = typer.Typer(help="Run a real local Neo4j Community server.", no_args_is_help=True)
@@ -17,7 +17,7 @@ app = typer.Typer(help="Run a real local Neo4j Community server.", no_args_is_he
 @app.command("start")
 def start() -> None:
     """Assemble (first time: from Maven Central) and start the local server; wait until ready."""
-    from graphmem.local_server import LocalServer
+    from graphmem.store.local_server import LocalServer
 
     server = LocalServer(get_settings())
     was_running = server.pid() is not None
@@ -32,7 +32,7 @@ def start() -> None:
 @app.command("stop")
 def stop() -> None:
     """Stop the server this folder started (never any other process)."""
-    from graphmem.local_server import LocalServer
+    from graphmem.store.local_server import LocalServer
 
     stopped = LocalServer(get_settings()).stop()
     out.print("Neo4j stopped" if stopped else "Neo4j was not running (from this home)")
@@ -69,18 +69,21 @@ def import_(
     import tempfile
     import threading
 
-    from graphmem.bulk_import import csv_folder, import_conversations, import_jsonl
-    from graphmem.embed import get_embedder
-    from graphmem.local_server import LocalServer
-    from graphmem.schema import apply_schema
-    from loaders import load_conversations
+    from graphmem.verbatim.bulk_import import csv_folder, import_conversations
+    from graphmem.verbatim.bulk_jsonl import import_jsonl
+    from graphmem.core.embed import get_embedder
+    from graphmem.store.local_server import LocalServer
+    from graphmem.store.schema import apply_schema
+    from graphmem.verbatim.order import backfill_order
+    from loaders import jsonl_reference, load_conversations
 
     s = get_settings()
     folder = csv_dir or Path(tempfile.mkdtemp(prefix="graphmem-import-"))
     csv_folder(folder)  # before the input is read
     if fmt == "jsonl":  # parsed, checked and written to CSV in one pass on every core
         parse_s = 0.0
-        report = import_jsonl(s, path, folder, overwrite=overwrite, group=group, stop_server=True)
+        report = import_jsonl(s, path, folder, reference=jsonl_reference, overwrite=overwrite, group=group,
+                              stop_server=True)
     else:
         t0 = Stopwatch()
         conversations = load_conversations(path, fmt, group=group)
@@ -103,7 +106,7 @@ def import_(
     dim = dims[0] if dims else get_embedder().dimension
     t = Stopwatch()
     with open_store() as store:
-        apply_schema(store, dim, timeout_s=7200)
+        apply_schema(store, dim, timeout_s=7200, migrate=backfill_order)
     schema_s = t.elapsed_s
     seconds = {"parse": parse_s, **report.seconds, "start": start_s, "schema": schema_s}
     if fmt == "jsonl":
@@ -128,7 +131,7 @@ def import_(
 @app.command("status")
 def status(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     """Say whether the local server runs, and where."""
-    from graphmem.local_server import LocalServer
+    from graphmem.store.local_server import LocalServer
 
     st = LocalServer(get_settings()).status()
     data = {

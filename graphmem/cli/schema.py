@@ -14,12 +14,13 @@ app = typer.Typer(help="Constraints and indexes.", no_args_is_help=True)
 @app.command("apply")
 def apply(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     """Create constraints, fulltext and vector indexes (idempotent); wait until ONLINE."""
-    from graphmem.embed import get_embedder
-    from graphmem.schema import apply_schema
+    from graphmem.core.embed import get_embedder
+    from graphmem.store.schema import apply_schema
+    from graphmem.verbatim.order import backfill_order
 
     dims = get_embedder().dimension
     with open_store() as store:
-        report = apply_schema(store, dims)
+        report = apply_schema(store, dims, migrate=backfill_order)
     if as_json:
         emit_json({"constraints": report.constraints, "indexes": report.indexes, "dimensions": dims})
     else:

@@ -8,7 +8,7 @@ import typer
 from rich.table import Table
 
 from graphmem.cli.common import emit_json, err, open_store, out
-from graphmem.config import get_settings
+from graphmem.core.config import get_settings
 
 
 def search(
@@ -25,8 +25,8 @@ def search(
     --json prints {group_id, query, mode, mode_used, vectors_pending, warning, hits}: the same
     object as GET /groups/{id}/search and the MCP tool search_messages.
     """
-    from graphmem.embed import get_embedder
-    from graphmem.search import search_group
+    from graphmem.core.embed import get_embedder
+    from graphmem.recall.search import search_group
 
     with open_store() as store:
         result = search_group(

@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 import typer
 
 from graphmem.cli.common import err
-from graphmem.config import get_settings
+from graphmem.core.config import get_settings
 
 
 def serve_command(
@@ -24,7 +24,7 @@ def serve_command(
     On an address other than loopback an API key (GRAPHMEM_API_KEY) is required unless
     ``--allow-no-key`` is given.
     """
-    from graphmem.exposure import check_exposure, open_warning
+    from graphmem.core.exposure import check_exposure, open_warning
 
     settings = get_settings()
     bind = host or settings.api_host

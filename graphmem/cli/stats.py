@@ -8,8 +8,8 @@ import typer
 from rich.table import Table
 
 from graphmem.cli.common import emit_json, open_store, out
-from graphmem.groups import get_group
-from graphmem.scope import SCOPE_LABEL_PREFIX
+from graphmem.groups.service import get_group
+from graphmem.store.scope import SCOPE_LABEL_PREFIX
 
 
 def stats(
@@ -26,7 +26,7 @@ def stats(
             get_group(store, group)  # NotFoundError "no group ...", as every other command says
         nodes: dict[str, int] = {}
         for r in store.read("stats/count_nodes", group_id=group):
-            # one label per group with its own vector index (graphmem.scope): counted as one row
+            # one label per group with its own vector index (graphmem.store.scope): counted as one row
             label = f"{SCOPE_LABEL_PREFIX}*" if r["label"].startswith(SCOPE_LABEL_PREFIX) else r["label"]
             nodes[label] = nodes.get(label, 0) + int(r["count"])
         rels = {r["type"]: r["count"] for r in store.read("stats/count_relationships", group_id=group)}

@@ -13,7 +13,7 @@ import typer
 from rich.table import Table
 
 from graphmem.cli.common import emit_json, open_store, out
-from graphmem.times import minute
+from graphmem.core.times import minute
 
 
 def summary_cmd(
@@ -27,7 +27,7 @@ def summary_cmd(
 
     Per person: messages, replies, records owned/sourced, stance changes; the group's
     decisions over time. --plot PATH writes the timeline as a PNG."""
-    from graphmem.db import quiet_notifications
+    from graphmem.store.db import quiet_notifications
     from graphmem.views import build_timeline, render_timeline_png, summarize
 
     quiet_notifications()

@@ -67,12 +67,12 @@ def collect(
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Run the teacher Writer over a group's pending segments (as derive) and record each step."""
-    from graphmem.config import get_settings
-    from graphmem.embed import get_embedder
-    from graphmem.errors import InvalidInputError, LLMError
+    from graphmem.core.config import get_settings
+    from graphmem.core.embed import get_embedder
+    from graphmem.core.errors import InvalidInputError, LLMError
     from graphmem.llm import writer_model
     from graphmem.train.trajectories import collect_group, write_steps
-    from graphmem.writer import ReplayWriter
+    from graphmem.derived.writer import ReplayWriter
 
     if replay_dir is not None:
         if replay:
@@ -213,7 +213,7 @@ def evaluate(
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Run a Writer over reference networks: validity, Φ_SL and chain agreement (and QA gain)."""
-    from graphmem.errors import InvalidInputError
+    from graphmem.core.errors import InvalidInputError
     from graphmem.train.evaluate import evaluate_writer
     from graphmem.train.trajectories import read_steps
 

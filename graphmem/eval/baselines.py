@@ -6,7 +6,7 @@ indexed.
 
 - BM25: ``rank_bm25.BM25Okapi`` (k1 = 1.5, b = 0.75) over lower-cased ``[A-Za-z0-9_]+`` tokens,
   no stemming, no stop words; ties keep conversation order.
-- Embed: all-MiniLM-L6-v2 through :mod:`graphmem.embed` (L2-normalised vectors, cosine = dot
+- Embed: all-MiniLM-L6-v2 through :mod:`graphmem.core.embed` (L2-normalised vectors, cosine = dot
   product) over the message text; the message matrix is cached on disk per model and unit.
 - Full context: the whole conversation in order when the answer prompt fits the configured
   window (``eval_full_context_window_tokens``, counted at ~4 characters per token), else the
@@ -26,13 +26,13 @@ from pathlib import Path
 
 import numpy as np
 
-from graphmem.embed import Embedder
+from graphmem.core.embed import Embedder
 from graphmem.eval import prompts
 from graphmem.llm import ChatModel, Usage, estimate_tokens
 from graphmem.query.compose import excerpt_line
 from graphmem.query.types import Excerpt
-from graphmem.text import strip_think
-from graphmem.model import MessageRecord
+from graphmem.core.text import strip_think
+from graphmem.core.model import MessageRecord
 
 __all__ = [
     "BM25Retriever",

@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from graphmem.errors import InvalidInputError
+from graphmem.core.errors import InvalidInputError
 from loaders import Conversation, Question, load_conversations, load_questions, question_with_options
 
 BENCHES: tuple[str, ...] = ("locomo", "socialmem", "groupmem", "evermem")

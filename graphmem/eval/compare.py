@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from graphmem.errors import InvalidInputError
+from graphmem.core.errors import InvalidInputError
 from graphmem.eval.metrics import parse_judge_verdict
 from graphmem.eval.runner import QuestionRecord, read_records
 

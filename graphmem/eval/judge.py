@@ -18,11 +18,11 @@ import math
 import re
 from dataclasses import dataclass
 
-from graphmem.errors import LLMError
+from graphmem.core.errors import LLMError
 from graphmem.eval import prompts
 from graphmem.eval.metrics import parse_judge_verdict
 from graphmem.llm import ChatModel, LLMOutputError, Usage
-from graphmem.text import strip_think
+from graphmem.core.text import strip_think
 
 __all__ = ["Graded", "Verdict", "judge_answer", "option_choice", "rubric_score"]
 

@@ -26,8 +26,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from graphmem.errors import InvalidInputError
-from graphmem.text import strip_think
+from graphmem.core.errors import InvalidInputError
+from graphmem.core.text import strip_think
 
 __all__ = [
     "AccuracySummary",

@@ -32,7 +32,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from graphmem.errors import InvalidInputError
+from graphmem.core.errors import InvalidInputError
 from graphmem.eval.benchmarks import CATEGORY_ORDER
 from graphmem.eval.metrics import AccuracySummary, SocialMemSummary, binary_accuracy, socialmem_summary
 from graphmem.eval.published import (

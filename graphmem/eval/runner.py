@@ -38,10 +38,10 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from graphmem.config import Settings
-from graphmem.db import Store
-from graphmem.embed import Embedder
-from graphmem.errors import GraphMemError, InvalidInputError, LLMError
+from graphmem.core.config import Settings
+from graphmem.store.db import Store
+from graphmem.core.embed import Embedder
+from graphmem.core.errors import GraphMemError, InvalidInputError, LLMError
 from graphmem.eval.benchmarks import (
     BENCHES,
     BenchData,
@@ -64,8 +64,8 @@ from graphmem.eval.systems import (
     SpeakerMem,
 )
 from graphmem.llm import ChatModel, Stopwatch
-from graphmem.times import now_iso
-from graphmem.model import Question
+from graphmem.core.times import now_iso
+from graphmem.core.model import Question
 
 logger = logging.getLogger(__name__)
 
@@ -356,9 +356,9 @@ def prepare_units(
         LLMError: the Writer failed (segments written before stay; a re-run resumes).
         StoreUnavailableError: Neo4j failed.
     """
-    from graphmem import memory
-    from graphmem.ingest import ingest_conversations
-    from graphmem.writer import derive_group
+    from graphmem.derived import memory
+    from graphmem.verbatim.ingest import ingest_conversations
+    from graphmem.derived.writer import derive_group
 
     out: dict[str, UnitInfo] = {}
     for unit in units:

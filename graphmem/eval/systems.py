@@ -31,10 +31,10 @@ from typing import Protocol
 
 import numpy as np
 
-from graphmem.config import Settings
-from graphmem.db import Store
-from graphmem.embed import Embedder
-from graphmem.errors import InvalidInputError
+from graphmem.core.config import Settings
+from graphmem.store.db import Store
+from graphmem.core.embed import Embedder
+from graphmem.core.errors import InvalidInputError
 from graphmem.eval.baselines import (
     BM25Retriever,
     EmbedRetriever,

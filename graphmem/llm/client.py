@@ -7,7 +7,7 @@ usage of every call in a :class:`TokenLedger`.
 
 Token accounting lives in :mod:`graphmem.llm.usage`, stage timing in :mod:`graphmem.llm.timing`.
 
-Three factories build the models the pipeline uses from :class:`graphmem.config.Settings`:
+Three factories build the models the pipeline uses from :class:`graphmem.core.config.Settings`:
 :func:`writer_model` (the System 2 Writer), :func:`answer_model` (query and answer modules) and
 :func:`judge_model` (evaluation judge). Each returns ``None`` when no endpoint is configured.
 
@@ -29,11 +29,11 @@ from typing import Any
 import openai
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 
-from graphmem.config import Settings
-from graphmem.errors import LLMError
+from graphmem.core.config import Settings
+from graphmem.core.errors import LLMError
 from graphmem.llm.timing import Stopwatch
 from graphmem.llm.usage import TokenLedger, Usage, estimate_tokens
-from graphmem.text import strip_think
+from graphmem.core.text import strip_think
 
 logger = logging.getLogger(__name__)
 

@@ -5,15 +5,10 @@ Entry point: :func:`ask`. Modules: :mod:`~graphmem.query.project` (Project),
 :mod:`~graphmem.query.system2` (rows, per-row retrieval, head/full/as-of, raw fallback),
 :mod:`~graphmem.query.compose` (Compose and Answer), :mod:`~graphmem.query.people` (read
 models: one person's memory, provenance), :mod:`~graphmem.query.prompts` (prompt texts).
-Writes and erasures of a group live in :mod:`graphmem.groups`; ``forget_person`` and
-``read_roster`` are re-exported here for one release.
+Writes and erasures of a group live in :mod:`graphmem.groups.service`.
 
 Source: SpeakerMem-R1 §3.3, App. A, B.3, prompts I.3-I.6.
 """
-
-import sys as _sys
-
-from graphmem import groups as _groups
 
 from graphmem.query.people import (
     ForgetSummary,
@@ -65,8 +60,3 @@ __all__ = [
     "provenance",
     "read_roster",
 ]
-
-# graphmem.query.groups moved to graphmem.groups (git mv, so rebases follow it); the old module
-# name stays importable for one release as an alias of the new module.
-groups = _groups
-_sys.modules.setdefault(__name__ + ".groups", _groups)

@@ -12,7 +12,7 @@ The evidence handed to the answerer has two parts:
 Evidence a model can use (docs/reliability.md, "Evidence"):
 
 - Labels: a display name shared by several persons is shown as ``"Alex (u_alex_r)"``, by the
-  same rule as the Writer's roster labels (:class:`graphmem.roster.Roster`), in excerpts,
+  same rule as the Writer's roster labels (:class:`graphmem.verbatim.roster.Roster`), in excerpts,
   row headers, sources and owners.
 - A message appears once: a raw fallback message already among the excerpts is referred to
   by its excerpt number instead of being repeated.
@@ -34,8 +34,8 @@ from dataclasses import dataclass, field
 from graphmem.llm import ChatModel, Usage, estimate_tokens
 from graphmem.query import prompts
 from graphmem.query.types import Cell, Excerpt, Projection, RecordVersion, Row
-from graphmem.roster import Roster
-from graphmem.text import STOP_WORDS, strip_think
+from graphmem.verbatim.roster import Roster
+from graphmem.core.text import STOP_WORDS, strip_think
 
 _WORD = re.compile(r"\w+")
 

@@ -1,8 +1,8 @@
 """Read models beside ``ask``: the roster, one person's memory, a record's provenance.
 
-Derived records are read through :mod:`graphmem.memory` (heads, chains, as-of, provenance);
-the roster comes from :mod:`graphmem.roster`. Erasing a person or a group moved to
-:mod:`graphmem.groups` (``forget_person``, ``forget_group``; re-exported here for one release).
+Derived records are read through :mod:`graphmem.derived.memory` (heads, chains, as-of, provenance);
+the roster comes from :mod:`graphmem.verbatim.roster`. Erasing a person or a group moved to
+:mod:`graphmem.groups.service` (``forget_person``, ``forget_group``; re-exported here for one release).
 """
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from graphmem import memory
-from graphmem.db import Store
-from graphmem.errors import InvalidInputError, NotFoundError
-from graphmem.groups import ForgetSummary, forget_group, forget_person, get_group  # noqa: F401  (moved; kept one release)
-from graphmem.roster import RosterMember, read_roster
+from graphmem.derived import memory
+from graphmem.store.db import Store
+from graphmem.core.errors import InvalidInputError, NotFoundError
+from graphmem.groups.service import ForgetSummary, forget_group, forget_person, get_group  # noqa: F401  (moved; kept one release)
+from graphmem.verbatim.roster import RosterMember, read_roster
 
 
 def get_member(store: Store, group_id: str, person_id: str) -> RosterMember:

@@ -18,11 +18,12 @@ from typing import Any
 
 import numpy as np
 
-from graphmem import limits, telemetry
-from graphmem.config import Settings, get_settings
-from graphmem.db import Store, in_background
-from graphmem.embed import Embedder
-from graphmem.errors import InvalidInputError, NotFoundError, no_group
+from graphmem.core import limits
+from graphmem.core import telemetry
+from graphmem.core.config import Settings, get_settings
+from graphmem.store.db import Store, in_background
+from graphmem.core.embed import Embedder
+from graphmem.core.errors import InvalidInputError, NotFoundError, no_group
 from graphmem.llm import ChatModel, Usage
 from graphmem.llm.timing import Stopwatch
 from graphmem.llm.usage import usage_by_stage
@@ -33,9 +34,9 @@ from graphmem.query.project import project
 from graphmem.query.system1 import System1Result, run_system1
 from graphmem.query.system2 import System2Result, ablate_rows, run_system2
 from graphmem.query.types import Ablation, AskResult, Budgets, StageUsage, Tense
-from graphmem.roster import Roster, RosterMember
-from graphmem.search import group_context
-from graphmem.times import parse_as_of, to_instant  # noqa: F401  (parse_as_of re-exported)
+from graphmem.verbatim.roster import Roster, RosterMember
+from graphmem.recall.search import group_context
+from graphmem.core.times import parse_as_of, to_instant  # noqa: F401  (parse_as_of re-exported)
 
 NO_MODEL_NOTE = (
     "no answer model is set (GRAPHMEM_LLM_BASE_URL and GRAPHMEM_LLM_MODEL); Project used its "
@@ -55,7 +56,7 @@ def budgets_from(
     """The budgets of one ask: the settings, with the given overrides.
 
     Raises:
-        InvalidInputError: a budget out of range (:mod:`graphmem.limits`: s1_k 1-100, s2_k and
+        InvalidInputError: a budget out of range (:mod:`graphmem.core.limits`: s1_k 1-100, s2_k and
             source_k 0-50, recall n 1-1000; the others >= 0).
     """
     b = Budgets(
@@ -70,7 +71,7 @@ def budgets_from(
         fallback_k=settings.s2_fallback_k,
         min_cosine=settings.s2_min_cosine,
     )
-    # One set of limits for the CLI, the API and library callers (graphmem.limits).
+    # One set of limits for the CLI, the API and library callers (graphmem.core.limits).
     limits.check_budget(b.top_k, field="s1_k", low=1, high=limits.MAX_S1_K)
     limits.check_budget(b.s2_k, field="s2_k", low=0, high=limits.MAX_S2_K)
     limits.check_budget(b.source_k, field="source_k", low=0, high=limits.MAX_SOURCE_K)
@@ -124,11 +125,11 @@ def _roster_at(
 ) -> list[RosterMember]:
     """The group's roster; as of an instant, only the persons who had spoken by then.
 
-    ``members``: the roster already read (:func:`graphmem.search.group_context`); None reads it.
+    ``members``: the roster already read (:func:`graphmem.recall.search.group_context`); None reads it.
     """
     roster = members if members is not None else read_roster(store, group_id, counts=False)
     if not roster:  # ask never uses the message counts (read_roster counts=False)
-        from graphmem.groups import get_group
+        from graphmem.groups.service import get_group
 
         get_group(store, group_id)  # "no group 'x'" for an unknown group, as every group read
         raise NotFoundError(f"group {group_id!r} has no roster (nothing ingested)")
@@ -205,7 +206,7 @@ def ask(
         model: the answer model (:func:`graphmem.llm.answer_model`), or None: Project falls
             back to its deterministic rules, System 1 keeps the fused order, and no answer is
             produced (the result carries the composed evidence).
-        settings: budgets and constants (default: :func:`graphmem.config.get_settings`).
+        settings: budgets and constants (default: :func:`graphmem.core.config.get_settings`).
         ask_enabled: override ``s1_ask_enabled`` (False = no Sufficiency/ASK call).
         s1_k / s2_k / source_k: override ``s1_top_k`` / ``s2_k`` / ``s2_source_k``.
         as_of: answer from the state that held at this time (ISO-8601; naive = UTC): derived

@@ -25,21 +25,15 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from graphmem.errors import LLMError
+from graphmem.core.errors import LLMError
 from graphmem.llm import ChatModel, LLMOutputError, Usage, estimate_tokens
-from graphmem.model import ALL, GROUP
+from graphmem.core.model import ALL, GROUP
 from graphmem.query import prompts
 from graphmem.query.types import Projection, RosterMember, View
-from graphmem.roster import resolve_person
-from graphmem.text import STOP_WORDS
+from graphmem.recall.anchors import ALL_MEMBERS_WORDS as _ALL_WORDS
+from graphmem.verbatim.roster import find_persons, name_pattern, resolve_person
+from graphmem.core.text import STOP_WORDS
 
-_ALL_WORDS = re.compile(
-    r"\b(each|every|everyone|everybody|all\s+of|all\s+the\s+members|all\s+members|anyone|"
-    r"anybody|nobody|no\s+one|who\s+never|never\s+once|which\s+members?|whole\s+group|"
-    r"who\s+(?:did|does|do|has|have|had|was|were|is|are)\s*(?:n't|not)\b|"
-    r"who\s+(?:didn't|doesn't|don't|hasn't|haven't|hadn't|wasn't|weren't|isn't|aren't))",
-    re.IGNORECASE,
-)
 _NEVER_WORDS = re.compile(
     r"\b(who\s+never|never\s+once|nobody|no\s+one|"
     r"who\s+(?:did|does|do|has|have|had)\s*(?:n't|not)\b|"
@@ -144,35 +138,6 @@ def roster_text(roster: Sequence[RosterMember]) -> str:
     return ", ".join(parts) or "(empty roster)"
 
 
-def _name_pattern(term: str) -> re.Pattern[str] | None:
-    term = term.strip()
-    if len(term) < 2:
-        return None
-    # Names that are also everyday words ("Will", "May") only count with their capital letter.
-    flags = 0 if term.lower() in STOP_WORDS or term.lower() in {"will", "may", "mark", "bill", "rose"} else re.IGNORECASE
-    return re.compile(rf"(?<![\w]){re.escape(term)}(?![\w])", flags)
-
-
-_NAME_EDGES = re.compile(r"^[\W_]+|[\W_]+$", re.UNICODE)
-
-
-def find_persons(question: str, roster: Sequence[RosterMember]) -> list[tuple[int, str]]:
-    """Persons named in ``question``: ``(first position, person id)`` in order of appearance."""
-    found: dict[str, int] = {}
-    for p in roster:
-        terms = {p.name, p.id, *p.aliases}
-        # a display name decorated with emoji or punctuation ("Игорь 🚀") is also found bare
-        terms |= {core for t in terms if len(core := _NAME_EDGES.sub("", t)) >= 2}
-        for term in terms:
-            pat = _name_pattern(term)
-            if pat is None:
-                continue
-            m = pat.search(question)
-            if m is not None and m.start() < found.get(p.id, len(question) + 1):
-                found[p.id] = m.start()
-    return sorted((pos, pid) for pid, pos in found.items())
-
-
 def detect_views(question: str, roster: Sequence[RosterMember]) -> list[View]:
     """"A thinks/sees/knows ... B" patterns: source A, owner B (both roster members)."""
     named = find_persons(question, roster)
@@ -192,7 +157,7 @@ def fallback_issue(question: str, roster: Sequence[RosterMember]) -> str:
     text = _PAST_DATE.sub(" ", question)
     for p in roster:
         for term in sorted({p.name, p.id, *p.aliases}, key=len, reverse=True):
-            pat = _name_pattern(term)
+            pat = name_pattern(term)
             if pat is not None:
                 text = pat.sub(" ", text)
     words: list[tuple[str, bool]] = []  # (word, kept by the stop-word rule)

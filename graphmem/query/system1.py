@@ -6,7 +6,7 @@
 2. Select: the model orders the pool by necessity and may name at most ``expand_anchors``
    anchors (prompt I.4). Candidates it leaves out follow, in fused order.
 3. Expand: ``expand_window`` neighbouring turns (NEXT) before and after each anchor
-   (:func:`graphmem.search.expand_hits`).
+   (:func:`graphmem.recall.search.expand_hits`).
 4. Sufficiency/ASK: the model judges the evidence that would be passed on; when something is
    missing it gives one terse query, ``ask_pool_n`` more candidates are recalled for it, merged
    (duplicates dropped) and the merged pool is ranked again by Select. At most once; off when
@@ -24,17 +24,17 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from graphmem.db import Store
-from graphmem.embed import Embedder
+from graphmem.store.db import Store
+from graphmem.core.embed import Embedder
 from graphmem.llm import ChatModel, Usage
 from graphmem.llm.timing import Stopwatch
 from graphmem.query import prompts
 from graphmem.query.project import call_json
-from graphmem.query.recall import DEFAULT_RECALL, RecallConfig, recall_pool
+from graphmem.recall.pool import DEFAULT_RECALL, RecallConfig, recall_pool
 from graphmem.query.types import Budgets, Excerpt, Projection
-from graphmem.roster import RosterMember
-from graphmem.search import GroupState, MessageHit, expand_hits
-from graphmem.times import instant
+from graphmem.verbatim.roster import RosterMember
+from graphmem.recall.search import GroupState, MessageHit, expand_hits
+from graphmem.core.times import instant
 _MAX_TEXT = 600  # characters of one candidate shown to Select / Sufficiency
 
 

@@ -2,7 +2,7 @@
 
 1. Separate: the projection's rows become roster rows (``ALL`` -> every member, ``GROUP`` -> the
    Group node, names -> Persons) through ``query/expand_rows``, or from the roster ``ask`` has
-   already read (:class:`graphmem.search.GroupContext`).
+   already read (:class:`graphmem.recall.search.GroupContext`).
 2. Candidates: every record chain owned by a row (``query/owner_chains``) and, for person rows,
    every chain the person is the SOURCE of but does not own (``query/source_chains``). A chain is
    found through its head; its versions are the nodes reaching the head along SUPERSEDED_BY.
@@ -35,18 +35,18 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
-from graphmem.db import Store
-from graphmem.embed import Embedder
+from graphmem.store.db import Store
+from graphmem.core.embed import Embedder
 from graphmem.llm.timing import Stopwatch
-from graphmem.times import instant
-from graphmem.model import ALL, GROUP
+from graphmem.core.times import instant
+from graphmem.core.model import ALL, GROUP
 from graphmem.query.project import issue_focus
-from graphmem.query.recall import DEFAULT_RECALL
+from graphmem.recall.pool import DEFAULT_RECALL
 from graphmem.query.types import Budgets, Cell, Excerpt, Projection, RecordVersion, Row
-from graphmem.scope import group_key
-from graphmem.search import GroupContext, GroupState, group_state, hydrate, message_fields, rrf, widened_read
-from graphmem.text import STOP_WORDS, lucene_query
-from graphmem.vector_cache import person_rankings
+from graphmem.store.scope import group_key
+from graphmem.recall.search import GroupContext, GroupState, group_state, hydrate, message_fields, rrf, widened_read
+from graphmem.core.text import STOP_WORDS, lucene_query
+from graphmem.recall.cache import person_rankings
 
 
 @dataclass
@@ -351,7 +351,7 @@ def _raw_fallback(
     if terms:
         total = state.total
         ft = widened_read(
-            store, "query/fulltext_person_messages", min(depth * len(person_ids), max_candidates),
+            store, "recall/fulltext_person_messages", min(depth * len(person_ids), max_candidates),
             max(total, 1), query=terms, group_id=group_id, group_key=group_key(group_id),
             person_ids=person_ids, max_instant=max_instant,
         )

@@ -6,42 +6,12 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from graphmem.model import Message
-from graphmem.roster import RosterMember  # noqa: F401  (re-exported: moved to graphmem.roster)
+from graphmem.core.model import Message, Projection, Tense, View  # noqa: F401  (their home: graphmem.core.model)
+from graphmem.verbatim.roster import RosterMember  # noqa: F401  (re-exported: moved to graphmem.verbatim.roster)
 
-Tense = Literal["head", "full"]
 Ablation = Literal["s1", "s2", "s2-group", "s2-person"]
 RowKind = Literal["person", "group"]
 RowStatus = Literal["records", "raw", "none"]
-
-
-class View(BaseModel):
-    """A source-owner constraint: the question asks how ``source_id`` sees ``owner_id``."""
-
-    source_id: str
-    owner_id: str
-
-
-class Projection(BaseModel):
-    """Output of Project (SpeakerMem-R1 §3.3 eq. 4, App. I.3).
-
-    Attributes:
-        issue: the one matter asked about (a short noun phrase).
-        rows: ``"ALL"``, ``"GROUP"`` and person ids, in the order given.
-        tense: ``"head"`` (current state only) or ``"full"`` (update chains with times).
-        views: source-owner constraints ("A's view of B" -> source A, owner B).
-        names: person id -> display name, for every person id in ``rows`` or ``views``.
-        method: ``"model"`` when the language model's projection was used, else ``"fallback"``.
-        fallback_reason: why the deterministic fallback was used ("" for ``"model"``).
-    """
-
-    issue: str
-    rows: list[str]
-    tense: Tense
-    views: list[View] = Field(default_factory=list)
-    names: dict[str, str] = Field(default_factory=dict)
-    method: Literal["model", "fallback"] = "fallback"
-    fallback_reason: str = ""
 
 
 class Excerpt(Message):
@@ -133,7 +103,7 @@ class Row(BaseModel):
 
 
 class Budgets(BaseModel):
-    """The budgets one ask ran with (every one a setting; see :class:`graphmem.config.Settings`)."""
+    """The budgets one ask ran with (every one a setting; see :class:`graphmem.core.config.Settings`)."""
 
     recall_n: int
     top_k: int

@@ -83,10 +83,10 @@ def _local_writer(model_path: str, max_new_tokens: int) -> tuple[WriterFn, str]:
 
 
 def _endpoint_writer(max_new_tokens: int) -> tuple[WriterFn, str]:
-    from graphmem.config import get_settings
-    from graphmem.errors import LLMError
+    from graphmem.core.config import get_settings
+    from graphmem.core.errors import LLMError
     from graphmem.llm import writer_model
-    from graphmem.writer import STAGE
+    from graphmem.derived.writer import STAGE
 
     chat = writer_model(get_settings())
     if chat is None:

@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from graphmem.llm.timing import Stopwatch
-from graphmem.memory import DerivedRecord
+from graphmem.derived.memory import DerivedRecord
 from graphmem.train.rewards import (
     ADV_CLIP,
     SIGMA_MIN,

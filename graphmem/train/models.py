@@ -31,7 +31,7 @@ def _require() -> None:
         import peft  # noqa: F401
         import transformers  # noqa: F401
     except ImportError as e:  # pragma: no cover - depends on the install
-        from graphmem.errors import GraphMemError
+        from graphmem.core.errors import GraphMemError
 
         raise GraphMemError("graphmem train needs the optional extra: pip install 'graphmem[train]'") from e
 
@@ -109,7 +109,7 @@ def load_policy(path: str | Path, *, trainable: bool = False, dtype: Any = None)
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from graphmem.errors import InvalidInputError
+    from graphmem.core.errors import InvalidInputError
 
     p = Path(path)
     dtype = dtype or torch.float32

@@ -11,7 +11,7 @@ How a final memory state reaches System 2 here: the state lives in memory
 network's messages (those of the trajectory's segments) and the state's records (every
 version, with OWNER / SOURCE / FROM links and SUPERSEDED_BY chains) are written into a
 *scratch group* through the store's own write paths
-(:func:`graphmem.ingest.ingest_conversations`, :func:`graphmem.memory.write_segment`, one
+(:func:`graphmem.verbatim.ingest.ingest_conversations`, :func:`graphmem.derived.memory.write_segment`, one
 segment marker per writing position), the questions go through :func:`graphmem.query.ask`
 exactly as ``graphmem ask`` runs them (Project, System 1, System 2, Compose, Answer), the
 System 1-only arm is composed from the same ask's projection and excerpts with no rows
@@ -42,8 +42,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from graphmem.errors import InvalidInputError
-from graphmem.memory import DerivedRecord
+from graphmem.core.errors import InvalidInputError
+from graphmem.derived.memory import DerivedRecord
 from graphmem.train.rewards import qa_gain, qa_score
 from graphmem.train.trajectories import WriterStep
 
@@ -172,7 +172,7 @@ def write_scratch_group(
     so the records' owners and sources resolve); one segment marker per writing position
     covers that segment's messages and carries the records written there (``e<index>.<k>``),
     UPDATE versions linked to the version they supersede. Written with the store's own
-    ingest and :func:`graphmem.memory.write_segment` (embeddings by ``embedder``).
+    ingest and :func:`graphmem.derived.memory.write_segment` (embeddings by ``embedder``).
 
     Raises:
         InvalidInputError: the trajectory does not start at the network's first segment (its
@@ -180,9 +180,9 @@ def write_scratch_group(
             record belongs to no segment of the trajectory.
         StoreUnavailableError, ConflictError: as the write paths.
     """
-    from graphmem import memory
-    from graphmem.ingest import ingest_conversations
-    from graphmem.model import Conversation, MessageRecord
+    from graphmem.derived import memory
+    from graphmem.verbatim.ingest import ingest_conversations
+    from graphmem.core.model import Conversation, MessageRecord
 
     first = steps[0]
     if first.pre_state:
@@ -272,7 +272,7 @@ class QAGain:
     def __init__(self, store: Any, embedder: Any, answerer: Any, judge: Any,
                  questions: Mapping[str, Sequence[QAPair]], *, settings: Any = None,
                  max_questions: int = MAX_QUESTIONS) -> None:
-        from graphmem.config import get_settings
+        from graphmem.core.config import get_settings
 
         self.store, self.embedder, self.answerer, self.judge = store, embedder, answerer, judge
         self.settings = settings or get_settings()
@@ -312,9 +312,9 @@ class QAGain:
     def _evaluate(self, network: str, digest: str, steps: Sequence[WriterStep], records: Sequence[DerivedRecord],
                   qs: Sequence[QAPair]) -> QAResult:
         from graphmem.eval.judge import judge_answer
-        from graphmem.groups import forget_group
+        from graphmem.groups.service import forget_group
         from graphmem.query import answer_system1_only, ask
-        from graphmem.local_bm25 import forget_stats
+        from graphmem.recall.lexical import forget_stats
 
         scratch = f"qa-scratch-{uuid.uuid4().hex[:12]}"
         rows: list[dict[str, Any]] = []
@@ -352,7 +352,7 @@ def terminal_qa_from_settings(
     Returns:
         ``(evaluator, note)``: note is "" when the evaluator is returned.
     """
-    from graphmem.config import get_settings
+    from graphmem.core.config import get_settings
     from graphmem.llm import answer_model, judge_model
 
     if questions_path is None:
@@ -363,7 +363,7 @@ def terminal_qa_from_settings(
     if answerer is None or judge is None:
         return None, QA_NOTE_NO_MODEL
     if embedder is None:
-        from graphmem.embed import get_embedder
+        from graphmem.core.embed import get_embedder
 
         embedder = get_embedder()
     return QAGain(store, embedder, answerer, judge, questions, settings=s), ""

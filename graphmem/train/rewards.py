@@ -25,14 +25,14 @@ term                        definition                                          
 
 Where the paper leaves a choice open, the choice made here (each also stated on its function):
 
-- *Schema-valid* (eq. 19) means: not rejected by :func:`graphmem.writer.validate_actions` for a
+- *Schema-valid* (eq. 19) means: not rejected by :func:`graphmem.derived.writer.validate_actions` for a
   schema reason (:data:`SCHEMA_REASONS`: malformed action, unknown action/owner/source/layer/
   utype, scope mismatch, empty content, UPDATE of no current head). Duplicates and unchanged
   UPDATEs are scored by ``R_dup`` / ``R_stop`` instead, actions past the budget by ``z_count``.
 - ``z_act`` (eq. 21) is 1 when validation rejected any action for a reason other than
   ``too_many_actions`` (that one is ``z_count``).
 - Action keys: owner and source are resolved through the roster (so ``"mom"`` and ``"Mom"`` are
-  one person), content is :func:`graphmem.memory.normalise_content`.
+  one person), content is :func:`graphmem.derived.memory.normalise_content`.
 
 Size (over 500 lines on purpose): every reward term of the paper lives here next to its
 equation, so the table above maps one-to-one onto this file.
@@ -56,7 +56,7 @@ from graphmem.eval.speaker_levenshtein import (
     chain_score,
     speaker_levenshtein,
 )
-from graphmem.memory import DerivedRecord, normalise_content
+from graphmem.derived.memory import DerivedRecord, normalise_content
 
 __all__ = [
     "ADV_CLIP",
@@ -193,7 +193,7 @@ def novel_flags(
     Args:
         actions: the answer's actions, in order.
         heads: the pre-state the Writer saw (current heads).
-        roster: resolves owner/source names (a :class:`graphmem.writer.Roster`), optional.
+        roster: resolves owner/source names (a :class:`graphmem.derived.writer.Roster`), optional.
 
     Returns:
         One bool per action.
@@ -254,7 +254,7 @@ def validity_reward(
     Args:
         actions: the parsed action list, None when the answer held no usable JSON.
         rejections: the rejection reason of every rejected action (from the
-            :class:`graphmem.writer.ValidationReport`).
+            :class:`graphmem.derived.writer.ValidationReport`).
         heads: pre-state (current heads the Writer saw).
         roster: resolves owner/source names for the keys.
         weights: w_json 0.25, w_schema 0.35, w_dup 0.25, w_stop 0.15.
@@ -313,7 +313,7 @@ def structural_penalty(
     Args:
         actions: parsed action list or None.
         rejections: rejection reasons of the rejected actions.
-        max_actions: the segment's budget (:func:`graphmem.writer.max_actions_for`).
+        max_actions: the segment's budget (:func:`graphmem.derived.writer.max_actions_for`).
         finish_reason: the model's finish reason, if known.
         weights: η_json 0.25, η_act 0.15, η_count 0.10, η_len 0.10.
 

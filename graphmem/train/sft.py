@@ -83,7 +83,7 @@ def run_sft(steps: Sequence[WriterStep], model_name: str, out_dir: str | Path, c
     from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
     from trl import SFTConfig, SFTTrainer
 
-    from graphmem.errors import InvalidInputError
+    from graphmem.core.errors import InvalidInputError
     from graphmem.train.models import render_prompt, save_policy
 
     if not steps:

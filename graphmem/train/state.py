@@ -1,10 +1,10 @@
 """An in-memory copy of the Writer's write path, for rollouts and evaluation without Neo4j.
 
 :class:`MemoryState` holds one group's derived records and applies a Writer answer to them
-exactly as ``graphmem derive`` does — same prompt builder (:func:`graphmem.writer.
-build_writer_messages`), same validator (:func:`graphmem.writer.validate_actions`), same entry
+exactly as ``graphmem derive`` does — same prompt builder (:func:`graphmem.derived.writer.
+build_writer_messages`), same validator (:func:`graphmem.derived.writer.validate_actions`), same entry
 ids (``e<segment>.<k>``), same record time and ``turn_created`` (from
-:func:`graphmem.writer.supporting_messages`), heads listed in the store's order
+:func:`graphmem.derived.writer.supporting_messages`), heads listed in the store's order
 (``turn_created``, then id) — but keeps the records in a list instead of writing them. GRPO
 samples G trajectories per network, each with its own state, and must not touch the store
 for every sample; a test checks that the prompts this class builds equal those a real derive
@@ -20,10 +20,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from graphmem.config import Settings, get_settings
+from graphmem.core.config import Settings, get_settings
 from graphmem.llm import extract_json
-from graphmem.memory import GROUP, HEAD, SUPERSEDED, DerivedRecord
-from graphmem.writer import (
+from graphmem.derived.memory import GROUP, HEAD, SUPERSEDED, DerivedRecord
+from graphmem.derived.writer import (
     Roster,
     ValidationReport,
     WriterSegment,

@@ -1,10 +1,10 @@
 """Writer trajectories: one JSONL line per Writer segment, the unit of SFT and GRPO.
 
 ``graphmem train collect --group G`` runs the Writer over the group's pending segments through
-``graphmem derive``'s own loop (:func:`graphmem.writer.derive_group`: a teacher endpoint, or a
-:class:`graphmem.writer.ReplayWriter` for recorded / hand-written actions) and records, per
+``graphmem derive``'s own loop (:func:`graphmem.derived.writer.derive_group`: a teacher endpoint, or a
+:class:`graphmem.derived.writer.ReplayWriter` for recorded / hand-written actions) and records, per
 segment, a :class:`WriterStep`: the exact Writer input (the prompt built by
-:func:`graphmem.writer.build_writer_messages` from the roster, the segment and the pre-state
+:func:`graphmem.derived.writer.build_writer_messages` from the roster, the segment and the pre-state
 heads the model was shown), the actions, the validation report, the resulting memory state
 (heads) and the update chain so far. The System 2 it builds is stored as ``derive`` would store
 it.
@@ -25,11 +25,11 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from graphmem import memory
-from graphmem.errors import InvalidInputError
-from graphmem.memory import DerivedRecord
+from graphmem.derived import memory
+from graphmem.core.errors import InvalidInputError
+from graphmem.derived.memory import DerivedRecord
 from graphmem.train.state import canonical_completion, edges_from_records
-from graphmem.writer import (
+from graphmem.derived.writer import (
     WRITER_SYSTEM_PROMPT,
     Roster,
     SegmentMessage,
@@ -49,7 +49,7 @@ __all__ = [
 ]
 
 #: Format tag of a trajectory line.
-FORMAT = "graphmem.writer-trajectory/1"
+FORMAT = "graphmem.derived.writer-trajectory/1"
 
 
 def prompt_version() -> str:
@@ -80,9 +80,9 @@ class WriterStep(BaseModel):
         group_id: the network (Group id).
         position / index: 0-based writing position t, and the segment index (entry ids
             ``e<index>.<k>``).
-        session / channel / part / parts: the segment (as :class:`graphmem.writer.WriterSegment`).
+        session / channel / part / parts: the segment (as :class:`graphmem.derived.writer.WriterSegment`).
         roster: the group's Persons (id, name, speaker_id, aliases).
-        messages: the segment's messages (:class:`graphmem.writer.SegmentMessage` fields).
+        messages: the segment's messages (:class:`graphmem.derived.writer.SegmentMessage` fields).
         max_actions: the action budget ``max(8, 2|X_t|)``.
         pre_state: heads shown as CURRENT MEMORY (stored records, every field).
         prompt: ``[{"role": "system", ...}, {"role": "user", ...}]`` exactly as sent.
@@ -141,7 +141,7 @@ def collect_group(
         store: open store (group ingested; schema applied).
         group_id: the group.
         model: the teacher Writer (:func:`graphmem.llm.writer_model`) or a
-            :class:`graphmem.writer.ReplayWriter`.
+            :class:`graphmem.derived.writer.ReplayWriter`.
         embedder: embeds the new records (as ``derive``).
         settings: Writer settings (default: process settings).
         max_segments: stop after this many segments.
@@ -153,9 +153,9 @@ def collect_group(
         next step's ``index`` shows.
 
     Raises:
-        NotFoundError, LLMError, StoreUnavailableError: as :func:`graphmem.writer.derive_group`.
+        NotFoundError, LLMError, StoreUnavailableError: as :func:`graphmem.derived.writer.derive_group`.
     """
-    from graphmem.writer import ReplayWriter, derive_group
+    from graphmem.derived.writer import ReplayWriter, derive_group
 
     _name, roster, _done = load_roster(store, group_id)
     persons = [{"id": e.id, "name": e.name, "aliases": list(e.aliases)} for e in roster.entries]
@@ -192,7 +192,7 @@ def collect_group(
         post = memory.current_heads(store, group_id)
         every = memory.list_records(store, group_id, heads_only=False)
         raw = answers[-1] if answers else []
-        from graphmem.writer import coerce_actions
+        from graphmem.derived.writer import coerce_actions
 
         try:
             actions = coerce_actions(raw) if raw is not None else []

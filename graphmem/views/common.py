@@ -2,7 +2,7 @@
 
 Read: the group and its roster, the group's messages (``writer/list_messages``), every
 person-to-person REPLY_TO / NEXT link (``browser/talk_links``, the Browser guide's query) and
-the derived records through :mod:`graphmem.memory`.
+the derived records through :mod:`graphmem.derived.memory`.
 """
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from graphmem import memory
-from graphmem.db import Store
-from graphmem.errors import InvalidInputError
-from graphmem.groups import get_group
-from graphmem.roster import read_roster
-from graphmem.times import to_instant
+from graphmem.derived import memory
+from graphmem.store.db import Store
+from graphmem.core.errors import InvalidInputError
+from graphmem.groups.service import get_group
+from graphmem.verbatim.roster import read_roster
+from graphmem.core.times import to_instant
 
 Mode = Literal["head", "full"]
 

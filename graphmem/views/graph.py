@@ -16,9 +16,9 @@ from typing import Literal
 import networkx as nx
 from pydantic import BaseModel, Field
 
-from graphmem import memory
-from graphmem.db import Store
-from graphmem.errors import InvalidInputError, NotFoundError
+from graphmem.derived import memory
+from graphmem.store.db import Store
+from graphmem.core.errors import InvalidInputError, NotFoundError
 from graphmem.views.common import (
     LAYER_COLOURS,
     GroupData,
@@ -35,7 +35,7 @@ class GraphNode(BaseModel):
     """A person of the roster, or the group itself.
 
     Attributes:
-        id: ``Person.id`` (speaker_id, else display name), or :data:`graphmem.memory.GROUP`.
+        id: ``Person.id`` (speaker_id, else display name), or :data:`graphmem.derived.memory.GROUP`.
         kind: ``"person"`` or ``"group"``.
         name: display name (the group's name for GROUP).
         messages: messages the person sent within the session and time filters (0 for GROUP).

@@ -8,8 +8,8 @@ from collections import Counter
 
 from pydantic import BaseModel
 
-from graphmem import memory
-from graphmem.db import Store
+from graphmem.derived import memory
+from graphmem.store.db import Store
 from graphmem.views.common import GroupData, SessionInfo, _when
 
 

@@ -9,9 +9,9 @@ import math
 
 from pydantic import BaseModel
 
-from graphmem import memory
-from graphmem.db import Store
-from graphmem.times import date_of, minute
+from graphmem.derived import memory
+from graphmem.store.db import Store
+from graphmem.core.times import date_of, minute
 from graphmem.views.common import LAYER_COLOURS, GroupData, SessionInfo
 from graphmem.views.summary import DecisionEvent, _decisions, _is_stance_change
 

@@ -7,9 +7,9 @@ from fastapi.testclient import TestClient
 
 from api.errors import status_for
 from api.main import create_app
-from graphmem.config import Settings
-from graphmem.errors import ConflictError, GraphMemError, InvalidInputError, LLMError, NotFoundError, StoreUnavailableError
-from graphmem.search import search_messages
+from graphmem.core.config import Settings
+from graphmem.core.errors import ConflictError, GraphMemError, InvalidInputError, LLMError, NotFoundError, StoreUnavailableError
+from graphmem.recall.search import search_messages
 from tests.scripted_llm import Reply, ScriptedLLM
 from tests.test_query_fixtures import FAMILY, MEMBERS, build_family, script
 

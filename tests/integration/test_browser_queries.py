@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from graphmem.db import all_templates, cypher
+from graphmem.store.db import all_templates, cypher
 from tests.conftest import delete_group
 from tests.test_graphview_fixtures import HEADS, LINES, PEOPLE, RECORDS, build_trail, expected_talk, text_of
 

@@ -1,7 +1,7 @@
 """The offline first-load files describe the same graph that ``ingest --embed later`` writes.
 
 The importer itself needs a stopped server and an empty database, so it cannot run against the
-shared test server; this test compares its input (the CSV files of graphmem.bulk_import) with
+shared test server; this test compares its input (the CSV files of graphmem.verbatim.bulk_import) with
 what transactional ingest stores, node by node and relationship by relationship.
 """
 
@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from graphmem.bulk_import import ARRAY_DELIMITER, HEADERS, write_csv
-from graphmem.bulk_jsonl import write_csv_jsonl
-from graphmem.ingest import ingest_conversations
+from graphmem.verbatim.bulk_import import ARRAY_DELIMITER, HEADERS, write_csv
+from graphmem.verbatim.bulk_jsonl import write_csv_jsonl
+from loaders import jsonl_reference
+from graphmem.verbatim.ingest import ingest_conversations
 from tests.factories import conversation
 
 pytestmark = pytest.mark.neo4j
@@ -39,7 +40,7 @@ def sample(gid: str):
 
 
 def _nonce(props: dict) -> dict:
-    """A group's vector_rev starts at a random 52-bit number on every path (graphmem.vector_cache):
+    """A group's vector_rev starts at a random 52-bit number on every path (graphmem.recall.cache):
     compared as present and in range, not by value."""
     if "vector_rev" in props:
         assert isinstance(props["vector_rev"], int) and 0 <= props["vector_rev"] < 2**52, props
@@ -134,15 +135,15 @@ def jsonl_sample(path: Path, gid: str) -> Path:
 
 
 def test_parallel_files_match_transactional_ingest(store, group_id, tmp_path) -> None:
-    """graphmem.bulk_jsonl's parts (two processes) against ingest of the same file."""
-    from graphmem.groups import forget_group
+    """graphmem.verbatim.bulk_jsonl's parts (two processes) against ingest of the same file."""
+    from graphmem.groups.service import forget_group
     from loaders import load_conversations
 
     src = jsonl_sample(tmp_path / "chat.jsonl", group_id)
     convs = load_conversations(src, "jsonl")
     try:
         ingested = ingest_conversations(store, convs, None, embed="later")
-        result = write_csv_jsonl(src, tmp_path / "csv", workers=2)
+        result = write_csv_jsonl(src, tmp_path / "csv", reference=jsonl_reference, workers=2)
         assert result.path == "parallel" and result.parts == 2
         assert result.summary.as_dict() == ingested.as_dict()
         csv_nodes, csv_rels = from_csv(tmp_path / "csv", result.files)
@@ -163,10 +164,10 @@ def test_importer_runs_and_keeps_its_report_out_of_the_working_directory(tmp_pat
     The importer writes a report of skipped entries; it belongs with the CSV files, never in the
     directory the command was started from (it used to leave ``import.report`` in the repo root).
     """
-    from graphmem.bulk_import import import_conversations
-    from graphmem.config import Settings
+    from graphmem.verbatim.bulk_import import import_conversations
+    from graphmem.core.config import Settings
 
-    from graphmem.local_server import LocalServer
+    from graphmem.store.local_server import LocalServer
 
     settings = Settings(home=tmp_path / "gm", neo4j_heap_mb=256, neo4j_pagecache_mb=64)
     assembled = LocalServer(Settings())  # the test server's jars, when assembled, save a Maven run
@@ -184,10 +185,10 @@ def test_importer_runs_and_keeps_its_report_out_of_the_working_directory(tmp_pat
     assert (folder / "import.report").exists()
 
     # the JSON-lines path: parts written by two processes, one header file each
-    from graphmem.bulk_import import import_jsonl
+    from graphmem.verbatim.bulk_jsonl import import_jsonl
 
     src = jsonl_sample(tmp_path / "chat.jsonl", "import-jsonl")
-    report = import_jsonl(settings, src, tmp_path / "csv2", overwrite=True, workers=2)
+    report = import_jsonl(settings, src, tmp_path / "csv2", reference=jsonl_reference, overwrite=True, workers=2)
     assert (report.csv_path, report.csv_parts) == ("parallel", 2)
     assert report.summary.messages_written == 12
     assert "IMPORT DONE" in report.tool_output
@@ -203,9 +204,9 @@ def own_server(tmp_path: Path):
     import subprocess
     import sys
 
-    from graphmem.config import Settings
-    from graphmem.db import Store, open_driver
-    from graphmem.local_server import LocalServer
+    from graphmem.core.config import Settings
+    from graphmem.store.db import Store, open_driver
+    from graphmem.store.local_server import LocalServer
     from tests.processes import free_port
 
     ports = {"GRAPHMEM_NEO4J_BOLT_PORT": str(free_port()), "GRAPHMEM_NEO4J_HTTP_PORT": str(free_port())}
@@ -244,9 +245,9 @@ def test_import_checks_the_input_before_it_stops_a_running_server(tmp_path) -> N
     stopped it first and learnt of the bad record with the server down."""
     import json as _json
 
-    from graphmem.db import Store, open_driver
-    from graphmem.ingest import ingest_conversations
-    from graphmem.local_server import LocalServer
+    from graphmem.store.db import Store, open_driver
+    from graphmem.verbatim.ingest import ingest_conversations
+    from graphmem.store.local_server import LocalServer
     from tests.factories import conversation
 
     settings, cli, messages = own_server(tmp_path)
@@ -312,9 +313,9 @@ def test_import_into_an_empty_database_needs_no_overwrite(tmp_path) -> None:
     server's database, which cannot be asked."""
     import json as _json
 
-    from graphmem.db import Store, open_driver
-    from graphmem.local_server import LocalServer
-    from graphmem.schema import apply_schema
+    from graphmem.store.db import Store, open_driver
+    from graphmem.store.local_server import LocalServer
+    from graphmem.store.schema import apply_schema
 
     settings, cli, messages = own_server(tmp_path)
     path = tmp_path / "chat.jsonl"
@@ -337,7 +338,7 @@ def test_import_into_an_empty_database_needs_no_overwrite(tmp_path) -> None:
         pid = server.pid()
         assert pid is not None and messages("first") == 3
         driver = open_driver(settings)
-        try:  # schema apply after the import seeds the group's random vector_rev (graphmem.vector_cache)
+        try:  # schema apply after the import seeds the group's random vector_rev (graphmem.recall.cache)
             rev = Store(driver).read_text("MATCH (g:Group {id: 'first'}) RETURN g.vector_rev AS r")[0]["r"]
         finally:
             driver.close()

@@ -8,9 +8,9 @@ from collections.abc import Callable
 
 import pytest
 
-from graphmem.ingest import ingest_conversations
-from graphmem.search import group_state
-from graphmem.vectors import embed_group
+from graphmem.verbatim.ingest import ingest_conversations
+from graphmem.recall.search import group_state
+from graphmem.verbatim.vectors import embed_group
 from tests.factories import conversation
 
 pytestmark = pytest.mark.neo4j
@@ -190,7 +190,7 @@ def test_a_run_whose_lease_was_taken_over_stops_instead_of_writing(store, embedd
     the group back."""
     import threading
 
-    from graphmem.errors import ConflictError
+    from graphmem.core.errors import ConflictError
 
     rows = [{"id": f"L{i}", "speaker": "Ana", "text": f"the ferry leaves at {i} sharp",
              "ts": f"2026-01-01T10:00:{i:02d}"} for i in range(6)]

@@ -14,15 +14,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from graphmem import times
-from graphmem.config import get_settings
-from graphmem.errors import InvalidInputError
-from graphmem.embed import embedding_text
-from graphmem.ingest import ingest_conversations
-from graphmem.schema import apply_schema
-from graphmem.scope import scope_index
-from graphmem.search import group_state, vector_ranking
-from graphmem.vectors import embed_group
+from graphmem.core import times
+from graphmem.core.config import get_settings
+from graphmem.core.errors import InvalidInputError
+from graphmem.core.embed import embedding_text
+from graphmem.verbatim.ingest import ingest_conversations
+from graphmem.store.schema import apply_schema
+from graphmem.store.scope import scope_index
+from graphmem.recall.search import group_state, vector_ranking
+from graphmem.verbatim.vectors import embed_group
 from tests.factories import conversation
 
 pytestmark = pytest.mark.neo4j
@@ -108,7 +108,7 @@ def test_without_the_global_vector_index_search_scores_the_group_exactly(
         store.write("meta/drop_index", name=state.vector_index)
         fallback = vector_ranking(store, embedder, a, "lighthouse printer", 12, state)
         exact = [(r["id"], float(r["score"])) for r in store.read(
-            "search/vector_messages_exact", group_id=a,
+            "recall/vector_messages_exact", group_id=a,
             vector=embedder.encode(["lighthouse printer"])[0].tolist(), k=12, max_instant=None)]
         assert fallback == exact and len(fallback) == 12
         assert {i for i, _ in fallback} == {i for i, _ in own}

@@ -17,8 +17,8 @@ import time
 
 import pytest
 
-from graphmem.db import Store, open_driver
-from graphmem.groups import append_messages
+from graphmem.store.db import Store, open_driver
+from graphmem.groups.service import append_messages
 
 pytestmark = pytest.mark.neo4j
 
@@ -109,7 +109,7 @@ def test_reads_and_writes_share_the_bookmark_manager(store, schema, group_id):
 
 
 def test_commit_lost_to_a_dropped_connection_is_run_again(store, schema, embedder, group_id):
-    from graphmem.config import get_settings
+    from graphmem.core.config import get_settings
 
     settings = get_settings()
     host, port = settings.neo4j_uri.split("://", 1)[1].rsplit(":", 1)

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import pytest
 
 from graphmem.client import APIError, AsyncGraphMemClient, AuthenticationError, GraphMemClient
-from graphmem.errors import InvalidInputError, NotFoundError
+from graphmem.core.errors import InvalidInputError, NotFoundError
 from graphmem.query import AskResult, PersonMemory
 from tests.integration.test_api import family_messages, script_writer
 from tests.processes import ROOT, free_port, start_serve, stop_serve

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from graphmem.db import record_dict
+from graphmem.store.db import record_dict
 
 
 def test_plain_rows_equal_the_drivers_data_and_graph_values_fall_back(driver, store):

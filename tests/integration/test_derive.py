@@ -12,13 +12,13 @@ import threading
 import pytest
 from typer.testing import CliRunner
 
-from graphmem import memory
-from graphmem.config import Settings, get_settings
-from graphmem.errors import LLMError
-from graphmem.ingest import ingest_conversations
+from graphmem.derived import memory
+from graphmem.core.config import Settings, get_settings
+from graphmem.core.errors import LLMError
+from graphmem.verbatim.ingest import ingest_conversations
 from graphmem.llm import LLMOutputError
-from graphmem.memory import GROUP
-from graphmem.writer import derive_group
+from graphmem.derived.memory import GROUP
+from graphmem.derived.writer import derive_group
 from tests.factories import conversation
 from tests.scripted_llm import Reply, ScriptedLLM
 

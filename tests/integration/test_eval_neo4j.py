@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from graphmem.config import Settings
+from graphmem.core.config import Settings
 from graphmem.eval import prompts as eval_prompts
 from graphmem.eval.benchmarks import Unit
 from graphmem.eval.report import summarize
@@ -178,7 +178,7 @@ def test_grid_command_runs_every_cell_and_draws_the_grid(store, embedder, prefix
     from typer.testing import CliRunner
 
     from graphmem.cli import app
-    from graphmem.config import get_settings
+    from graphmem.core.config import get_settings
 
     for var in ("GRAPHMEM_LLM_BASE_URL", "GRAPHMEM_LLM_MODEL", "GRAPHMEM_WRITER_BASE_URL", "GRAPHMEM_WRITER_MODEL"):
         monkeypatch.delenv(var, raising=False)

@@ -14,8 +14,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from api.main import create_app
-from graphmem import memory
-from graphmem.config import Settings
+from graphmem.derived import memory
+from graphmem.core.config import Settings
 from graphmem.query import ask
 from tests.test_query_fixtures import TS, build_family
 
@@ -79,7 +79,7 @@ TWO_ALEXES = [
 
 
 def _labelled_group(store, embedder, gid: str) -> None:
-    from graphmem.ingest import ingest_conversations
+    from graphmem.verbatim.ingest import ingest_conversations
     from tests.factories import conversation
 
     ingest_conversations(store, [conversation(gid, TWO_ALEXES)], embedder)
@@ -122,7 +122,7 @@ SECRET = "The harbour gate code is 4471, keep it to yourself."
 
 def _long_group(store, embedder, gid: str) -> str:
     """A 58 KB message with one passage that answers the question, among short ones."""
-    from graphmem.ingest import ingest_conversations
+    from graphmem.verbatim.ingest import ingest_conversations
     from tests.factories import conversation
 
     long_text = FILLER * 340 + SECRET + " " + FILLER * 340

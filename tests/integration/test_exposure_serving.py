@@ -38,7 +38,7 @@ def test_request_size_limit_and_cors_off_by_default(store, schema, group_id):
     from fastapi.testclient import TestClient
 
     from api.main import create_app
-    from graphmem.config import Settings
+    from graphmem.core.config import Settings
 
     big = {"messages": [{"id": "m1", "speaker": "Ann", "text": "x" * 200_000, "ts": "2026-01-01T00:00:00"}]}
     with TestClient(create_app(Settings(_env_file=None, api_max_request_mb=0.1))) as c:

@@ -1,4 +1,4 @@
-"""The conversation graph, interaction summary and timeline: library (graphmem.graphview), JSON
+"""The conversation graph, interaction summary and timeline: library (graphmem.views), JSON
 routes (``/groups/{id}/graph``, ``/summary``, ``/timeline.png``), the page's static files and
 the ``graphmem summary`` command, on the sample chat with its derived memory."""
 
@@ -15,9 +15,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from api.main import create_app
-from graphmem import graphview
-from graphmem.config import Settings
-from graphmem.errors import InvalidInputError
+from graphmem import views as graphview
+from graphmem.core.config import Settings
+from graphmem.core.errors import InvalidInputError
 from tests.conftest import delete_group
 from tests.test_graphview_fixtures import HEADS, LINES, RECORDS, SUPERSEDED, build_trail, expected_talk
 

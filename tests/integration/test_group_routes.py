@@ -11,8 +11,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from api.main import create_app
-from graphmem.config import Settings
-from graphmem.ingest import ingest_conversations
+from graphmem.core.config import Settings
+from graphmem.verbatim.ingest import ingest_conversations
 from tests.factories import conversation
 
 pytestmark = pytest.mark.neo4j
@@ -78,7 +78,7 @@ def test_a_group_id_with_a_slash_gets_the_librarys_answer_on_every_route(store, 
     from urllib.parse import quote
 
     from graphmem.client import GraphMemClient
-    from graphmem.errors import InvalidInputError, NotFoundError
+    from graphmem.core.errors import InvalidInputError, NotFoundError
 
     head = f"team-{uuid.uuid4().hex[:8]}"
     gid = f"{head}/alpha"
@@ -110,6 +110,6 @@ def test_a_group_id_with_a_slash_gets_the_librarys_answer_on_every_route(store, 
         assert res.returncode != 0 and "Traceback" not in res.stderr
         assert f"no group {gid!r}: group ids contain no '/'" in res.stderr, res.stderr
     finally:
-        from graphmem.groups import forget_group
+        from graphmem.groups.service import forget_group
 
         forget_group(store, head)

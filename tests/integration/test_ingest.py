@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from graphmem.errors import InvalidInputError
-from graphmem.ingest import ingest_conversations
+from graphmem.core.errors import InvalidInputError
+from graphmem.verbatim.ingest import ingest_conversations
 from tests.factories import conversation
 
 pytestmark = pytest.mark.neo4j
@@ -209,7 +209,7 @@ def test_search_text_holds_previous_turn_even_across_appends(store, embedder, gr
 
 
 def test_forget_group_erases_one_group_only_and_twice_is_a_no_op(store, embedder, make_group):
-    from graphmem.groups import forget_group
+    from graphmem.groups.service import forget_group
 
     gone, kept = make_group(), make_group()
     ingest_conversations(store, [conversation(gone, ROWS)], embedder)
@@ -224,8 +224,8 @@ def test_forget_group_erases_one_group_only_and_twice_is_a_no_op(store, embedder
 def test_forget_person_in_an_unknown_group_is_not_found_and_writes_nothing(store, embedder, make_group):
     """The library refuses an unknown group itself (as the CLI, API and MCP answer 404 /
     NotFoundError), checked inside the erasing transaction, instead of reporting zero counts."""
-    from graphmem.errors import NotFoundError
-    from graphmem.groups import forget_person
+    from graphmem.core.errors import NotFoundError
+    from graphmem.groups.service import forget_person
 
     kept, missing = make_group(), make_group()
     ingest_conversations(store, [conversation(kept, ROWS)], embedder)

@@ -14,10 +14,11 @@ import pytest
 from fastapi.testclient import TestClient
 
 from api.main import create_app
-from graphmem import limits, times
-from graphmem.config import Settings
-from graphmem.errors import InvalidInputError
-from graphmem.ingest import ingest_conversations
+from graphmem.core import limits
+from graphmem.core import times
+from graphmem.core.config import Settings
+from graphmem.core.errors import InvalidInputError
+from graphmem.verbatim.ingest import ingest_conversations
 from graphmem.query import ask
 from tests.factories import conversation
 
@@ -122,7 +123,7 @@ def test_library_refuses_bad_message_and_writes_nothing(store, embedder, group_i
     assert node_count(store, group_id) == 0  # not even the group or a person
 
 
-APPEND_SHAPES = [  # what a library caller hands graphmem.groups.append_messages that is not a message
+APPEND_SHAPES = [  # what a library caller hands graphmem.groups.service.append_messages that is not a message
     ("no ts", {"id": "m1", "speaker": "Ana", "text": "hi"}, "ts"),
     ("no id", {"speaker": "Ana", "text": "hi", "ts": "2026-03-01T10:01:00Z"}, "id"),
     ("no text", {"id": "m1", "speaker": "Ana", "ts": "2026-03-01T10:01:00Z"}, "text"),
@@ -143,7 +144,7 @@ APPEND_SHAPES = [  # what a library caller hands graphmem.groups.append_messages
 
 @pytest.mark.parametrize(("what", "bad", "field"), APPEND_SHAPES, ids=[b[0] for b in APPEND_SHAPES])
 def test_library_append_refuses_wrong_shape_naming_message_and_field(store, embedder, group_id, what, bad, field):
-    from graphmem.groups import append_messages
+    from graphmem.groups.service import append_messages
 
     good = {"id": "m0", "speaker": "Ana", "text": "fine", "ts": "2026-03-01T10:00:00Z"}
     with pytest.raises(InvalidInputError) as e:  # not KeyError, AttributeError or pydantic's error
@@ -153,7 +154,7 @@ def test_library_append_refuses_wrong_shape_naming_message_and_field(store, embe
 
 
 def test_library_append_refuses_a_bad_group_or_no_message(store, embedder, group_id):
-    from graphmem.groups import append_messages
+    from graphmem.groups.service import append_messages
 
     good = {"id": "m0", "speaker": "Ana", "text": "fine", "ts": "2026-03-01T10:00:00Z"}
     for bad in (None, 5, "a/b", ""):  # was pydantic's ValidationError dump for None and 5
@@ -172,7 +173,7 @@ def test_stats_of_an_unknown_group_is_an_error(store, group_id):
 
 
 def test_search_budgets_must_be_integers(store, embedder, group_id):
-    from graphmem.search import search_messages
+    from graphmem.recall.search import search_messages
 
     ingest_conversations(store, [conversation(group_id, [_good(0)])], embedder)
     for kw in ({"k": "5"}, {"k": 2.5}, {"k": True}, {"pool_n": "40"}, {"expand": 1.5}):
@@ -315,13 +316,13 @@ def store_with_legacy_blanks(store, embedder, gid: str, rows: list[dict]) -> Non
 
 
 def _segments(store, gid: str) -> dict[str, dict]:
-    from graphmem import memory
+    from graphmem.derived import memory
 
     return {s.session: {"skipped": s.skipped, "calls": s.calls} for s in memory.list_segments(store, gid)}
 
 
 def test_blank_segment_gets_no_writer_call_library(store, embedder, group_id):
-    from graphmem.writer import derive_group
+    from graphmem.derived.writer import derive_group
     from tests.scripted_llm import Reply, ScriptedLLM
 
     store_with_legacy_blanks(store, embedder, group_id, BLANKS)
@@ -339,7 +340,7 @@ def test_blank_segment_gets_no_writer_call_library(store, embedder, group_id):
 
 
 def test_record_resting_only_on_blank_messages_is_refused(store, embedder, group_id):
-    from graphmem import memory
+    from graphmem.derived import memory
 
     store_with_legacy_blanks(store, embedder, group_id, BLANKS)
     vec = embedder.encode(["Ana said something"])[0].tolist()
@@ -377,8 +378,8 @@ def test_blank_segments_need_no_writer_cli_and_api(store, embedder, make_group, 
 
 @pytest.mark.parametrize("text", ["", "   ", "\n\t", "\u200b"], ids=["empty", "spaces", "newline-tab", "zero-width"])
 def test_blank_text_is_refused_everywhere_and_loses_nothing_stored(store, embedder, group_id, client, tmp_path, text):
-    from graphmem.bulk_import import write_csv
-    from graphmem.ingest import BLANK_TEXT
+    from graphmem.verbatim.bulk_import import write_csv
+    from graphmem.verbatim.ingest import BLANK_TEXT
 
     ingest_conversations(store, [conversation(group_id, [_good(0)])], embedder)
     before = store.read_text("MATCH (m:Message {group_id: $g}) RETURN m.id AS id, m.text AS text", g=group_id)
@@ -396,8 +397,8 @@ def test_blank_text_is_refused_everywhere_and_loses_nothing_stored(store, embedd
     r = client.post(f"/groups/{group_id}/messages", json={"messages": [_good(1), _good(2, text=text)]})
     assert r.status_code == 422 and r.json()["field"] == "messages.1.text", r.text
     assert r.json()["detail"] == f"field 'messages.1.text': {BLANK_TEXT}"
-    # the library behind the API and MCP (graphmem.groups.append_messages) says the same
-    from graphmem.groups import append_messages
+    # the library behind the API and MCP (graphmem.groups.service.append_messages) says the same
+    from graphmem.groups.service import append_messages
 
     with pytest.raises(InvalidInputError) as e:
         append_messages(store, embedder, group_id, [_good(1), _good(2, text=text)])

@@ -18,13 +18,13 @@ import pytest
 from fastapi.testclient import TestClient
 
 from api.main import create_app
-from graphmem import memory
-from graphmem.config import Settings
-from graphmem.errors import ConflictError
-from graphmem.groups import append_messages, forget_person
-from graphmem.ingest import ingest_conversations
-from graphmem.search import search_messages
-from graphmem.writer import load_messages
+from graphmem.derived import memory
+from graphmem.core.config import Settings
+from graphmem.core.errors import ConflictError
+from graphmem.groups.service import append_messages, forget_person
+from graphmem.verbatim.ingest import ingest_conversations
+from graphmem.recall.search import search_messages
+from graphmem.derived.writer import load_messages
 from tests.factories import conversation
 from tests.test_query_fixtures import rec
 

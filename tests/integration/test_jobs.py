@@ -15,7 +15,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from api.main import create_app
-from graphmem.config import Settings
+from graphmem.core.config import Settings
 from tests.integration.test_api import add, family_messages, in_session, script_writer
 from tests.scripted_llm import Reply, ScriptedLLM
 from tests.processes import free_port, start_serve, stop_serve

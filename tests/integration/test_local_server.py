@@ -12,8 +12,8 @@ import socket
 
 import pytest
 
-from graphmem.config import Settings
-from graphmem.local_server import LocalServer
+from graphmem.core.config import Settings
+from graphmem.store.local_server import LocalServer
 
 pytestmark = pytest.mark.neo4j
 
@@ -56,7 +56,7 @@ def test_second_server_start_twice_status_and_stop_own_process(tmp_path, driver)
 
 
 def test_start_refuses_a_port_taken_by_another_process(tmp_path):
-    from graphmem.errors import LocalServerError
+    from graphmem.core.errors import LocalServerError
 
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
@@ -75,7 +75,7 @@ def test_uri_defaults_to_the_local_bolt_port(monkeypatch):
 
 
 def test_a_start_that_times_out_leaves_no_process_behind(tmp_path):
-    from graphmem.errors import LocalServerError
+    from graphmem.core.errors import LocalServerError
 
     settings = Settings(
         home=tmp_path / "gm", neo4j_bolt_port=free_port(), neo4j_http_port=free_port(),

@@ -204,7 +204,7 @@ def test_example_agent_config_starts_the_server(group_id):
     spec = json.loads((ROOT / "examples" / "mcp_config.json").read_text())["mcpServers"]["graphmem"]
     command = Path(sys.executable).with_name(spec["command"])  # the installed console script
     assert command.exists(), command
-    from graphmem.config import get_settings
+    from graphmem.core.config import get_settings
 
     # the snippet's Neo4j location is an example: point it at the server these tests use
     env = {**spec["env"], "GRAPHMEM_NEO4J_URI": get_settings().neo4j_uri,

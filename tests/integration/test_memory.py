@@ -1,14 +1,14 @@
-"""The derived-record store (graphmem.memory) against the real Neo4j server."""
+"""The derived-record store (graphmem.derived.memory) against the real Neo4j server."""
 
 from __future__ import annotations
 
 import pytest
 from pydantic import ValidationError
 
-from graphmem import memory
-from graphmem.errors import ConflictError, InvalidInputError, NotFoundError
-from graphmem.ingest import ingest_conversations
-from graphmem.memory import GROUP, NewRecord, SegmentMarker
+from graphmem.derived import memory
+from graphmem.core.errors import ConflictError, InvalidInputError, NotFoundError
+from graphmem.verbatim.ingest import ingest_conversations
+from graphmem.derived.memory import GROUP, NewRecord, SegmentMarker
 from tests.factories import conversation
 
 TALK = [

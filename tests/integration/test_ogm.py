@@ -10,9 +10,9 @@ import pytest
 
 ogm = pytest.importorskip("graphmem.ogm")
 
-from graphmem.errors import InvalidInputError, NotFoundError  # noqa: E402
-from graphmem.ingest import ingest_conversations  # noqa: E402
-from graphmem.writer import ReplayWriter, derive_group  # noqa: E402
+from graphmem.core.errors import InvalidInputError, NotFoundError  # noqa: E402
+from graphmem.verbatim.ingest import ingest_conversations  # noqa: E402
+from graphmem.derived.writer import ReplayWriter, derive_group  # noqa: E402
 from loaders import load_conversations  # noqa: E402
 
 pytestmark = pytest.mark.neo4j
@@ -60,7 +60,7 @@ def test_objects_and_traversals_match_the_graph(store, demo):
     # an UPDATE chain through SUPERSEDED_BY, oldest first, the same as the store's own reader
     updated = [r for r in heads if r.supersedes.single() is not None]
     assert updated
-    from graphmem import memory
+    from graphmem.derived import memory
 
     for r in updated:
         chain = r.history()

@@ -1,4 +1,4 @@
-"""Placement of a multi-channel conversation whatever the arrival order (graphmem.order).
+"""Placement of a multi-channel conversation whatever the arrival order (graphmem.verbatim.order).
 
 One seeded conversation of two channels whose sessions overlap in time, with equal timestamps
 inside and across channels and replies, is loaded in the order of time in one call (the
@@ -17,7 +17,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from graphmem.ingest import ingest_conversations
+from graphmem.verbatim.ingest import ingest_conversations
 from tests.factories import conversation
 from tests.integration.test_integrity import chain, snapshot
 

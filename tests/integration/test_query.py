@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from graphmem import memory
-from graphmem.config import Settings
-from graphmem.errors import InvalidInputError, NotFoundError
+from graphmem.derived import memory
+from graphmem.core.config import Settings
+from graphmem.core.errors import InvalidInputError, NotFoundError
 from graphmem.query import ABSTAIN, ask
 from graphmem.query.prompts import MARKERS
 from tests.scripted_llm import Reply
@@ -230,7 +230,7 @@ def test_budgets_are_respected(store, embedder, family, scripted_llm):
 
 def test_without_a_model_the_pool_order_is_kept(store, embedder, family):
     """The excerpts are the recall pool's first places in its order (the head re-ranked by
-    graphmem.query.head_rank, so a score - the fusion's - need not fall along them)."""
+    graphmem.recall.learned, so a score - the fusion's - need not fall along them)."""
     r = ask(store, embedder, family, "Which trail did the family take?", s1_k=3)
     assert len(r.excerpts) == 3 and all(e.via == "recall" for e in r.excerpts)
     assert [e.id for e in r.excerpts] == r.pool_ids[:3]
@@ -278,7 +278,7 @@ def test_cli_ask_without_a_model_prints_the_evidence(store, embedder, family, mo
     from typer.testing import CliRunner
 
     from graphmem.cli import app
-    from graphmem.config import get_settings
+    from graphmem.core.config import get_settings
 
     for var in ("GRAPHMEM_LLM_BASE_URL", "GRAPHMEM_LLM_MODEL"):
         monkeypatch.delenv(var, raising=False)

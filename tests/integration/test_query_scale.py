@@ -5,7 +5,7 @@
 - ``group_state`` carries the version of the group's term statistics (the write position of its
   latest message, read from the index's last entry): a write to the group moves it and the
   cached statistics are rebuilt; another group's statistics stay cached.
-- ``query/vector_person_messages`` scores a person exactly up to ``exact_max`` SOURCE
+- ``recall/vector_person_messages`` scores a person exactly up to ``exact_max`` SOURCE
   relationships and, beyond, from the group's own vector index: both branches stay inside the
   person's own messages of the group, best first.
 - Expansion reads its neighbours in one round trip and returns what it returned before.
@@ -19,11 +19,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from graphmem.ingest import ingest_conversations
-from graphmem import local_bm25
-from graphmem.roster import read_roster
+from graphmem.verbatim.ingest import ingest_conversations
+from graphmem.recall import lexical as local_bm25
+from graphmem.verbatim.roster import read_roster
 from graphmem.query import ask
-from graphmem.search import (
+from graphmem.recall.search import (
     expand_hits,
     fulltext_candidates,
     fulltext_ranking,
@@ -99,7 +99,7 @@ def test_person_rankings_exact_and_from_the_groups_index(store, embedder, make_g
 
     def read(exact_max: int, oversample: float, k: int = 3) -> dict[str, list[tuple[str, float]]]:
         rows = store.read(
-            "query/vector_person_messages", group_id=gid, person_ids=["Ana", "Ben", "Nobody"],
+            "recall/vector_person_messages", group_id=gid, person_ids=["Ana", "Ben", "Nobody"],
             vector=vec.tolist(), k=k, max_instant=None, index=state.vector_index,
             exact_max=exact_max, oversample=oversample,
         )
@@ -156,7 +156,7 @@ def test_fulltext_candidates_in_one_statement_are_the_two_reads(store, embedder,
     query = "the lighthouse tour and the printer"
     ft, docs = fulltext_candidates(store, group_id, query, 200)
     assert ft == fulltext_ranking(store, group_id, query, 200) and len(ft) >= 12  # + the turns after them
-    rows = store.read("query/message_documents", group_id=group_id, ids=[i for i, _ in ft])
+    rows = store.read("recall/message_documents", group_id=group_id, ids=[i for i, _ in ft])
     assert len(rows) == len(ft) == len(docs)
     for r in rows:
         assert {k: docs[r["id"]][k] for k in r} == r
@@ -184,8 +184,8 @@ def test_hits_built_from_the_rankings_rows_are_the_hydrated_messages(store, embe
     """search and the recall pool take the hits' fields from the rankings' own rows (fulltext
     documents, vector and person reads) instead of a second read: the same messages either way,
     in a group scored exactly and in one with its own vector index."""
-    from graphmem.query.recall import recall_pool
-    from graphmem.roster import read_roster
+    from graphmem.recall.pool import recall_pool
+    from graphmem.verbatim.roster import read_roster
 
     small, large = make_group("fields-exact"), make_group("fields-index")
     for gid in (small, large):

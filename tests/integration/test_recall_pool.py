@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from graphmem.embed import embedding_text
-from graphmem.ingest import ingest_conversations
-from graphmem.local_bm25 import forget_stats
-from graphmem.roster import read_roster
+from graphmem.core.embed import embedding_text
+from graphmem.verbatim.ingest import ingest_conversations
+from graphmem.recall.lexical import forget_stats
+from graphmem.verbatim.roster import read_roster
 from graphmem.query.project import fallback_projection
-from graphmem.query.recall import DEFAULT_RECALL, RecallConfig, gather_recall, recall_pool
+from graphmem.recall.pool import DEFAULT_RECALL, RecallConfig, gather_recall, recall_pool
 from tests.factories import conversation
 
 pytestmark = pytest.mark.neo4j
@@ -238,8 +238,8 @@ def test_as_of_pool_holds_the_older_messages_when_every_top_match_is_later(store
     fulltext candidates were taken over all messages and the later ones dropped afterwards: the
     pool was empty and ask printed no excerpt."""
     from graphmem.query import ask
-    from graphmem.search import group_state
-    from graphmem.times import instant
+    from graphmem.recall.search import group_state
+    from graphmem.core.times import instant
 
     ingest_conversations(store, [conversation(group_id, _keys_rows(250))], embedder)
     assert not group_state(store, group_id).vector_index  # scored exactly
@@ -270,8 +270,8 @@ def test_as_of_dense_read_from_the_groups_own_vector_index(store, embedder, grou
     index and keeps the messages at or before T, widening while fewer than k survive (the 100
     nearest of 207 are all later: a second round reads them all), and scores the group exactly
     up to T when the index holds too few that old: the exact as-of ranking either way."""
-    from graphmem.search import group_state, vector_ranking
-    from graphmem.times import instant
+    from graphmem.recall.search import group_state, vector_ranking
+    from graphmem.core.times import instant
 
     ingest_conversations(store, [conversation(group_id, _keys_rows(200))], embedder, exact_max=24)
     state = group_state(store, group_id)
@@ -281,7 +281,7 @@ def test_as_of_dense_read_from_the_groups_own_vector_index(store, embedder, grou
     vec = embedder.encode([q])[0].tolist()
 
     def exact(k: int) -> list[str]:
-        rows = store.read("search/vector_messages_exact", group_id=group_id, vector=vec, k=k, max_instant=t)
+        rows = store.read("recall/vector_messages_exact", group_id=group_id, vector=vec, k=k, max_instant=t)
         return [r["id"] for r in rows]
 
     assert not set(i for i, _ in vector_ranking(store, embedder, group_id, q, 10, state)) & set(relevant)
@@ -290,7 +290,7 @@ def test_as_of_dense_read_from_the_groups_own_vector_index(store, embedder, grou
     monkeypatch.setattr(store, "read", lambda name, **p: reads.append((name, p.get("fetch"))) or read(name, **p))
     # 3 of the 4 old turns: found in the index after widening
     three = [i for i, _ in vector_ranking(store, embedder, group_id, q, 3, state, max_instant=t)]
-    assert [name for name, _ in reads] == ["search/vector_messages_scoped_as_of"] * 2  # no exact scan
+    assert [name for name, _ in reads] == ["recall/vector_messages_scoped_as_of"] * 2  # no exact scan
     assert reads[0][1] == 100 and reads[1][1] >= 207  # oversampled, then widened
     assert three == exact(3) and set(three) <= set(relevant)
     # 10 wanted, 7 messages that old: the group scored exactly up to T

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from graphmem import memory
-from graphmem.config import get_settings
-from graphmem.errors import InvalidInputError
-from graphmem.ingest import ingest_conversations
-from graphmem.writer import ReplayWriter, derive_group
+from graphmem.derived import memory
+from graphmem.core.config import get_settings
+from graphmem.core.errors import InvalidInputError
+from graphmem.verbatim.ingest import ingest_conversations
+from graphmem.derived.writer import ReplayWriter, derive_group
 from loaders import load_conversations
 
 pytestmark = pytest.mark.neo4j

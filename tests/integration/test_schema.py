@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from graphmem.db import all_templates, cypher
-from graphmem.schema import apply_schema
+from graphmem.store.db import all_templates, cypher
+from graphmem.store.schema import apply_schema
 
 ROOT = Path(__file__).resolve().parents[2]
 

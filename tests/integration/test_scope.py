@@ -2,7 +2,7 @@
 
 Both vector strategies are exercised at the size where the switch happens: a group of exactly
 ``exact_max`` messages is scored exactly, one more message gives the group its own vector index
-(graphmem.scope). Fulltext is confined to the group by its token in every case. Also: deferred
+(graphmem.store.scope). Fulltext is confined to the group by its token in every case. Also: deferred
 embedding (``--embed later`` + ``embed_group``) is resumable and idempotent, and search falls
 back to fulltext while vectors are missing.
 """
@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import pytest
 
-from graphmem.ingest import ingest_conversations
-from graphmem.scope import group_key, scope_index, scoped_fulltext_query, vector_scope_state
-from graphmem.search import group_state, search_messages, search_terms
-from graphmem.vectors import embed_group
+from graphmem.verbatim.ingest import ingest_conversations
+from graphmem.store.scope import group_key, scope_index, scoped_fulltext_query, vector_scope_state
+from graphmem.recall.search import group_state, search_messages, search_terms
+from graphmem.verbatim.vectors import embed_group
 from tests.factories import conversation
 
 pytestmark = pytest.mark.neo4j
@@ -75,7 +75,7 @@ def test_identical_groups_never_see_each_other(store, embedder, make_group, n: i
         vec = embedder.encode(["budget review storm, cat coffee report"])[0].tolist()
         for exact_max in (EXACT_MAX, 0):
             found = store.read(
-                "query/vector_person_messages", group_id=gid, person_ids=["Ana", "Ben"], vector=vec,
+                "recall/vector_person_messages", group_id=gid, person_ids=["Ana", "Ben"], vector=vec,
                 k=2, max_instant=None, index=state.vector_index or None, exact_max=exact_max,
                 oversample=0.1,  # fetch = 4 k = 8 <= 8 or 9 messages each: the index branch
             )
@@ -126,7 +126,7 @@ def test_cli_search_says_once_that_vectors_are_pending(store, make_group, caplog
     gid = make_group("scope-cli-later")
     ingest_conversations(store, [conversation(gid, rows("c", 5))], None, embed="later")
     runner = CliRunner()
-    with caplog.at_level(logging.WARNING, logger="graphmem.search"):
+    with caplog.at_level(logging.WARNING, logger="graphmem.recall.search"):
         r = runner.invoke(app, ["search", "--group", gid, "budget review", "--json"])
     assert r.exit_code == 0, r.output
     said = r.stderr + "".join(rec.getMessage() for rec in caplog.records)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from graphmem.errors import InvalidInputError, NotFoundError
-from graphmem.ingest import ingest_conversations
-from graphmem.local_bm25 import forget_stats
-from graphmem.search import lucene_query, rrf, search_messages
+from graphmem.core.errors import InvalidInputError, NotFoundError
+from graphmem.verbatim.ingest import ingest_conversations
+from graphmem.recall.lexical import forget_stats
+from graphmem.recall.search import lucene_query, rrf, search_messages
 from tests.factories import conversation
 
 pytestmark = pytest.mark.neo4j

@@ -14,11 +14,11 @@ from typer.testing import CliRunner
 from api.main import create_app
 from graphmem.cli import app as cli
 from graphmem.client import GraphMemClient
-from graphmem.config import Settings
-from graphmem.errors import InvalidInputError, NotFoundError
-from graphmem.ingest import ingest_conversations
-from graphmem.search import search_group, search_messages
-from graphmem.vectors import embed_group
+from graphmem.core.config import Settings
+from graphmem.core.errors import InvalidInputError, NotFoundError
+from graphmem.verbatim.ingest import ingest_conversations
+from graphmem.recall.search import search_group, search_messages
+from graphmem.verbatim.vectors import embed_group
 from tests.factories import conversation
 from tests.integration.test_scope import rows
 
@@ -135,6 +135,6 @@ def test_mcp_search_says_when_vectors_are_missing_and_refuses_blank_text(store, 
 
 
 def group_state_pending(store, gid: str) -> int:
-    from graphmem.search import group_state
+    from graphmem.recall.search import group_state
 
     return group_state(store, gid).pending

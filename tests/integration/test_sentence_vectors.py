@@ -1,6 +1,6 @@
 """Sentence vectors of System 1 (Message.sentence_embeddings) against the real Neo4j: every write
 path stores them, an edit replaces them, and the process's sentence matrix
-(graphmem.vector_cache.sentence_ranking) scores a turn by its best sentence (docs/query.md,
+(graphmem.recall.cache.sentence_ranking) scores a turn by its best sentence (docs/query.md,
 eighth round)."""
 
 from __future__ import annotations
@@ -12,14 +12,14 @@ from datetime import datetime, timezone
 import numpy as np
 import pytest
 
-from graphmem import vector_cache
-from graphmem.config import get_settings
-from graphmem.embed import embedding_text, sentence_texts
-from graphmem.groups import forget_person
-from graphmem.ingest import ingest_conversations
-from graphmem.search import group_state
-from graphmem.vector_cache import sentence_ranking
-from graphmem.vectors import embed_group
+from graphmem.recall import cache as vector_cache
+from graphmem.core.config import get_settings
+from graphmem.core.embed import embedding_text, sentence_texts
+from graphmem.groups.service import forget_person
+from graphmem.verbatim.ingest import ingest_conversations
+from graphmem.recall.search import group_state
+from graphmem.recall.cache import sentence_ranking
+from graphmem.verbatim.vectors import embed_group
 from tests.factories import conversation
 
 pytestmark = pytest.mark.neo4j

@@ -1,4 +1,4 @@
-"""Time anchors (``query/window_messages``): the read returns exactly the group's messages inside
+"""Time anchors (``recall/window_messages``): the read returns exactly the group's messages inside
 the windows or the named sessions, and finds them through the ``(group_id, instant)`` range
 index ``message_group_instant`` (``graphmem schema apply`` creates it, also in an older store)
 instead of reading every message of the group (docs/scale.md, "Time windows")."""
@@ -9,10 +9,10 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from graphmem.db import cypher
-from graphmem.ingest import ingest_conversations
-from graphmem.schema import apply_schema
-from graphmem.times import instant
+from graphmem.store.db import cypher
+from graphmem.verbatim.ingest import ingest_conversations
+from graphmem.store.schema import apply_schema
+from graphmem.core.times import instant
 from tests.factories import conversation
 
 pytestmark = pytest.mark.neo4j
@@ -35,7 +35,7 @@ def spread(group_id: str, n: int):
 
 
 def window_rows(store, group_id: str, windows, sessions, max_instant=None, k=1000, profile=False):
-    text = ("PROFILE " if profile else "") + cypher("query/window_messages")
+    text = ("PROFILE " if profile else "") + cypher("recall/window_messages")
     params = {"group_id": group_id, "windows": windows, "sessions": sessions, "vector": [1.0] + [0.0] * 383,
               "k": k, "max_instant": max_instant}
     with store.session(read=True) as s:

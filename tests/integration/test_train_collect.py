@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from graphmem import memory
-from graphmem.errors import InvalidInputError
-from graphmem.ingest import ingest_conversations
+from graphmem.derived import memory
+from graphmem.core.errors import InvalidInputError
+from graphmem.verbatim.ingest import ingest_conversations
 from graphmem.train.rewards import state_agreement
 from graphmem.train.state import MemoryState
 from graphmem.train.trajectories import collect_group, networks, prompt_version, read_steps, write_steps
-from graphmem.writer import ReplayWriter
+from graphmem.derived.writer import ReplayWriter
 from loaders import load_conversations
 
 pytestmark = pytest.mark.neo4j
@@ -81,7 +81,7 @@ def test_cli_collect_from_a_teacher_endpoint(store, embedder, group_id, tmp_path
     from typer.testing import CliRunner
 
     from graphmem.cli import app
-    from graphmem.config import get_settings
+    from graphmem.core.config import get_settings
     from tests.scripted_llm import Reply, ScriptedLLM
 
     lines = [line for line in (NETS / "networks.jsonl").read_text().splitlines()

@@ -150,8 +150,8 @@ def test_cli_eval_reports_the_gain_per_network_and_mean(nets, tmp_path, scripted
     from typer.testing import CliRunner
 
     from graphmem.cli import app
-    from graphmem.config import get_settings
-    from graphmem.writer import WRITER_SYSTEM_PROMPT
+    from graphmem.core.config import get_settings
+    from graphmem.derived.writer import WRITER_SYSTEM_PROMPT
 
     chosen = [s for gid in ("r1-dinner", "r1-hello") for s in nets[gid]]
     ref = tmp_path / "ref.jsonl"
@@ -200,7 +200,7 @@ def test_cli_grpo_takes_the_gain_into_its_returns(nets, tmp_path, scripted_llm, 
     from typer.testing import CliRunner
 
     from graphmem.cli import app
-    from graphmem.config import get_settings
+    from graphmem.core.config import get_settings
     from graphmem.train.models import build_tiny_model
 
     chosen = [s for gid in ("r1-dinner", "r1-hello") for s in nets[gid]]

@@ -1,4 +1,4 @@
-"""Person rankings from this process's vector matrices (graphmem.vector_cache).
+"""Person rankings from this process's vector matrices (graphmem.recall.cache).
 
 - In a group with its own vector index, a cached person's ranking is the exact one (the scan of
   every vector the person sent), with the template's order, k and as-of filter.
@@ -18,13 +18,13 @@ import time
 import numpy as np
 import pytest
 
-from graphmem import vector_cache
-from graphmem.config import get_settings
-from graphmem.groups import forget_group, forget_person
-from graphmem.ingest import ingest_conversations
-from graphmem.search import group_state
-from graphmem.vector_cache import person_rankings, shared_cache, warm
-from graphmem.vectors import embed_group
+from graphmem.recall import cache as vector_cache
+from graphmem.core.config import get_settings
+from graphmem.groups.service import forget_group, forget_person
+from graphmem.verbatim.ingest import ingest_conversations
+from graphmem.recall.search import group_state
+from graphmem.recall.cache import person_rankings, shared_cache, warm
+from graphmem.verbatim.vectors import embed_group
 from tests.factories import conversation
 from tests.integration.test_query_scale import EXACT_MAX, _rows  # a group of 60 turns over 5 topics, 3 speakers
 
@@ -102,7 +102,7 @@ def test_a_cached_ranking_is_the_exact_one(store, embedder, group_id):
     assert [i for i, _ in got["Ana"]] == [i for i, _ in _exact(store, group_id, "Ana", vec, 5, cut)]
     # Neo4j's exact branch of the template gives the same ranking
     template = _ranked(store.read(
-        "query/vector_person_messages", group_id=group_id, person_ids=["Ana", "Ben"], vector=vec.tolist(),
+        "recall/vector_person_messages", group_id=group_id, person_ids=["Ana", "Ben"], vector=vec.tolist(),
         k=3, max_instant=None, index=state.vector_index, exact_max=1000, oversample=2.0))
     assert {p: [i for i, _ in h] for p, h in _ranked(_rank(store, group_id, vec)).items()} == \
         {p: [i for i, _ in h] for p, h in template.items()}

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from graphmem.config import Settings
+from graphmem.core.config import Settings
 from tests.conftest import delete_group
 from tests.test_graphview_fixtures import HEADS, RECORDS, build_trail, text_of
 

@@ -1,5 +1,5 @@
 """A message without a visible character is refused in every input format, with one error for
-"" and for whitespace only, naming the record and the field ``text`` (graphmem.ingest.validate;
+"" and for whitespace only, naming the record and the field ``text`` (graphmem.verbatim.ingest.validate;
 no database: validation runs before anything is written)."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from graphmem.errors import InvalidInputError
-from graphmem.ingest import BLANK_TEXT, validate
+from graphmem.core.errors import InvalidInputError
+from graphmem.verbatim.ingest import BLANK_TEXT, validate
 from loaders import load_conversations
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures"
@@ -94,7 +94,7 @@ def test_blank_text_is_refused_in_every_format_with_one_error(tmp_path: Path, fm
 
 
 def test_visible_means_a_character_a_reader_sees():
-    from graphmem.limits import has_visible
+    from graphmem.core.limits import has_visible
 
     assert not any(has_visible(t) for t in BLANKS)
     # a family emoji is joined by zero-width joiners (format characters): still visible
@@ -105,7 +105,7 @@ def test_visible_means_a_character_a_reader_sees():
 @pytest.mark.parametrize("value", ["\u200b", "\u3164", "\u0301"])
 @pytest.mark.parametrize("field", ["id", "speaker_id", "group"])
 def test_an_id_needs_a_visible_character(value: str, field: str) -> None:
-    from graphmem.limits import check_id
+    from graphmem.core.limits import check_id
 
     with pytest.raises(InvalidInputError, match="no visible character") as e:
         check_id(value, field=field)

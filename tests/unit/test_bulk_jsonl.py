@@ -1,6 +1,6 @@
-"""The parallel JSON-lines path to the first-load CSV files (graphmem.bulk_jsonl), no database.
+"""The parallel JSON-lines path to the first-load CSV files (graphmem.verbatim.bulk_jsonl), no database.
 
-It must write what the reference path (loaders + graphmem.bulk_import.write_csv) writes: byte
+It must write what the reference path (loaders + graphmem.verbatim.bulk_import.write_csv) writes: byte
 for byte with one part, the same rows up to node ids with several; and it must never accept an
 input the reference refuses (the same error, naming line and field).
 """
@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from graphmem.bulk_import import HEADERS, NODE_FILES, write_csv
-from graphmem import bulk_jsonl
-from graphmem.bulk_jsonl import write_csv_jsonl
-from graphmem.errors import InvalidInputError
-from loaders import load_conversations
+from graphmem.verbatim.bulk_import import HEADERS, NODE_FILES, write_csv
+from graphmem.verbatim import bulk_jsonl
+from graphmem.verbatim.bulk_jsonl import write_csv_jsonl
+from graphmem.core.errors import InvalidInputError
+from loaders import jsonl_reference, load_conversations
 
 
 def write_lines(path: Path, lines: list[object], bom: bool = False) -> Path:
@@ -82,7 +82,7 @@ def by_rank(data: dict[str, bytes]) -> dict[str, list[list[str]]]:
 def test_one_part_is_byte_for_byte_the_reference(tmp_path, bom) -> None:
     src = write_lines(tmp_path / "chat.jsonl", corpus(), bom=bom)
     want = reference(src, tmp_path / "ref")
-    got = write_csv_jsonl(src, tmp_path / "fast", workers=1)
+    got = write_csv_jsonl(src, tmp_path / "fast", reference=jsonl_reference, workers=1)
     assert got.path == "parallel"
     assert joined(got.files) == want
     ref_summary = write_csv(load_conversations(src, "jsonl"), tmp_path / "ref2")
@@ -94,7 +94,7 @@ def test_one_part_is_byte_for_byte_the_reference(tmp_path, bom) -> None:
 def test_parts_hold_the_reference_rows_in_the_reference_order(tmp_path, workers) -> None:
     src = write_lines(tmp_path / "chat.jsonl", corpus())
     want = reference(src, tmp_path / "ref")
-    got = write_csv_jsonl(src, tmp_path / "fast", workers=workers)
+    got = write_csv_jsonl(src, tmp_path / "fast", reference=jsonl_reference, workers=workers)
     assert got.path == "parallel" and got.parts > 1
     assert all(len(paths) == got.parts + 1 for paths in got.files.values())  # header, then parts
     assert by_rank(joined(got.files)) == by_rank(want)
@@ -105,7 +105,7 @@ def test_parts_hold_the_reference_rows_in_the_reference_order(tmp_path, workers)
 def test_group_override(tmp_path) -> None:
     src = write_lines(tmp_path / "chat.jsonl", corpus())
     want = reference(src, tmp_path / "ref", group="all")
-    got = write_csv_jsonl(src, tmp_path / "fast", group="all", workers=2)
+    got = write_csv_jsonl(src, tmp_path / "fast", reference=jsonl_reference, group="all", workers=2)
     assert got.summary.group_ids == ["all"]
     assert by_rank(joined(got.files)) == by_rank(want)
 
@@ -164,7 +164,7 @@ def test_bad_input_gets_the_reference_error(tmp_path, case, bad, workers) -> Non
     with pytest.raises(InvalidInputError) as want:
         reference(src, tmp_path / "ref")
     with pytest.raises(InvalidInputError) as got:
-        write_csv_jsonl(src, tmp_path / "fast", workers=workers)
+        write_csv_jsonl(src, tmp_path / "fast", reference=jsonl_reference, workers=workers)
     assert str(got.value) == str(want.value)
     assert (got.value.record, got.value.field) == (want.value.record, want.value.field)
     assert not list((tmp_path / "fast").glob("*.part*.csv"))
@@ -177,7 +177,7 @@ def test_valid_input_outside_the_fast_path_goes_the_reference_way(tmp_path) -> N
                      '"score": NaN}')
     src = write_lines(tmp_path / "chat.jsonl", lines)
     want = reference(src, tmp_path / "ref")
-    got = write_csv_jsonl(src, tmp_path / "fast", workers=2)
+    got = write_csv_jsonl(src, tmp_path / "fast", reference=jsonl_reference, workers=2)
     # orjson refuses NaN, so the file goes the reference way; the standard parser (the fallback
     # when orjson is not installed) reads it like the loader, and the fast path may keep it
     assert got.path == ("reference" if bulk_jsonl._loads is not json.loads else "parallel")
@@ -190,10 +190,10 @@ def test_valid_input_outside_the_fast_path_goes_the_reference_way(tmp_path) -> N
 
 def test_missing_file_and_blank_override(tmp_path) -> None:
     with pytest.raises(InvalidInputError, match="field 'path'"):
-        write_csv_jsonl(tmp_path / "nope.jsonl", tmp_path / "out")
+        write_csv_jsonl(tmp_path / "nope.jsonl", tmp_path / "out", reference=jsonl_reference)
     src = write_lines(tmp_path / "chat.jsonl", corpus())
     with pytest.raises(InvalidInputError, match="field 'group'"):
-        write_csv_jsonl(src, tmp_path / "out", group=" ")
+        write_csv_jsonl(src, tmp_path / "out", reference=jsonl_reference, group=" ")
 
 
 @pytest.mark.parametrize("fmt", ["jsonl", "locomo"])

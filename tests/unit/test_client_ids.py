@@ -14,7 +14,7 @@ import pytest
 httpx = pytest.importorskip("httpx")
 
 from graphmem.client import AsyncGraphMemClient, GraphMemClient  # noqa: E402
-from graphmem.errors import InvalidInputError, NotFoundError  # noqa: E402
+from graphmem.core.errors import InvalidInputError, NotFoundError  # noqa: E402
 
 NOWHERE = "http://127.0.0.1:9"  # discard port: nothing answers there
 MSG = [{"id": "m1", "speaker": "Ana", "text": "hi", "ts": "2026-03-01T10:00:00"}]

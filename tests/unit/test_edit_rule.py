@@ -1,4 +1,4 @@
-"""Which texts of an input a stored message still goes through (graphmem.ingest.pending_texts;
+"""Which texts of an input a stored message still goes through (graphmem.verbatim.ingest.pending_texts;
 no database): texts after the stored one, less those the message already had, so an older
 export re-sent after an edit is a stale redelivery (docs/reliability.md, Edits)."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from graphmem.ingest import pending_texts
+from graphmem.verbatim.ingest import pending_texts
 
 
 @pytest.mark.parametrize(("texts", "stored", "history", "want"), [
@@ -27,7 +27,7 @@ def test_pending_texts(texts: list[str], stored: str, history: list[str], want: 
 def test_a_text_repeated_inside_one_input_is_stale_there_too():
     """p, q, p for one id in one input goes through p and q, as three separate inputs do
     (before, every change was applied: p, q, p, and the current text sat in its own history)."""
-    from graphmem.ingest import collapse
+    from graphmem.verbatim.ingest import collapse
     from tests.factories import conversation
 
     rows = [{"id": "y1", "speaker": "Ana", "text": t, "ts": "2026-03-01T10:00:00"} for t in ("p", "q", "p", "q")]

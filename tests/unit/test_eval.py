@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from graphmem.config import Settings
-from graphmem.errors import InvalidInputError
+from graphmem.core.config import Settings
+from graphmem.core.errors import InvalidInputError
 from graphmem.eval import prompts
 from graphmem.eval.baselines import BM25Retriever, EmbedRetriever
 from graphmem.eval.benchmarks import evermem_behaviour, load_bench
@@ -410,7 +410,7 @@ def test_compare_with_published_per_question_records(scripted_llm, tmp_path):
 
 def test_cli_eval_forms_and_report(tmp_path, monkeypatch):
     from graphmem.cli import app
-    from graphmem.config import get_settings
+    from graphmem.core.config import get_settings
 
     for var in ("GRAPHMEM_LLM_BASE_URL", "GRAPHMEM_LLM_MODEL", "GRAPHMEM_JUDGE_BASE_URL", "GRAPHMEM_JUDGE_MODEL"):
         monkeypatch.delenv(var, raising=False)

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from graphmem.errors import InvalidInputError
-from graphmem.exposure import check_exposure, is_loopback, keys_match
+from graphmem.core.errors import InvalidInputError
+from graphmem.core.exposure import check_exposure, is_loopback, keys_match
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -1,4 +1,4 @@
-"""The learned re-ranking of the pool's first places (graphmem.query.head_rank): features from
+"""The learned re-ranking of the pool's first places (graphmem.recall.learned): features from
 the reads' ranks and cosines, members and tail order kept, and the fitted weights prefer a turn
 every ranking puts first over one that only the fusion placed high. The learned tail: the pool's
 last places chosen among the pool's tail and the deeper candidates the reads returned, the
@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from graphmem.query.anchors import Anchors
-from graphmem.query.head_rank import (
+from graphmem.recall.anchors import Anchors
+from graphmem.recall.learned import (
     FEATURES,
     TAIL_FEATURES,
     TAIL_WEIGHTS,
@@ -24,7 +24,7 @@ from graphmem.query.head_rank import (
     sentence_order,
     tail_features,
 )
-from graphmem.query.recall import RecallConfig, RecallInputs, fuse_recall
+from graphmem.recall.pool import RecallConfig, RecallInputs, fuse_recall
 
 
 def _dense() -> DenseEvidence:

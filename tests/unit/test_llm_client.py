@@ -8,8 +8,8 @@ import time
 import openai
 import pytest
 
-from graphmem.config import Settings
-from graphmem.errors import LLMError
+from graphmem.core.config import Settings
+from graphmem.core.errors import LLMError
 from graphmem.llm import (
     ChatModel,
     LLMOutputError,

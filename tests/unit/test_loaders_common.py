@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import loaders
-from graphmem.errors import InvalidInputError
+from graphmem.core.errors import InvalidInputError
 from loaders._common import parse_ts
 from loaders.records import Question
 

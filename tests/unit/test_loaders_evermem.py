@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 import loaders
-from graphmem.errors import InvalidInputError
+from graphmem.core.errors import InvalidInputError
 from loaders import evermem
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "evermem"
@@ -279,7 +279,7 @@ def batch(tmp_path: Path, dialogue: Any = BATCH_DIALOGUE, qa: Any = QARS_FORM, n
 
 
 def test_evaluation_layout_conversations(tmp_path: Path) -> None:
-    from graphmem.ingest import validate
+    from graphmem.verbatim.ingest import validate
 
     folder = batch(tmp_path)
     for path in (folder, folder.parent, folder / "dialogue_en.json"):

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 import loaders
-from graphmem.errors import InvalidInputError
+from graphmem.core.errors import InvalidInputError
 from loaders import groupmem
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "groupmem" / "synthetic_domain_channels_rolevariants_Finance.json"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import loaders
-from graphmem.errors import InvalidInputError
+from graphmem.core.errors import InvalidInputError
 from loaders import jsonl
 
 CHAT = Path(__file__).parents[1] / "fixtures" / "jsonl" / "chat.jsonl"

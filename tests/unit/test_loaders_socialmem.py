@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 import loaders
-from graphmem.errors import InvalidInputError
+from graphmem.core.errors import InvalidInputError
 from loaders import socialmem
 
 DATA = Path(os.environ.get("GRAPHMEM_TEST_DATA", "/work/shared/data"))

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from graphmem.errors import InvalidInputError
+from graphmem.core.errors import InvalidInputError
 from graphmem.eval.metrics import (
     binary_accuracy,
     bootstrap_mean_n_ci,

@@ -1,8 +1,8 @@
-"""The placement planner of System 1 (graphmem.order.plan_order), no database."""
+"""The placement planner of System 1 (graphmem.verbatim.order.plan_order), no database."""
 
 from __future__ import annotations
 
-from graphmem.order import plan_order
+from graphmem.verbatim.order import plan_order
 
 
 def row(id, session="s1", channel="", turn_created=None, turn=None, speaker="A", text=None, search_text=None, next=None):

@@ -6,10 +6,10 @@ from datetime import datetime, timezone
 
 import pytest
 
-from graphmem.query.anchors import find_anchors, time_windows
-from graphmem.local_bm25 import GroupStats, analyze, rescore, smooth
-from graphmem.query.anchors import Anchors
-from graphmem.query.recall import (
+from graphmem.recall.anchors import find_anchors, time_windows
+from graphmem.recall.lexical import GroupStats, analyze, rescore, smooth
+from graphmem.recall.anchors import Anchors
+from graphmem.recall.pool import (
     DEFAULT_RECALL,
     RecallConfig,
     RecallInputs,
@@ -18,7 +18,7 @@ from graphmem.query.recall import (
     context_rows,
     fuse_recall,
 )
-from graphmem.roster import RosterMember
+from graphmem.verbatim.roster import RosterMember
 
 
 def _day(y: int, m: int, d: int) -> tuple[float, float]:

@@ -1,5 +1,5 @@
-"""Sentences of a turn (graphmem.text.split_sentences, graphmem.embed.sentence_texts) and the
-process's sentence matrix (graphmem.vector_cache.SentenceMatrix): docs/query.md, eighth round."""
+"""Sentences of a turn (graphmem.core.text.split_sentences, graphmem.core.embed.sentence_texts) and the
+process's sentence matrix (graphmem.recall.cache.SentenceMatrix): docs/query.md, eighth round."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from graphmem.config import get_settings
-from graphmem.embed import sentence_texts
-from graphmem.text import split_sentences
-from graphmem.vector_cache import SentenceMatrix
+from graphmem.core.config import get_settings
+from graphmem.core.embed import sentence_texts
+from graphmem.core.text import split_sentences
+from graphmem.recall.cache import SentenceMatrix
 
 
 def test_a_turn_splits_after_sentence_ends_and_before_a_caption():

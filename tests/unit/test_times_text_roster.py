@@ -1,15 +1,15 @@
-"""The single homes of time, text and roster: graphmem.times, graphmem.text, graphmem.roster (no DB)."""
+"""The single homes of time, text and roster: graphmem.core.times, graphmem.core.text, graphmem.verbatim.roster (no DB)."""
 
 from __future__ import annotations
 
 import pytest
 
-from graphmem.errors import InvalidInputError
-from graphmem.memory import GROUP
+from graphmem.core.errors import InvalidInputError
+from graphmem.derived.memory import GROUP
 from graphmem.query.project import parse_projection
-from graphmem.roster import Roster, RosterMember, resolve_person
-from graphmem.text import lucene_query, normalise_content, short_repr, strip_think
-from graphmem.times import date_of, instant, minute, parse_as_of, parse_ts, short_ts, to_instant
+from graphmem.verbatim.roster import Roster, RosterMember, resolve_person
+from graphmem.core.text import lucene_query, normalise_content, short_repr, strip_think
+from graphmem.core.times import date_of, instant, minute, parse_as_of, parse_ts, short_ts, to_instant
 
 
 def test_time_readers_agree_on_one_instant():

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from graphmem.errors import InvalidInputError
+from graphmem.core.errors import InvalidInputError
 from graphmem.train.qa import QA_NOTE_NO_QUESTIONS, fixed_subset, load_questions, state_hash, terminal_qa_from_settings
 from graphmem.train.state import MemoryState
 from graphmem.train.trajectories import networks, read_steps

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from graphmem.memory import DerivedRecord
+from graphmem.derived.memory import DerivedRecord
 from graphmem.train.rewards import (
     action_key,
     chain_agreement,
@@ -26,7 +26,7 @@ from graphmem.train.rewards import (
     structural_penalty,
     validity_reward,
 )
-from graphmem.writer import Roster, validate_actions
+from graphmem.derived.writer import Roster, validate_actions
 
 KAPPA_AB = 0.6 * 8 / 9 + 0.4 * 22 / 25
 ROSTER = Roster([{"id": "mom", "name": "Mom"}, {"id": "ben", "name": "Ben"}])

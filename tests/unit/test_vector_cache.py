@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from graphmem.vector_cache import PersonMatrix, VectorCache
+from graphmem.recall.cache import PersonMatrix, VectorCache
 
 
 def _matrix(n: int, seed: int = 0, version: int = 1) -> PersonMatrix:

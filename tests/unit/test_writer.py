@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from graphmem.config import Settings
-from graphmem.errors import InvalidInputError
-from graphmem.memory import GROUP, DerivedRecord
-from graphmem.writer import (
+from graphmem.core.config import Settings
+from graphmem.core.errors import InvalidInputError
+from graphmem.derived.memory import GROUP, DerivedRecord
+from graphmem.derived.writer import (
     REASONS,
     WRITER_SYSTEM_PROMPT,
     Roster,

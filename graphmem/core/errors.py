@@ -1,0 +1,71 @@
+"""Domain errors. Every failure raised by graphmem derives from :class:`GraphMemError`.
+
+The API maps them to HTTP statuses: NotFoundError -> 404, ConflictError -> 409,
+InvalidInputError -> 422, StoreUnavailableError / LLMError -> 503.
+"""
+
+from __future__ import annotations
+
+
+class GraphMemError(Exception):
+    """Root of every graphmem error."""
+
+
+class InvalidInputError(GraphMemError, ValueError):
+    """Input that cannot be accepted.
+
+    Attributes:
+        source: file path or other origin of the input ("" when not a file).
+        record: the record that is wrong (line number, message id, index), or "".
+        field: the offending field name, or "".
+        reason: the rule broken, without the source, record and field.
+    """
+
+    def __init__(self, message: str, *, source: str = "", record: str = "", field: str = "") -> None:
+        self.reason = message
+        self.source = source
+        self.record = record
+        self.field = field
+        where = ", ".join(
+            part
+            for part in (
+                # "api" marks a request body (its records say "request message N"), not a file
+                f"file {source}" if source and source != "api" else "",
+                f"record {record}" if record else "",
+                f"field '{field}'" if field else "",
+            )
+            if part
+        )
+        super().__init__(f"{where}: {message}" if where else message)
+
+
+class NotFoundError(GraphMemError, LookupError):
+    """A group, person, message or record that does not exist."""
+
+
+def no_group(group_id: str) -> NotFoundError:
+    """The error of every read of a group that does not exist: ``no group 'x'``.
+
+    A group id holding ``/`` can never exist (the id grammar, :mod:`graphmem.core.limits`, refuses it
+    at ingest in every entry point); the message then says so, so that a caller of the
+    library, the CLI, MCP or the HTTP API (where such an id arrives as ``%2F``) learns why.
+    """
+    if "/" in group_id:
+        return NotFoundError(f"no group {group_id!r}: group ids contain no '/' (ingest refuses them)")
+    return NotFoundError(f"no group {group_id!r}")
+
+
+class ConflictError(GraphMemError):
+    """The request conflicts with stored state (e.g. a derivation already running)."""
+
+
+class StoreUnavailableError(GraphMemError):
+    """Neo4j cannot be reached or refused the operation."""
+
+
+class LocalServerError(GraphMemError):
+    """The local Neo4j server could not be assembled, started or stopped."""
+
+
+class LLMError(GraphMemError):
+    """The language-model endpoint failed after retries, or is not configured."""

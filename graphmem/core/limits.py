@@ -1,0 +1,229 @@
+"""Input rules and limits: one id grammar, one set of limits, one normal form for every entry point.
+
+The library enforces these (``graphmem.verbatim.ingest.validate`` for messages, ``graphmem.query.ask``
+for questions and budgets), so the CLI, the HTTP API and library callers accept and reject the
+same input; the API's request models only repeat the limits so that OpenAPI documents them.
+docs/reliability.md ("Input rules and limits") is the user-facing statement.
+
+Id grammar (group, channel, session, message, speaker_id and reply_to ids):
+
+- 1 to :data:`MAX_ID_CHARS` characters, no leading or trailing whitespace;
+- no control characters (Unicode Cc: NUL, tab, newline, ...) and no lone UTF-16 surrogates;
+- group ids and channel names also contain no ``/``: a group id is a URL path segment of the
+  API, and ``/`` separates the channel from the session name in a session id.
+
+Normal form:
+
+- timestamps: :mod:`graphmem.core.times` (``Z`` is stored as ``+00:00``);
+- session ids are channel-qualified: ``"<channel>/<session>"`` when the message has a channel,
+  else the session name (:func:`session_id`).
+
+Text (message text, display names, questions) is stored exactly as received, but a lone UTF-16
+surrogate (``"\\ud83d"``, sent by old clients) cannot be stored or embedded as UTF-8: it is
+rejected with an error naming record and field, never replaced.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import unicodedata
+from pathlib import Path
+
+from graphmem.core.errors import InvalidInputError
+
+__all__ = [
+    "existing_path",
+    "MAX_ID_CHARS",
+    "MAX_MESSAGES_PER_REQUEST",
+    "MAX_NAME_CHARS",
+    "MAX_QUESTION_CHARS",
+    "MAX_RECALL_N",
+    "MAX_S1_K",
+    "MAX_S2_K",
+    "MAX_TEXT_CHARS",
+    "MAX_SOURCE_K",
+    "BLANK_TEXT",
+    "check_budget",
+    "check_id",
+    "check_message_text",
+    "check_name",
+    "check_text",
+    "session_id",
+]
+
+MAX_ID_CHARS = 200
+"""Longest id (characters)."""
+MAX_NAME_CHARS = 200
+"""Longest display name of a speaker or a group (characters)."""
+MAX_TEXT_CHARS = 100_000
+"""Longest message text (characters): far above what chat platforms allow in one message (tens
+of thousands); a 10 MB message was stored and cost every search of its group seconds of BM25
+re-scoring and every embed run seconds of tokenising."""
+MAX_QUESTION_CHARS = 4000
+"""Longest question for ``ask`` (characters)."""
+MAX_MESSAGES_PER_REQUEST = 10_000
+"""Most messages in one ``POST /groups/{id}/messages`` request (the CLI streams files in batches)."""
+MAX_S1_K = 100
+"""Largest System 1 top-k (``--s1-k`` / ``s1_k``)."""
+MAX_S2_K = 50
+"""Largest System 2 records per owner row (``--s2-k`` / ``s2_k``)."""
+MAX_SOURCE_K = 50
+"""Largest System 2 source supplement per person row (``--source-k`` / ``source_k``)."""
+MAX_RECALL_N = 1000
+"""Largest System 1 recall pool n (``GRAPHMEM_S1_RECALL_N``; eval sets it to the top-k)."""
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
+def check_text(value: str, *, field: str, record: str = "", source: str = "") -> None:
+    """Reject a string holding a lone UTF-16 surrogate (it has no UTF-8 form).
+
+    Raises:
+        InvalidInputError: naming ``field`` (and ``record`` / ``source``) and the position.
+    """
+    m = _SURROGATE.search(value)
+    if m is not None:
+        raise InvalidInputError(
+            f"lone UTF-16 surrogate U+{ord(m.group()):04X} at character {m.start()} (not valid "
+            "Unicode text; send the full surrogate pair or the character itself)",
+            source=source, record=record, field=field,
+        )
+
+
+BLANK_TEXT = ("text is empty or only whitespace or invisible characters (a message needs at least one "
+              "visible character)")
+"""Why a message without a visible character is refused: the same words for "" and "   ", in
+every input format and entry point. Messages stored before this rule keep their text
+(docs/reliability.md, "Blank messages")."""
+
+
+_INVISIBLE = frozenset({"Zs", "Zl", "Zp", "Cc", "Cf", "Mn", "Me"})
+"""Unicode categories that show nothing by themselves: spaces, separators, controls, format
+characters (zero-width space U+200B, joiners, direction marks, BOM) and combining marks (accents,
+variation selectors, the grapheme joiner U+034F: they only mark the character before them)."""
+
+_BLANK_LOOKING = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+"""Letters and symbols that are drawn empty: the Hangul fillers and the blank braille pattern."""
+
+
+def has_visible(value: str) -> bool:
+    """Whether ``value`` holds a character a reader sees: not whitespace, not of a category in
+    :data:`_INVISIBLE`, not in :data:`_BLANK_LOOKING` ("e\u0301" and emoji joined by U+200D do)."""
+    return any(not ch.isspace() and ch not in _BLANK_LOOKING and unicodedata.category(ch) not in _INVISIBLE
+               for ch in value)
+
+
+def check_message_text(value: str, *, record: str = "", source: str = "", field: str = "text") -> None:
+    """Check a message text: at least one visible character (not whitespace, not only zero-width
+    or direction marks: :func:`has_visible`), at most :data:`MAX_TEXT_CHARS` characters, no lone
+    surrogate.
+
+    Raises:
+        InvalidInputError: :data:`BLANK_TEXT`, the length, or the surrogate's position, naming
+            ``field`` (and ``record`` / ``source``).
+    """
+    if not has_visible(value):
+        raise InvalidInputError(BLANK_TEXT, source=source, record=record, field=field)
+    if len(value) > MAX_TEXT_CHARS:
+        raise InvalidInputError(f"text is {len(value)} characters long; at most {MAX_TEXT_CHARS} are allowed",
+                                source=source, record=record, field=field)
+    check_text(value, field=field, record=record, source=source)
+
+
+def check_id(value: str, *, field: str, record: str = "", source: str = "", slash: bool = True) -> None:
+    """Check one id against the id grammar (module docstring).
+
+    Args:
+        value: the id.
+        field: field name for the error.
+        record / source: where the id came from, for the error.
+        slash: whether ``/`` is allowed (False for group ids and channel names).
+
+    Raises:
+        InvalidInputError: naming the field and the rule broken (the id itself is not echoed
+            when it is long).
+    """
+    def bad(why: str) -> InvalidInputError:
+        return InvalidInputError(why, source=source, record=record, field=field)
+
+    if not isinstance(value, str):
+        raise bad(f"id must be a string, got {type(value).__name__}")
+    if not value:
+        raise bad("id is empty")
+    if not has_visible(value):
+        raise bad("id has no visible character")
+    if len(value) > MAX_ID_CHARS:
+        raise bad(f"id is {len(value)} characters long; at most {MAX_ID_CHARS} are allowed")
+    check_text(value, field=field, record=record, source=source)
+    if value != value.strip():
+        raise bad("id has leading or trailing whitespace")
+    m = _CONTROL.search(value)
+    if m is not None:
+        raise bad(f"id holds control character U+{ord(m.group()):04X} at character {m.start()}")
+    if not slash and "/" in value:
+        raise bad(f"id {value!r} contains '/' (not allowed in group ids and channel names)")
+
+
+def check_name(value: str, *, field: str, record: str = "", source: str = "") -> None:
+    """Check a display name (speaker, group): non-blank, at most :data:`MAX_NAME_CHARS`, no lone
+    surrogate, no control character.
+
+    Raises:
+        InvalidInputError: naming the field and the rule broken.
+    """
+    if not has_visible(value):
+        raise InvalidInputError("name is blank (no visible character)", source=source, record=record, field=field)
+    if len(value) > MAX_NAME_CHARS:
+        raise InvalidInputError(
+            f"name is {len(value)} characters long; at most {MAX_NAME_CHARS} are allowed",
+            source=source, record=record, field=field,
+        )
+    check_text(value, field=field, record=record, source=source)
+    m = _CONTROL.search(value)
+    if m is not None:
+        raise InvalidInputError(
+            f"name holds control character U+{ord(m.group()):04X} at character {m.start()}",
+            source=source, record=record, field=field,
+        )
+
+
+def check_budget(value: int, *, field: str, low: int, high: int) -> None:
+    """Check one retrieval budget against its range ``[low, high]``.
+
+    Raises:
+        InvalidInputError: naming ``field`` and the range; also for a value that is not an
+            integer ("5", 2.5, True: a library caller's slip would otherwise be a TypeError).
+    """
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidInputError(f"{field} must be an integer between {low} and {high}, got {value!r}", field=field)
+    if not low <= value <= high:
+        raise InvalidInputError(f"{field} must be between {low} and {high}, got {value}", field=field)
+
+
+def session_id(channel: str, session: str, *, record: str = "", source: str = "") -> str:
+    """The normal form of a session id: ``"<channel>/<session>"`` with a channel, else ``session``.
+
+    Raises:
+        InvalidInputError: field ``channel`` for a channel name outside the id grammar (or with
+            ``/``); field ``session`` for a session name outside it.
+    """
+    if channel:
+        check_id(channel, field="channel", record=record, source=source, slash=False)
+        check_id(session, field="session", record=record, source=source)
+        return f"{channel}/{session}"
+    check_id(session, field="session", record=record, source=source)
+    return session
+
+
+def existing_path(path: str | os.PathLike[str]) -> Path:
+    """Return ``path`` as a :class:`Path` after checking that it exists.
+
+    Raises:
+        InvalidInputError: field ``path`` when nothing exists at ``path``.
+    """
+    p = Path(path)
+    if not p.exists():
+        raise InvalidInputError("no such file or folder", source=str(p), field="path")
+    return p

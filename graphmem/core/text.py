@@ -1,0 +1,112 @@
+"""Text helpers shared by the write and read paths: one home for words, stop words and cleanup.
+
+Everything here is pure (no I/O, no model): content normalisation for duplicate checks, the
+Lucene-safe query text, the two stop-word lists (question words and function words), removal
+of ``<think>`` blocks from model answers, and a short ``repr`` for error messages.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+__all__ = [
+    "FUNCTION_WORDS",
+    "LUCENE_STOP_WORDS",
+    "STOP_WORDS",
+    "THINK_BLOCK",
+    "lucene_query",
+    "normalise_content",
+    "short_repr",
+    "split_sentences",
+    "strip_think",
+]
+
+_WORD = re.compile(r"\w+")
+_TOKEN = re.compile(r"\w+", re.UNICODE)
+
+#: Where a message's text splits into sentences: after . ! ? and whitespace, after the CJK
+#: full stops 。！？ and the Arabic question mark ؟ (whitespace or not), and before a
+#: "[shares ...]" caption (the benchmarks' image descriptions).
+_SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|(?<=[。！？؟])\s*|\s*(?=\[shares)")
+
+#: A reasoning model's ``<think>...</think>`` block (any case, spanning lines).
+THINK_BLOCK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
+
+#: Words that carry no topic of a question: question words, auxiliaries, pronouns, quantifiers,
+#: and the words that name the kind of question (say, think, opinion, stance ...). Project drops
+#: them from the fallback issue; System 2 drops them from its fulltext query.
+STOP_WORDS = frozenset(
+    """
+    a an and are as at be been being but by can could did do does doing done for from had has
+    have having he her hers him his how i if in into is it its me my of on or our ours she so
+    than that the their theirs them then there these they this those to was we were what when
+    where which while who whom whose why will with would you your yours about also any anyone
+    anybody all each every everyone everybody someone somebody group chat members member person
+    people one ones other others s t just very more most much many some such only own same
+    tell say said says mentioned mention conversation conversations based show shows showed
+    reveal reveals revealed suggest suggests seem seems seemed appear appears appeared think
+    thinks thought feel feels felt know knows knew view views opinion opinions stance stances
+    position positions attitude attitudes currently current now still ever never not no
+    nobody anything something nothing everything anyone someone """.split()
+)
+
+#: The stop set of Lucene's english analyzer (EnglishAnalyzer.ENGLISH_STOP_WORDS_SET): words the
+#: message fulltext index never holds, so a query made only of them matches nothing.
+LUCENE_STOP_WORDS = frozenset(
+    "a an and are as at be but by for if in into is it no not of on or such that the their "
+    "then there these they this to was will with".split()
+)
+
+#: Function words only (no topic and no question-kind words): the Writer's provenance step
+#: ignores them when it compares a record's content with the segment's messages.
+FUNCTION_WORDS = frozenset(
+    "a an the and or but if then so of to in on at by for with from as is are was were be been "
+    "being am do does did have has had i you he she it we they me him her us them my your his its "
+    "our their this that these those there here not no yes just very really also too can could "
+    "will would shall should may might must about into over than what which who whom when where "
+    "why how all any some each every more most other such only own same s t don ok okay".split()
+)
+
+
+def normalise_content(text: str) -> str:
+    """Normalised content used for duplicate and "unchanged" checks.
+
+    Case-folded word runs (Unicode ``\\w+``: any script) joined by single spaces, so
+    punctuation, case and spacing never make two records differ.
+
+    Source: SpeakerMem-R1 App. E (normalised content in the action keys of eq. 19).
+    """
+    return " ".join(_WORD.findall((text or "").casefold()))
+
+
+def lucene_query(text: str) -> str:
+    """Turn free text into a safe Lucene query: word tokens, lower-cased, OR-ed.
+
+    Lower-casing keeps words such as AND/OR/NOT from acting as operators; every Lucene special
+    character is dropped because only ``\\w`` runs survive.
+    """
+    return " ".join(t.lower() for t in _TOKEN.findall(text))
+
+
+def strip_think(text: str | None) -> str:
+    """The text without ``<think>`` blocks, stripped of surrounding whitespace."""
+    return THINK_BLOCK.sub("", text or "").strip()
+
+
+def split_sentences(text: str, limit: int = 8) -> list[str]:
+    """The sentences of a message's text, when it has more than one; else ``[]``.
+
+    Splits after ``.``, ``!`` or ``?`` followed by whitespace, after ``。``, ``！``, ``？`` or
+    ``؟``, and before a ``[shares ...]`` caption; pieces of one character or less are dropped;
+    at most ``limit`` sentences (the first ones). Used for the sentence vectors of System 1 (graphmem.core.embed.sentence_texts):
+    a long turn's one relevant sentence is drowned in its whole-turn vector.
+    """
+    parts = [p.strip() for p in _SENTENCE_SPLIT.split(text or "") if p and len(p.strip()) > 1]
+    return parts[:limit] if len(parts) > 1 else []
+
+
+def short_repr(value: Any, limit: int = 60) -> str:
+    """``repr(value)`` cut to ``limit`` characters (``...`` marks the cut), for error messages."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -1,0 +1,243 @@
+"""The group service: look a group up, append messages, derive a step, forget a person or a group.
+
+The writes and erasures of a group that the HTTP API (and benchmarks, tests) call. Appending
+goes through :func:`graphmem.verbatim.ingest.ingest_conversations` (idempotent by message id, messages
+placed by time, edits kept with their history). Derivation
+calls the Writer (:func:`graphmem.derived.writer.derive_group`). Erasure runs the ``cypher/groups/``
+templates in one write transaction. Reads of memory live in :mod:`graphmem.query.people`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import neo4j
+from pydantic import BaseModel
+
+from graphmem.core import limits
+from graphmem.store.db import Store, run_tx
+from graphmem.core.embed import Embedder
+from graphmem.core.errors import InvalidInputError, no_group
+from graphmem.verbatim.ingest import IngestSummary, ingest_conversations
+from graphmem.verbatim.order import place_messages
+from graphmem.core.times import instant
+from graphmem.llm import ChatModel
+from graphmem.core.model import Conversation, MessageRecord
+from graphmem.store.scope import scope_index
+
+
+class GroupInfo(BaseModel):
+    """A group with its size."""
+
+    id: str
+    name: str
+    persons: int
+    messages: int
+
+
+def get_group(store: Store, group_id: str) -> GroupInfo:
+    """The group.
+
+    Raises:
+        NotFoundError: no such group.
+    """
+    rows = store.read("groups/get_group", group_id=group_id)
+    if not rows:
+        raise no_group(group_id)
+    return GroupInfo(**rows[0])
+
+
+def append_messages(
+    store: Store,
+    embedder: Embedder,
+    group_id: str,
+    messages: Sequence[dict[str, Any]],
+    *,
+    name: str = "",
+    batch_size: int = 1000,
+) -> IngestSummary:
+    """Append messages to a group, creating it when needed.
+
+    Each message is a mapping with ``id``, ``speaker``, ``text``, ``ts`` and optional
+    ``speaker_id``, ``session`` (default "main"; stored as ``"<channel>/<session>"`` when a
+    ``channel`` is given), ``channel``, ``reply_to``. Messages take their place by time (request
+    order only breaks ties), before, between or after what is stored: turns, NEXT, session
+    numbers and search documents follow. A stored id with the same content is skipped; with new
+    text it is an edit; with a text it had before (in its ``text_history``) it is a stale
+    redelivery and skipped (see :func:`graphmem.verbatim.ingest.ingest_conversations`).
+
+    Returns:
+        The :class:`IngestSummary` of the write.
+
+    Raises:
+        InvalidInputError: a group id outside the id grammar or not a string (field ``group``);
+            no message (field ``messages``: nothing is created); a message is wrong (nothing is
+            written then): not a mapping (field ``message``), a required key missing, a key not
+            listed above or a value not a string (that key), an empty ``speaker_id``, or any
+            input rule of docs/reliability.md; ``record`` is ``"request message N"`` (0-based).
+        ConflictError: an id is stored with another speaker, session, channel, ts or reply_to,
+            or another load changed one of these messages meanwhile (retry).
+    """
+    limits.check_id(group_id, field="group", source="api", slash=False)
+    if not messages:
+        raise InvalidInputError("no messages (send at least one)", source="api", field="messages")
+    drafts = []
+    for i, m in enumerate(messages):
+        record = f"request message {i}"
+        _check_shape(m, record)
+        # The normal form of session ids (channel-qualified), as the loaders store them.
+        session = limits.session_id(m.get("channel") or "", m.get("session") or "main",
+                                    record=record, source="api")
+        when = instant(m["ts"], source="api", record=record, field="ts")
+        drafts.append((when, i, m, session))
+    drafts.sort(key=lambda d: (d[0], d[1]))  # by instant; request order breaks ties
+    records = [
+        MessageRecord(
+            id=m["id"], group_id=group_id, channel=m.get("channel") or "",
+            session=session, session_index=0, session_ts=m["ts"], turn=0,
+            speaker=m["speaker"], speaker_id=m.get("speaker_id") or "", text=m["text"],
+            ts=m["ts"], reply_to=m.get("reply_to") or "", source_ref=f"request message {i}",
+        )
+        for _, i, m, session in drafts
+    ]
+    conv = Conversation(group_id=group_id, name=name or group_id, messages=records, source="api")
+    return ingest_conversations(store, [conv], embedder, batch_size=batch_size)
+
+
+_REQUIRED = ("id", "speaker", "text", "ts")
+_OPTIONAL = ("speaker_id", "session", "channel", "reply_to")
+
+
+def _check_shape(m: Any, record: str) -> None:
+    """Refuse a message that is not a mapping of strings before anything reads it, so a library
+    caller gets the same :class:`InvalidInputError` (record and field named) as the API's 422
+    instead of a ``KeyError`` or ``AttributeError``; the content rules follow in ingest."""
+    if not isinstance(m, Mapping):
+        raise InvalidInputError(f"a message must be a mapping, got {type(m).__name__}",
+                                source="api", record=record, field="message")
+    for key in m:  # a misspelt key ("replyTo") would be dropped: the reply link lost, silently
+        if key not in _REQUIRED and key not in _OPTIONAL:
+            raise InvalidInputError(
+                f"unknown key {key!r} (allowed: {', '.join(_REQUIRED + _OPTIONAL)})",
+                source="api", record=record, field=str(key))
+    for key in _REQUIRED + _OPTIONAL:
+        value = m.get(key)
+        if value is None and key in _REQUIRED:
+            raise InvalidInputError(f"{key} is missing", source="api", record=record, field=key)
+        if value is not None and not isinstance(value, str):
+            raise InvalidInputError(f"{key} must be a string, got {type(value).__name__}",
+                                    source="api", record=record, field=key)
+    if m.get("speaker_id") == "":  # "" would key the speaker by display name: a second person
+        raise InvalidInputError("speaker_id is empty (leave it out when the speaker has no stable id)",
+                                source="api", record=record, field="speaker_id")
+
+
+def derive_step(
+    store: Store,
+    embedder: Embedder,
+    group_id: str,
+    model: ChatModel | None,
+    *,
+    max_segments: int | None = None,
+    settings: Any = None,
+) -> tuple[Any, int]:
+    """Run the Writer over at most ``max_segments`` pending segments (all when None).
+
+    Returns:
+        (the Writer's :class:`graphmem.derived.writer.DeriveSummary`, messages still pending after it).
+
+    Raises:
+        NotFoundError: no such group.
+        LLMError: segments are pending but no Writer is configured, or the endpoint failed.
+        ConflictError: another run is deriving the same group.
+    """
+    from graphmem.derived.writer import derive_group, load_messages
+
+    get_group(store, group_id)
+    summary = derive_group(
+        store, group_id, model=model, embedder=embedder, settings=settings, max_segments=max_segments
+    )
+    pending = len(load_messages(store, group_id, pending_only=True))
+    return summary, pending
+
+
+class ForgetSummary(BaseModel):
+    """What erasing one person removed (all zero when there was nothing left to erase).
+
+    Attributes:
+        group_id / person_id: whose data.
+        messages_deleted: messages the person sent.
+        records_deleted: derived records the person owned or was the source of, plus records
+            left without any supporting message.
+        chains_repaired: superseded records that became heads again because their successor
+            was erased.
+        person_deleted: whether the Person node was still there and was deleted.
+    """
+
+    group_id: str
+    person_id: str
+    messages_deleted: int = 0
+    records_deleted: int = 0
+    chains_repaired: int = 0
+    person_deleted: bool = False
+
+
+def forget_person(store: Store, group_id: str, person_id: str) -> ForgetSummary:
+    """Erase one person's data from a group, in one write transaction.
+
+    Deletes the messages the person sent, every derived record (all versions) the person owns
+    or is the source of, records left with no supporting message, and the Person node; the
+    nodes' embeddings and text leave the vector and fulltext indexes with them. Other people's
+    messages stay; the NEXT chain of each touched channel is relinked over the gap, turns and
+    positions close up, and every neighbour whose search document quoted an erased message as
+    its previous turn gets it rebuilt; Writer segments that covered the person's messages drop
+    their stored validation report (it quotes what the Writer wrote). A chain whose head was
+    erased gets its latest remaining state back as head. Running it again is a no-op (all
+    counts zero). Source of the words erased: DESIGN.md "Guarantees"; docs/reliability.md.
+
+    Raises:
+        NotFoundError: no such group (checked inside the transaction; nothing is written).
+        StoreUnavailableError: Neo4j failed (nothing is erased then).
+    """
+
+    def work(tx: neo4j.ManagedTransaction) -> ForgetSummary:
+        out = ForgetSummary(group_id=group_id, person_id=person_id)
+        if not run_tx(tx, "ingest/lock_group", group_id=group_id, n=0):  # serialise with loads
+            raise no_group(group_id)
+        run_tx(tx, "groups/redact_segment_reports", group_id=group_id, person_id=person_id,
+               note=json.dumps({"redacted": "a person covered by this segment was erased"}))
+        rows = run_tx(tx, "groups/delete_person_records", group_id=group_id, person_id=person_id)
+        out.records_deleted = int(rows[0]["deleted"]) if rows else 0
+        rows = run_tx(tx, "groups/delete_person_messages", group_id=group_id, person_id=person_id)
+        out.messages_deleted = int(rows[0]["deleted"]) if rows else 0
+        start = rows[0]["start"] if rows else None
+        out.records_deleted += int(run_tx(tx, "groups/delete_orphan_records", group_id=group_id)[0]["deleted"])
+        out.chains_repaired = int(run_tx(tx, "groups/repair_chain_heads", group_id=group_id)[0]["repaired"])
+        if start is not None:
+            # neighbours: NEXT over the gap, turns, positions, and search documents that held
+            # the erased words as their previous turn are rebuilt
+            place_messages(tx, group_id, float(start))
+        out.person_deleted = bool(run_tx(tx, "groups/delete_person", group_id=group_id, person_id=person_id)[0]["deleted"])
+        return out
+
+    return store.write_tx(work)
+
+
+def forget_group(store: Store, group_id: str) -> int:
+    """Erase a whole group (both tracks, its roster and the Group node) in one transaction,
+    then drop the group's own vector index (graphmem.store.scope) when it has one.
+
+    Used by test and benchmark clean-up and by anyone retiring a memory space; other groups
+    are never touched, and a second call deletes nothing.
+
+    Returns:
+        Number of nodes deleted (0 when the group does not exist).
+
+    Raises:
+        StoreUnavailableError: Neo4j failed (nothing is erased then).
+    """
+    rows = store.write("groups/delete_group", group_id=group_id)
+    store.write("meta/drop_index", name=scope_index(group_id))  # its own vector index, if any
+    return int(rows[0]["deleted"]) if rows else 0

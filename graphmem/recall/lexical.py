@@ -1,0 +1,234 @@
+"""Group-local BM25: a group's fulltext order that does not depend on other groups.
+
+Lucene keeps its term statistics (document count, document frequency, mean document length)
+for the whole index, i.e. for every group in the store, so the BM25 order of one group's
+messages moves when unrelated groups are loaded. System 1 therefore uses Lucene only to find
+candidates and re-scores them here with statistics of the group alone:
+
+    score(d, q) = sum_{t in q} idf(t) * tf(t, d) * (k1 + 1) / (tf(t, d) + k1 * (1 - b + b * |d| / avgdl))
+    idf(t) = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))
+
+(Robertson & Zaragoza 2009; Lucene's BM25Similarity form, k1 = 1.2, b = 0.75), where N, df and
+avgdl count the group's messages only. Documents are the messages' ``search_text`` (previous
+turn + "speaker: text", see :func:`graphmem.verbatim.ingest.search_text`), analysed like Lucene's
+``english`` analyzer: word tokens, possessive "'s" dropped, lower-cased, Lucene's English stop
+words removed, Porter-stemmed.
+
+The statistics of a group are built once from one read of its documents and kept in process
+(:func:`group_stats`), versioned by the write position of the group's latest message (one
+index lookup per query, ``recall/group_version``). They are rebuilt when a message was added
+since - for groups over :data:`DRIFT_FREE_MAX` messages only once the group has grown by
+:data:`MAX_DRIFT`, so that a large, busy group is not re-read on every append. An edit or an
+erasure leaves the counts a little stale until the next rebuild; scores stay group-local either
+way (and the documents themselves are always read fresh).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+from collections import Counter
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from nltk.stem.porter import PorterStemmer
+
+from graphmem.store.db import Store
+from graphmem.core.text import LUCENE_STOP_WORDS
+
+K1 = 1.2
+B = 0.75
+DRIFT_FREE_MAX = 20_000
+"""Groups up to this many messages get exact statistics (rebuilt on every count change)."""
+MAX_DRIFT = 0.05
+"""Larger groups rebuild once their message count moved by this share since the last build."""
+
+_WORD = re.compile(r"\w+(?:['’]\w+)*", re.UNICODE)
+_STEMMER = PorterStemmer(mode=PorterStemmer.ORIGINAL_ALGORITHM)
+
+
+@lru_cache(maxsize=200_000)
+def _stem(word: str) -> str:
+    return _STEMMER.stem(word, to_lowercase=False)
+
+
+@lru_cache(maxsize=200_000)
+def _terms(word: str) -> tuple[str, ...]:
+    """Index terms of one word token (usually one; none for a stop word)."""
+    w = word.lower()
+    if w.endswith(("'s", "’s")):
+        w = w[:-2]
+    w = w.replace("’", "'")
+    return tuple(_stem(part) for part in w.split("'") if part and part not in LUCENE_STOP_WORDS)
+
+
+def analyze(text: str) -> list[str]:
+    """Index terms of ``text`` in order (close to Lucene's ``english`` analyzer).
+
+    ``"Caroline's dogs ran"`` -> ``["carolin", "dog", "ran"]``. Each distinct word token is
+    analysed once per process (cached), so re-scoring the candidates of a query costs about a
+    dictionary lookup per token.
+    """
+    return [t for w in _WORD.findall(text or "") for t in _terms(w)]
+
+
+@dataclass(frozen=True)
+class GroupStats:
+    """Term statistics of one group's fulltext documents.
+
+    Attributes:
+        group_id: the group.
+        n_docs: messages counted (N).
+        avgdl: mean document length in terms (>= 1 when the group has any term).
+        df: term -> number of the group's documents containing it.
+        version: write position (turn_created) of the group's latest message when built.
+    """
+
+    group_id: str
+    n_docs: int
+    avgdl: float
+    df: dict[str, int]
+    version: int = -1
+
+    def idf(self, term: str) -> float:
+        """BM25 idf of ``term`` in the group (0 < idf; a term the group lacks gets the largest)."""
+        df = self.df.get(term, 0)
+        return math.log(1.0 + (self.n_docs - df + 0.5) / (df + 0.5))
+
+
+_CACHE: dict[str, GroupStats] = {}
+_LOCK = threading.Lock()
+_CACHE_MAX_GROUPS = 256
+
+
+def build_stats(store: Store, group_id: str, version: int = -1) -> GroupStats:
+    """Read the group's documents once and count N, df and the mean length."""
+    df: Counter[str] = Counter()
+    n = 0
+    total = 0
+    for row in store.read("recall/group_documents", group_id=group_id):
+        terms = analyze(row["doc"] or "")
+        n += 1
+        total += len(terms)
+        df.update(set(terms))
+    return GroupStats(
+        group_id=group_id, n_docs=n, avgdl=(total / n) if n and total else 1.0, df=dict(df), version=version
+    )
+
+
+def group_stats(store: Store, group_id: str, version: int | None = None) -> GroupStats:
+    """The group's statistics, from the process cache when still current (see module docstring).
+
+    ``version``: the group's current version when the caller has just read it
+    (:attr:`graphmem.recall.search.GroupState.version`); None reads it here (one index lookup).
+    """
+    if version is None:
+        rows = store.read("recall/group_version", group_id=group_id)
+        version = int(rows[0]["last"]) if rows else -1
+    with _LOCK:
+        cached = _CACHE.get(group_id)
+    if cached is not None and (
+        cached.version == version
+        or (cached.n_docs > DRIFT_FREE_MAX and 0 <= version - cached.version <= MAX_DRIFT * cached.n_docs)
+    ):
+        return cached
+    stats = build_stats(store, group_id, version)
+    with _LOCK:
+        if len(_CACHE) >= _CACHE_MAX_GROUPS and group_id not in _CACHE:
+            _CACHE.pop(next(iter(_CACHE)))
+        _CACHE[group_id] = stats
+    return stats
+
+
+def forget_stats(group_id: str | None = None) -> None:
+    """Drop the cached statistics of one group (None: of every group)."""
+    with _LOCK:
+        if group_id is None:
+            _CACHE.clear()
+        else:
+            _CACHE.pop(group_id, None)
+
+
+def rescore(
+    query: str, docs: dict[str, str], stats: GroupStats, *, issue: str = "", issue_weight: float = 0.0
+) -> list[tuple[str, float]]:
+    """BM25 of each candidate document for ``query`` (plus the issue's terms) with the group's statistics.
+
+    ``score(d) = sum_t w(t) * bm25(t, d)`` with ``w(t) = [t in query] + issue_weight * [t in issue]``:
+    the issue (Project's one matter asked about, names and question words removed) counts its
+    topic words once more, so a question's content words outweigh its names and function words.
+
+    Args:
+        query: free text (analysed like the documents; repeated query terms count once).
+        docs: message id -> fulltext document.
+        stats: the group's statistics.
+        issue: a second, weighted query (Project's issue), or "".
+        issue_weight: weight of the issue's terms (0: the issue is ignored).
+
+    Returns:
+        (message id, score >= 0) for documents with a positive score, best first; ties by id.
+    """
+    weights: dict[str, float] = dict.fromkeys(analyze(query), 1.0)
+    if issue and issue_weight > 0:
+        for t in dict.fromkeys(analyze(issue)):
+            weights[t] = weights.get(t, 0.0) + issue_weight
+    if not weights:
+        return []
+    idf = {t: w * stats.idf(t) for t, w in weights.items()}
+    out: list[tuple[str, float]] = []
+    for mid, doc in docs.items():
+        terms = analyze(doc)
+        norm = K1 * (1.0 - B + B * len(terms) / stats.avgdl)
+        s = 0.0
+        for t, w in idf.items():  # a query has a few terms: counting them beats a Counter of the doc
+            tf = terms.count(t)
+            if tf:
+                s += w * tf * (K1 + 1.0) / (tf + norm)
+        if s > 0:
+            out.append((mid, s))
+    out.sort(key=lambda x: (-x[1], x[0]))
+    return out
+
+
+def smooth(scores: list[tuple[str, float]], neighbours: dict[str, tuple[str | None, str | None]], share: float) -> list[tuple[str, float]]:
+    """Neighbour smoothing: each turn gains ``share`` x the larger score of its two neighbours.
+
+    ``score'(m) = score(m) + share * max(score(prev(m)), score(next(m)))`` along NEXT (the
+    conversation order of the channel). A turn next to a strong hit - the answer after a
+    question, the question before an answer - enters the ranking even when it shares no word
+    with the query. Neighbours not in ``scores`` count 0 and are added when they gain a score.
+
+    Args:
+        scores: (id, score >= 0), any order.
+        neighbours: id -> (previous id or None, next id or None) for the ids of ``scores``.
+        share: 0..1 (0: ``scores`` unchanged, re-sorted).
+
+    Returns:
+        (id, smoothed score), best first; ties by id.
+    """
+    base = dict(scores)
+    if share <= 0:
+        return sorted(base.items(), key=lambda x: (-x[1], x[0]))
+    gain: dict[str, float] = {}
+    for mid, s in base.items():
+        for nb in neighbours.get(mid, (None, None)):
+            if nb is not None and s > gain.get(nb, 0.0):
+                gain[nb] = s
+    out = {m: base.get(m, 0.0) + share * gain.get(m, 0.0) for m in set(base) | set(gain)}
+    return sorted(((m, s) for m, s in out.items() if s > 0), key=lambda x: (-x[1], x[0]))
+
+
+def smoothed_candidates(store: Store, group_id: str, ft: list[tuple[str, float]], docs: dict[str, dict[str, Any]],
+                        share: float, depth: int) -> list[tuple[str, float]]:
+    """:func:`smooth` over the fulltext candidates ``ft``; ``docs`` (id -> the candidate's
+    document row) gains, by one read (``recall/message_documents``), the neighbours that rose
+    into the first ``depth``. Returns (id, smoothed score), best first, only ids with a row."""
+    neighbours = {i: (d.get("prev_id"), d.get("next_id")) for i, d in docs.items()}
+    smoothed = smooth(ft, neighbours, share)
+    missing = [i for i, _ in smoothed[:depth] if i not in docs]
+    if missing:
+        for r in store.read("recall/message_documents", group_id=group_id, ids=missing):
+            docs[r["id"]] = r
+    return [(i, s) for i, s in smoothed if i in docs]

@@ -1,0 +1,312 @@
+"""A real local Neo4j Community server, assembled from Maven Central and run in the background.
+
+Layout under ``<GRAPHMEM_HOME>/neo4j`` (git-ignored, default ``.graphmem/neo4j``)::
+
+    pom.xml      the server artifacts (neo4j, neo4j-server, neo4j-browser) at pinned versions
+    lib/         their resolved jars (``mvn dependency:copy-dependencies``)
+    conf/        neo4j.conf: loopback only, small heap and page cache, usage reporting off
+    data/ logs/  the database and its logs (``logs/console.log`` holds the JVM output)
+    run/neo4j.pid  the process id of the server this module started
+
+The JVM is launched like the official launcher does (``CommunityEntryPoint`` with the
+``--add-opens`` flags Neo4j needs on Java 17+).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from graphmem.core.config import Settings
+from graphmem.core.errors import LocalServerError
+
+# Flags of the official launcher (neo4j.conf ``server.jvm.additional`` defaults of 5.26).
+JVM_FLAGS = [
+    "-XX:+UseG1GC",
+    "-XX:-OmitStackTraceInFastThrow",
+    "-XX:+UnlockExperimentalVMOptions",
+    "-XX:+TrustFinalNonStaticFields",
+    "-XX:+DisableExplicitGC",
+    "-Djdk.nio.maxCachedBufferSize=1024",
+    "-Dio.netty.tryReflectionSetAccessible=true",
+    "-Djdk.tls.ephemeralDHKeySize=2048",
+    "-Djdk.tls.rejectClientInitiatedRenegotiation=true",
+    "-XX:FlightRecorderOptions=stackdepth=256",
+    "-XX:+UnlockDiagnosticVMOptions",
+    "-XX:+DebugNonSafepoints",
+    "--add-opens=java.base/java.nio=ALL-UNNAMED",
+    "--add-opens=java.base/java.io=ALL-UNNAMED",
+    "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+    "-Dlog4j2.disable.jmx=true",
+    "-Dfile.encoding=UTF-8",
+]
+ENTRY_POINT = "org.neo4j.server.CommunityEntryPoint"
+ADMIN_TOOL = "org.neo4j.cli.AdminTool"
+
+POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>local.graphmem</groupId>
+  <artifactId>neo4j-local</artifactId>
+  <version>1</version>
+  <packaging>pom</packaging>
+  <dependencies>
+    <dependency><groupId>org.neo4j</groupId><artifactId>neo4j</artifactId><version>{version}</version></dependency>
+    <dependency><groupId>org.neo4j.app</groupId><artifactId>neo4j-server</artifactId><version>{version}</version></dependency>
+    <dependency><groupId>org.neo4j.client</groupId><artifactId>neo4j-browser</artifactId><version>{browser}</version></dependency>
+  </dependencies>
+</project>
+"""
+
+
+def _port_in_use(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.settimeout(0.5)
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+@dataclass(frozen=True)
+class ServerStatus:
+    """What ``graphmem neo4j status`` reports."""
+
+    running: bool
+    pid: int | None
+    bolt_uri: str
+    browser_url: str
+    home: Path
+    version: str
+
+
+class LocalServer:
+    """Assemble, start, stop and inspect the local Neo4j server.
+
+    Args:
+        settings: graphmem settings (home folder, versions, memory, ports, password).
+    """
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.home = settings.neo4j_home.resolve()
+        self.lib = self.home / "lib"
+        self.conf = self.home / "conf"
+        self.pid_file = self.home / "run" / "neo4j.pid"
+        self.console_log = self.home / "logs" / "console.log"
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    # ---------------------------------------------------------------- assembly
+    def java(self) -> str:
+        """Path of the ``java`` binary (GRAPHMEM_JAVA_HOME, JAVA_HOME, then PATH)."""
+        for home in (self.settings.java_home, os.environ.get("JAVA_HOME")):
+            if home and (Path(home) / "bin" / "java").exists():
+                return str(Path(home) / "bin" / "java")
+        found = shutil.which("java")
+        if not found:
+            raise LocalServerError("no java found: install Java 17+ or set JAVA_HOME")
+        return found
+
+    def assembled(self) -> bool:
+        stamp = self.lib / ".assembled"
+        return stamp.exists() and stamp.read_text().strip() == self._version_key()
+
+    def _version_key(self) -> str:
+        return f"{self.settings.neo4j_version}+browser-{self.settings.neo4j_browser_version}"
+
+    def assemble(self) -> None:
+        """Resolve the server jars from Maven Central into ``lib/`` (once per version)."""
+        if self.assembled():
+            return
+        mvn = shutil.which("mvn")
+        if not mvn:
+            raise LocalServerError("Maven (mvn) is needed once to fetch the Neo4j jars")
+        self.home.mkdir(parents=True, exist_ok=True)
+        pom = self.home / "pom.xml"
+        pom.write_text(
+            POM.format(
+                version=self.settings.neo4j_version, browser=self.settings.neo4j_browser_version
+            )
+        )
+        if self.lib.exists():
+            shutil.rmtree(self.lib)
+        cmd = [
+            mvn, "-q", "-B", "-f", str(pom), "dependency:copy-dependencies",
+            f"-DoutputDirectory={self.lib}", "-DincludeScope=runtime",
+        ]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise LocalServerError(
+                "Maven could not resolve Neo4j "
+                f"{self.settings.neo4j_version}:\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}"
+            )
+        (self.lib / ".assembled").write_text(self._version_key())
+
+    def write_config(self) -> None:
+        """Write ``conf/neo4j.conf`` (loopback only, small memory, no usage reports)."""
+        s = self.settings
+        self.conf.mkdir(parents=True, exist_ok=True)
+        for sub in ("data", "logs", "run", "plugins", "import"):
+            (self.home / sub).mkdir(parents=True, exist_ok=True)
+        lines = [
+            "# written by graphmem; edits are overwritten on `graphmem neo4j start`",
+            "server.default_listen_address=127.0.0.1",
+            "server.default_advertised_address=127.0.0.1",
+            f"server.bolt.listen_address=127.0.0.1:{s.neo4j_bolt_port}",
+            f"server.bolt.advertised_address=127.0.0.1:{s.neo4j_bolt_port}",
+            f"server.http.listen_address=127.0.0.1:{s.neo4j_http_port}",
+            f"server.http.advertised_address=127.0.0.1:{s.neo4j_http_port}",
+            "server.https.enabled=false",
+            f"server.memory.heap.initial_size={s.neo4j_heap_mb}m",
+            f"server.memory.heap.max_size={s.neo4j_heap_mb}m",
+            f"server.memory.pagecache.size={s.neo4j_pagecache_mb}m",
+            "dbms.usage_report.enabled=false",
+            "dbms.security.auth_enabled=true",
+            "db.tx_log.rotation.retention_policy=2 files",
+            f"server.directories.data={self.home / 'data'}",
+            f"server.directories.logs={self.home / 'logs'}",
+            f"server.directories.run={self.home / 'run'}",
+            f"server.directories.plugins={self.home / 'plugins'}",
+            f"server.directories.import={self.home / 'import'}",
+            f"server.directories.lib={self.lib}",
+        ]
+        (self.conf / "neo4j.conf").write_text("\n".join(lines) + "\n")
+
+    def _set_initial_password(self) -> None:
+        if (self.home / "data" / "dbms").exists():
+            return  # the system database exists: the password was set on first start
+        env = dict(os.environ, NEO4J_HOME=str(self.home), NEO4J_CONF=str(self.conf))
+        proc = subprocess.run(
+            [
+                self.java(), "-cp", f"{self.lib}/*", ADMIN_TOOL, "dbms", "set-initial-password",
+                self.settings.neo4j_password.get_secret_value(),
+            ],
+            capture_output=True, text=True, env=env,
+        )
+        if proc.returncode != 0:
+            raise LocalServerError(f"set-initial-password failed: {proc.stdout}{proc.stderr}")
+
+    # ---------------------------------------------------------------- lifecycle
+    def pid(self) -> int | None:
+        """PID of the server this home started, if that process is alive."""
+        try:
+            pid = int(self.pid_file.read_text().strip())
+        except (OSError, ValueError):
+            return None
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+        except OSError:
+            return None
+        # Only our own server: same entry point and same home folder.
+        if ENTRY_POINT in cmdline and str(self.home) in cmdline:
+            return pid
+        return None
+
+    def start(self, wait: bool = True) -> ServerStatus:
+        """Start the server in the background; a second call is harmless.
+
+        Raises:
+            LocalServerError: assembly failed, the port is taken by another process, or the
+                server did not answer ``RETURN 1`` within ``neo4j_start_timeout_s``.
+        """
+        if self.pid() is None:
+            for port in (self.settings.neo4j_bolt_port, self.settings.neo4j_http_port):
+                if _port_in_use(port):
+                    raise LocalServerError(
+                        f"port {port} on 127.0.0.1 is already in use by another process (another "
+                        "Neo4j?). Use that server through GRAPHMEM_NEO4J_URI, or pick free ports "
+                        "with GRAPHMEM_NEO4J_BOLT_PORT / GRAPHMEM_NEO4J_HTTP_PORT."
+                    )
+            self.assemble()
+            self.write_config()
+            self._set_initial_password()
+            s = self.settings
+            cmd = [
+                self.java(), f"-Xms{s.neo4j_heap_mb}m", f"-Xmx{s.neo4j_heap_mb}m", *JVM_FLAGS,
+                "-cp", f"{self.lib}/*", ENTRY_POINT,
+                f"--home-dir={self.home}", f"--config-dir={self.conf}",
+            ]
+            self.console_log.parent.mkdir(parents=True, exist_ok=True)
+            with open(self.console_log, "ab") as log:
+                proc = subprocess.Popen(
+                    cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                    cwd=self.home, start_new_session=True,
+                )
+            self._proc = proc
+            self.pid_file.parent.mkdir(parents=True, exist_ok=True)
+            self.pid_file.write_text(str(proc.pid))
+        if wait:
+            try:
+                self.wait_ready()
+            except LocalServerError:
+                self.stop(timeout_s=20)  # never leave a half-started server behind
+                raise
+        return self.status()
+
+    def wait_ready(self) -> None:
+        """Block until ``RETURN 1`` succeeds over Bolt."""
+        from neo4j import GraphDatabase
+
+        s = self.settings
+        deadline = time.monotonic() + s.neo4j_start_timeout_s
+        last: Exception | None = None
+        uri = f"bolt://127.0.0.1:{s.neo4j_bolt_port}"
+        while time.monotonic() < deadline:
+            exited = self._proc.poll() is not None if self._proc else self.pid() is None
+            if exited:
+                raise LocalServerError(
+                    f"Neo4j exited during start; see {self.console_log}:\n{self._tail()}"
+                )
+            try:
+                with GraphDatabase.driver(
+                    uri, auth=(s.neo4j_user, s.neo4j_password.get_secret_value())
+                ) as d, d.session() as session:
+                    session.run("RETURN 1").consume()  # no driver-level retry: we poll here
+                return
+            except Exception as e:  # noqa: BLE001 - any failure means "not ready yet"
+                last = e
+                time.sleep(1.0)
+        raise LocalServerError(f"Neo4j did not become ready in time ({last}):\n{self._tail()}")
+
+    def stop(self, timeout_s: float = 60.0) -> bool:
+        """Stop the server this home started (never any other process). Returns True if one ran."""
+        pid = self.pid()
+        if pid is None and self._proc is not None and self._proc.poll() is None:
+            pid = self._proc.pid  # our own child, possibly before its command line is readable
+        if pid is None:
+            return False
+        os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline and self._alive(pid):
+            time.sleep(0.5)
+        if self._alive(pid):
+            os.kill(pid, signal.SIGKILL)
+        if self._proc is not None:
+            self._proc.wait(timeout=10)  # reap our own child
+            self._proc = None
+        self.pid_file.unlink(missing_ok=True)
+        return True
+
+    def _alive(self, pid: int) -> bool:
+        if self._proc is not None and self._proc.pid == pid:
+            return self._proc.poll() is None
+        return self.pid() == pid
+
+    def status(self) -> ServerStatus:
+        s = self.settings
+        return ServerStatus(
+            running=self.pid() is not None,
+            pid=self.pid(),
+            bolt_uri=f"bolt://127.0.0.1:{s.neo4j_bolt_port}",
+            browser_url=f"http://127.0.0.1:{s.neo4j_http_port}/browser/",
+            home=self.home,
+            version=s.neo4j_version,
+        )
+
+    def _tail(self, n: int = 30) -> str:
+        try:
+            return "\n".join(self.console_log.read_text(errors="replace").splitlines()[-n:])
+        except OSError:
+            return ""

@@ -1,0 +1,498 @@
+"""Ingestion of System 1: verbatim messages with speaker, session, turn, time and channel.
+
+Writes ``(:Group)``, ``(:Person)-[:MEMBER_OF]->(:Group)``, ``(:Session)-[:IN_GROUP]->(:Group)``,
+``(:Message)-[:SOURCE]->(:Person)``, ``-[:IN_SESSION]->(:Session)``, ``NEXT`` in conversation
+order and ``REPLY_TO`` when known (SpeakerMem-R1 §3.2, App. B.2 step 1). No language model runs
+here. Every record is validated before anything is written, so bad input leaves the store as it
+was; embeddings are computed before each write transaction; writes are ``UNWIND`` batches that
+MERGE on (group_id, id), so running the same ingest twice changes nothing.
+
+Guarantees (docs/reliability.md):
+
+- Order is by instant per channel, whatever the arrival order. A message is ordered by
+  ``(order_instant, seq)``: ``order_instant`` is its own instant, raised to the latest instant
+  before it in the same input and channel when the input's order disagrees with its timestamps
+  (a loader whose file order is authoritative keeps it); ``seq`` is its arrival number in the
+  group (the new messages of one input are numbered in order of ``order_instant``, input
+  order among equal ones). ``turn_created`` is the 0-based position in that order, ``turn`` the position in the
+  session, NEXT links consecutive messages of a channel, and ``search_text`` holds the previous
+  turn of the session. Each write re-places only the messages from the earliest one it touches
+  on (one read and a few ``UNWIND`` writes per batch, :func:`graphmem.verbatim.order.place_messages`),
+  so a late message and a reply stored before its parent end as if they had arrived on time.
+- Concurrent loads of one group serialise on the Group node's write lock, taken first in every
+  message transaction (``ingest/lock_group``); a load that finds a message changed by another
+  load since it read it stops with a retryable :class:`ConflictError` and writes nothing more.
+- The same id with the same content, or with a text it had before (a stale redelivery: an
+  older export re-sent), is a no-op (``messages_skipped``); with a text it never had it is an
+  edit (``messages_edited``): text and embedding replaced, the earlier text kept in
+  ``text_history`` (with ``edited_at``), the search documents of it and its next turn rebuilt,
+  and the message taken out of its Writer segment, so it is pending for the next derive. Any
+  other changed field (speaker, session, channel, ts, reply_to) is refused.
+
+Identity: a person is keyed by ``speaker_id`` when the input has one, else by display name,
+always inside one group (the same name in two groups is two persons).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+
+import neo4j
+from tqdm import tqdm
+
+from graphmem.core import limits
+from graphmem.core import times
+from graphmem.store.db import Store, run_tx
+from graphmem.core.embed import Embedder, MessageVectors, Prefetch
+from graphmem.core.errors import ConflictError, InvalidInputError
+from graphmem.store.scope import group_key, label_scoped_messages
+from graphmem.core.model import Conversation, MessageRecord, record_label
+from graphmem.verbatim.order import place_messages, search_document
+from graphmem.core.times import instant, now_iso
+
+
+@dataclass
+class IngestSummary:
+    """Counts reported by ``graphmem ingest --json``.
+
+    ``groups``/``sessions``/``persons`` count what the input touched; ``*_created`` what this run
+    created; ``messages_written`` (new) + ``messages_edited`` (new text under a stored id, or a
+    later version of an id earlier in the same input) + ``messages_skipped`` (identical or
+    stale redelivery: the stored text or one in its ``text_history``) = messages in the input.
+    """
+
+    groups: int = 0
+    groups_created: int = 0
+    sessions: int = 0
+    sessions_created: int = 0
+    persons: int = 0
+    persons_created: int = 0
+    messages_written: int = 0
+    messages_edited: int = 0
+    messages_skipped: int = 0
+    group_ids: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def person_key(msg: MessageRecord) -> str:
+    """Identity of the speaker inside the group: ``speaker_id`` if given, else display name."""
+    return msg.speaker_id or msg.speaker
+
+
+def search_text(m: MessageRecord, previous: tuple[str, str] | None) -> str:
+    """The fulltext document of a message: the previous turn of its session, then the message.
+
+    ``"<prev speaker>: <prev text>\n<speaker>: <text>"`` (no first line for a session's first
+    turn). One field, indexed by ``message_text``, so that a turn answering a question asked one
+    turn earlier is found by the question's words, and the speaker's name is searchable.
+    Measured on LoCoMo conversations 26/30/41 (383 questions, recall@10 of Neo4j fulltext):
+    bare text 0.47, text and context as two index fields 0.55, this single document 0.69
+    (bench/bench_search.py). ``previous`` is (speaker, text).
+    """
+    return search_document(m.speaker, m.text, previous)
+
+
+#: Fields a redelivery must repeat exactly; only ``text`` may change (an edit).
+FIXED_FIELDS = ("speaker", "person", "session", "channel", "ts", "reply_to")
+
+
+def _fixed(m: MessageRecord) -> dict[str, object]:
+    return {"person": person_key(m), "speaker": m.speaker, "session": m.session, "channel": m.channel,
+            "ts": instant(m.ts), "reply_to": m.reply_to}
+
+
+def _stored_fixed(row: dict) -> dict[str, object]:
+    return {"person": row["person_id"], "speaker": row["speaker"], "session": row["session"],
+            "channel": row["channel"], "ts": instant(row["ts"]), "reply_to": row["reply_to"]}
+
+
+def _first_difference(a: dict[str, object], b: dict[str, object]) -> str | None:
+    return next((f for f in FIXED_FIELDS if a[f] != b[f]), None)
+
+
+BLANK_TEXT = limits.BLANK_TEXT  # re-exported: why a message without a visible character is refused
+
+
+def validate(conv: Conversation) -> None:
+    """Check every message of ``conv`` before anything is written.
+
+    The input rules of :mod:`graphmem.core.limits` (id grammar and length, no lone surrogates,
+    channel-qualified session ids) and :mod:`graphmem.core.times` (timestamps) apply here, so every
+    entry point (CLI, API, library) accepts and rejects the same input. The same id twice in
+    one input is a redelivery (identical: skipped) or an edit (only the text differs: the later
+    text wins, the earlier is kept as history).
+
+    Raises:
+        InvalidInputError: naming the source, the message and the field that is wrong
+            (missing speaker, text empty or only whitespace (:data:`BLANK_TEXT`), unparsable ts, an id outside the grammar, a lone
+            surrogate, a message whose reply_to is its own id, an id repeated with another
+            speaker, session, channel, ts or reply_to, ...).
+    """
+    seen: dict[str, MessageRecord] = {}
+    src = conv.source
+    limits.check_id(conv.group_id, field="group", source=src, slash=False)
+    if conv.name:
+        limits.check_name(conv.name, field="name", source=src)
+    for i, m in enumerate(conv.messages):
+        ref = record_label(m.source_ref, src) or f"message {i}"
+        if not m.id:
+            raise InvalidInputError("message id is empty", source=src, record=ref, field="id")
+        limits.check_id(m.id, field="id", record=ref, source=src)
+        ref = record_label(m.source_ref, src) or f"message {m.id}"
+        if not m.speaker.strip():
+            raise InvalidInputError("speaker is missing", source=src, record=ref, field="speaker")
+        limits.check_name(m.speaker, field="speaker", record=ref, source=src)
+        if m.text is None:
+            raise InvalidInputError("text is missing", source=src, record=ref, field="text")
+        limits.check_message_text(m.text, record=ref, source=src)
+        if not m.session:
+            raise InvalidInputError("session is missing", source=src, record=ref, field="session")
+        limits.check_id(m.session, field="session", record=ref, source=src)
+        if m.channel:
+            limits.check_id(m.channel, field="channel", record=ref, source=src, slash=False)
+            if not m.session.startswith(m.channel + "/"):
+                raise InvalidInputError(
+                    f"session id is not channel-qualified (expected '{m.channel}/<session>')",
+                    source=src, record=ref, field="session",
+                )
+        for name in ("speaker_id", "reply_to"):
+            if getattr(m, name):
+                limits.check_id(getattr(m, name), field=name, record=ref, source=src)
+        if m.reply_to == m.id:
+            raise InvalidInputError(
+                f"message {m.id!r} replies to itself (reply_to names the message's own id)",
+                source=src, record=ref, field="reply_to",
+            )
+        times.parse_ts(m.ts, source=src, record=ref, field="ts")
+        if m.session_ts:
+            times.parse_ts(m.session_ts, source=src, record=ref, field="session_ts")
+        if m.group_id != conv.group_id:
+            raise InvalidInputError(
+                f"message belongs to group {m.group_id!r}, not {conv.group_id!r}",
+                source=src, record=ref, field="group",
+            )
+        prev = seen.get(m.id)
+        if prev is not None:
+            field_ = _first_difference(_fixed(prev), _fixed(m))
+            if field_ is not None:
+                name = "speaker_id" if field_ == "person" else field_
+                raise InvalidInputError(
+                    f"message id {m.id!r} appears again with another {name} ({getattr(prev, name)!r} "
+                    f"at {prev.source_ref or '?'}, now {getattr(m, name)!r}); a repeated id may only "
+                    "repeat the message or change its text", source=src, record=ref, field=name,
+                )
+        else:
+            seen[m.id] = m
+
+
+def _batches(rows: list[dict], size: int) -> Iterable[list[dict]]:
+    for start in range(0, len(rows), size):
+        yield rows[start : start + size]
+
+
+def ingest_conversations(
+    store: Store,
+    conversations: list[Conversation],
+    embedder: Embedder | None,
+    *,
+    batch_size: int = 1000,
+    progress: bool = False,
+    embed: str = "now",
+    exact_max: int | None = None,
+) -> IngestSummary:
+    """Write conversations into System 1.
+
+    Args:
+        store: open store (schema applied).
+        conversations: parsed input, one per group, messages in conversation order (each
+            channel's order is kept where it disagrees with the timestamps; across inputs,
+            messages are placed by instant).
+        embedder: computes message embeddings (only for new messages and new texts); may be
+            None with ``embed="later"``.
+        batch_size: messages per ``UNWIND`` write transaction.
+        progress: show a progress bar on stderr.
+        embed: "now" (vectors computed before each write) or "later": messages are stored and
+            fulltext-searchable at once, labelled ``:PendingEmbedding`` and given vectors by
+            :func:`graphmem.embedding.embed_group` (``graphmem embed --group G``); search uses
+            fulltext alone for the group meanwhile. The bulk fast path (docs/scale.md).
+        exact_max: with ``embed="now"``, a group that ends with more messages than this gets
+            its own vector index (graphmem.store.scope); default ``GRAPHMEM_VECTOR_EXACT_MAX``.
+
+    Returns:
+        An :class:`IngestSummary`; a second run over the same input reports every message as
+        skipped and changes nothing.
+
+    Raises:
+        InvalidInputError: a record is wrong (raised before any write for that input).
+        ConflictError: an id is stored with another speaker, session, channel, ts or reply_to
+            (before any write for that group), or another load changed one of this input's
+            messages while it ran (retryable: the batches committed before stay, run it again).
+        StoreUnavailableError: Neo4j failed; batches already committed stay (re-run resumes).
+    """
+    if embed not in ("now", "later"):
+        raise InvalidInputError(f"embed must be 'now' or 'later', not {embed!r}", field="embed")
+    if embed == "now" and embedder is None:
+        raise InvalidInputError("an embedder is needed to embed now", field="embed")
+    for conv in conversations:  # validate everything first: bad input writes nothing
+        validate(conv)
+    summary = IngestSummary()
+    total = sum(len(c.messages) for c in conversations)
+    bar = tqdm(total=total, unit="msg", desc="ingest", disable=not progress)
+    try:
+        for conv in conversations:
+            _ingest_one(store, conv, embedder if embed == "now" else None, batch_size, summary, bar)
+    finally:
+        bar.close()
+    if embed == "now" and embedder is not None and summary.messages_written:
+        from graphmem.core.config import get_settings
+        from graphmem.verbatim.vectors import scope_if_large  # imports this module
+
+        limit = get_settings().vector_exact_max if exact_max is None else exact_max
+        for gid in summary.group_ids:
+            scope_if_large(store, embedder, gid, limit)
+    return summary
+
+
+@dataclass
+class _Delivery:
+    """One id of an input: its first record, the texts it went through (consecutive repeats
+    collapsed), how often it occurs, and the instant it is ordered by."""
+
+    m: MessageRecord
+    texts: list[str]
+    occurrences: int
+    order_instant: float
+
+
+def collapse(conv: Conversation) -> list[_Delivery]:
+    """One entry per message id of an input, in input order: its first record, its distinct
+    texts (first occurrences: a text seen before is stale), its occurrences and its
+    ``order_instant`` (the instant, raised to the latest before it in its channel's input order)."""
+    out: dict[str, _Delivery] = {}
+    running: dict[str, float] = {}  # per channel: latest instant so far in input order
+    for m in conv.messages:
+        d = out.get(m.id)
+        if d is not None:
+            d.occurrences += 1
+            if m.text not in d.texts:
+                d.texts.append(m.text)
+            continue
+        t = max(instant(m.ts), running.get(m.channel, float("-inf")))
+        running[m.channel] = t
+        out[m.id] = _Delivery(m, [m.text], 1, t)
+    return list(out.values())
+
+
+def pending_texts(texts: list[str], stored: str, history: list[str]) -> list[str]:
+    """The texts of an input still to apply to a stored message, oldest first ([] for an
+    identical or stale redelivery): those after the stored text's last occurrence in the input
+    (all when it is absent), less any in ``history`` (its ``text_history``), so an older export
+    re-sent after an edit is skipped, not an edit back (docs/reliability.md, Edits)."""
+    if stored in texts:
+        texts = texts[len(texts) - 1 - texts[::-1].index(stored) + 1 :]
+    had = set(history)
+    return [t for t in texts if t not in had]
+
+
+def _ingest_one(
+    store: Store, conv: Conversation, embedder: Embedder | None, batch_size: int,
+    summary: IngestSummary, bar: tqdm,
+) -> None:
+    gid = conv.group_id
+    deliveries = collapse(conv)
+    stored = {r["id"]: r for r in store.read("ingest/stored_messages", group_id=gid,
+                                              ids=[d.m.id for d in deliveries])}
+    for d in deliveries:  # refuse what is not a redelivery or an edit, before any write
+        row = stored.get(d.m.id)
+        if row is not None:
+            field_ = _first_difference(_stored_fixed(row), _fixed(d.m))
+            if field_ is not None:
+                name = "speaker_id" if field_ == "person" else field_
+                stored_value = row["person_id"] if field_ == "person" else row[field_]
+                raise ConflictError(
+                    f"message {d.m.id!r} of group {gid!r} is stored with another {name} "
+                    f"({stored_value!r}; input {getattr(d.m, name)!r} at {d.m.source_ref or '?'}): only "
+                    "its text can change (an edit); nothing of this input was written"
+                )
+
+    # Per id: (delivery, stored text or None when new, texts to write: the last is kept), or nothing.
+    work: list[tuple[_Delivery, str | None, list[str]]] = []
+    written = edited = 0
+    for d in deliveries:
+        row = stored.get(d.m.id)
+        if row is None:
+            work.append((d, None, d.texts))
+            written += 1
+            edited += len(d.texts) - 1
+        else:
+            pending = pending_texts(d.texts, row["text"], row["text_history"])
+            if pending:
+                work.append((d, row["text"], pending))
+                edited += len(pending)
+    skipped = len(conv.messages) - written - edited
+    # Write in conversation order (stable: input order among equal instants), so each batch
+    # appends after what is stored instead of landing between stored messages: placement
+    # re-places a group from the earliest message a batch touches, and an input handed over
+    # channel by channel would otherwise make every batch re-place most of the group.
+    work.sort(key=lambda w: w[0].order_instant)
+    bar.update(skipped)
+
+    created = store.write("ingest/merge_group", group_id=gid, group_name=conv.name or gid)
+    scoped = bool(created[0].get("vector_index"))  # the group has its own vector index
+    summary.groups += 1
+    summary.groups_created += int(created[0]["created"])
+    summary.group_ids.append(gid)
+
+    # Roster: latest display name per person key, every alias seen.
+    persons: dict[str, dict] = {}
+    for m in conv.messages:
+        key = person_key(m)
+        p = persons.setdefault(key, {"id": key, "name": m.speaker, "speaker_id": m.speaker_id, "aliases": []})
+        p["name"] = m.speaker
+        if m.speaker not in p["aliases"]:
+            p["aliases"].append(m.speaker)
+    sessions: dict[str, dict] = {}
+    for d in deliveries:
+        m = d.m
+        sessions.setdefault(
+            m.session,
+            {"id": m.session, "channel": m.channel, "index": m.session_index,
+             "ts": times.normalize(m.session_ts or m.ts)},
+        )
+    rows_p, rows_s = list(persons.values()), list(sessions.values())
+    summary.persons += len(rows_p)
+    summary.sessions += len(rows_s)
+
+    key = group_key(gid)
+    chunks = [work[i : i + batch_size] for i in range(0, len(work), batch_size)] or [[]]
+    def latest(chunk: list[tuple[_Delivery, str | None, list[str]]]) -> list[MessageRecord]:
+        # an edit keeps the stored speaker and ts (the input may spell the same instant with
+        # another offset, so another date): its vectors are those of the message as stored
+        return [d.m.model_copy(update={"text": new[-1]} if old is None else {
+            "text": new[-1], "speaker": stored[d.m.id]["speaker"], "ts": stored[d.m.id]["ts"]})
+            for d, old, new in chunk]
+
+    with Prefetch(embedder, chunks, latest) as pending_vectors:
+        for n, chunk in enumerate(chunks):
+            vectors = pending_vectors.take(n)  # encoded before the transaction
+            raced_new, raced_edits = _write_chunk(
+                store, gid, key, n, chunk, vectors, rows_p, rows_s, stored, batch_size, scoped,
+                summary, bar)
+            # what another concurrent load wrote identically meanwhile counts as skipped: every
+            # input line behind it (a new message's own edits in the input included)
+            written -= raced_new
+            edited -= raced_edits
+            skipped += raced_new + raced_edits
+    summary.messages_written += written
+    summary.messages_edited += edited
+    summary.messages_skipped += skipped
+
+
+def _write_chunk(
+    store: Store, gid: str, key: str, n: int, chunk: list[tuple[_Delivery, str | None, list[str]]],
+    vectors: list[MessageVectors] | list[None], rows_p: list[dict], rows_s: list[dict],
+    stored: dict[str, dict], batch_size: int, scoped: bool, summary: IngestSummary, bar: tqdm,
+) -> tuple[int, int]:
+    """Write chunk ``n`` of an input's work in one transaction (:func:`_write_batch`).
+
+    Returns (new messages, edits) that another concurrent load had already written identically
+    (counted as skipped); edits count every input text behind them, so a raced new message
+    that the input also edited returns its edits too.
+    """
+    edited_at = now_iso()
+    new_rows, edit_rows = [], []
+    for (d, old, new), mv in zip(chunk, vectors):
+        m = d.m
+        vec, sent = (mv.embedding, mv.sentence_embeddings) if mv is not None else (None, None)
+        if old is None:
+            new_rows.append({
+                "id": m.id, "channel": m.channel, "text": new[-1], "speaker": m.speaker,
+                "person_id": person_key(m), "session": m.session, "ts": times.normalize(m.ts),
+                "instant": instant(m.ts), "order_instant": d.order_instant,
+                "reply_to": m.reply_to, "text_history": new[:-1],
+                "edited_at": [edited_at] * (len(new) - 1), "embedding": vec,
+                "sentence_embeddings": sent,
+            })
+        else:
+            edit_rows.append({
+                "id": m.id, "old_text": old, "text": new[-1], "between": new[:-1],
+                "edited_at": edited_at, "embedding": vec, "sentence_embeddings": sent,
+                "order_instant": d.order_instant,
+            })
+    roster = (rows_p, rows_s) if n == 0 else ([], [])
+    cp, cs, raced_new, raced_edits = store.write_tx(
+        lambda tx, new_rows=new_rows, edit_rows=edit_rows, roster=roster: _write_batch(
+            tx, gid, key, new_rows, edit_rows, roster, stored, batch_size)
+    )
+    summary.persons_created += cp
+    summary.sessions_created += cs
+    if scoped and new_rows:
+        label_scoped_messages(store, gid, [r["id"] for r in new_rows])
+    bar.update(len(chunk))
+    return raced_new, raced_edits
+
+
+def _write_batch(
+    tx: neo4j.ManagedTransaction, gid: str, key: str, new_rows: list[dict], edit_rows: list[dict],
+    roster: tuple[list[dict], list[dict]], stored: dict[str, dict], batch_size: int,
+) -> tuple[int, int, int, int]:
+    """One batch in one transaction: lock the group, re-check, write, place. Idempotent.
+
+    Returns (persons created, sessions created, new messages and edits that another load had
+    already written exactly like this one, which are skipped here). The edits are counted as
+    the summary counted them: one per text a new message went through before its last in this
+    input (``text_history``), and one per text an edit row applies (``between`` and the last).
+    """
+    ids = [r["id"] for r in new_rows] + [r["id"] for r in edit_rows]
+    run_tx(tx, "ingest/lock_group", group_id=gid, n=0)
+    now = {r["id"]: r for r in run_tx(tx, "ingest/stored_messages", group_id=gid, ids=ids)} if ids else {}
+    # Another load may have committed some of these ids since they were read: the same content
+    # is simply there already; anything else is a conflict to retry.
+    raced_new = raced_edits = 0
+    fresh, edits = [], []
+    for r in new_rows:
+        current = now.get(r["id"])
+        if current is None:
+            fresh.append(r)
+        elif current["text"] == r["text"]:
+            raced_new += 1
+            raced_edits += len(r["text_history"])  # its edits in this input were counted as edits
+        else:
+            raise ConflictError(
+                f"message {r['id']!r} of group {gid!r} was written with other text by another load "
+                "while this one ran; run this load again (what is stored identically is skipped)")
+    for r in edit_rows:
+        current = now.get(r["id"])
+        if current is not None and current["text"] == r["text"]:
+            raced_edits += len(r["between"]) + 1
+        elif current is None or current["text"] != r["old_text"]:
+            raise ConflictError(
+                f"message {r['id']!r} of group {gid!r} was changed by another load while this one "
+                "ran; run this load again")
+        else:
+            edits.append(r)
+    seq_base = int(run_tx(tx, "ingest/lock_group", group_id=gid, n=len(fresh))[0]["seq_base"])
+    rows_p, rows_s = roster
+    cp = sum(r["created"] for b in _batches(rows_p, batch_size)
+             for r in run_tx(tx, "ingest/merge_persons", group_id=gid, rows=b))
+    cs = sum(r["created"] for b in _batches(rows_s, batch_size)
+             for r in run_tx(tx, "ingest/merge_sessions", group_id=gid, rows=b))
+    if not fresh and not edits:
+        return cp, cs, raced_new, raced_edits
+    rows = [{**r, "seq": seq_base + j} for j, r in enumerate(fresh)]
+    if rows:
+        run_tx(tx, "ingest/create_messages", group_id=gid, group_key=key, rows=rows)
+    if edits:
+        run_tx(tx, "ingest/edit_messages", group_id=gid, rows=edits)
+    place_messages(tx, gid, min(r["order_instant"] for r in rows + edits))
+    if rows:
+        run_tx(tx, "ingest/mark_inserted", group_id=gid, ids=[r["id"] for r in rows])
+    replies = [{"id": r["id"], "reply_to": r["reply_to"]} for r in rows if r["reply_to"]]
+    for b in _batches(replies, batch_size):
+        run_tx(tx, "ingest/link_replies", group_id=gid, rows=b)
+    if rows:
+        run_tx(tx, "ingest/link_reply_children", group_id=gid, ids=[r["id"] for r in rows])
+    return cp, cs, raced_new, raced_edits

@@ -1,0 +1,181 @@
+"""The roster: one model of a group's members and one name resolver.
+
+:class:`RosterMember` is a Person as stored (id, display name, aliases, message count);
+:class:`Roster` is the lookup every caller shares: the Writer maps owner/source names to
+Person ids with it, Project maps row names, the graph view and the API read members with
+:func:`read_roster`. A name that fits several persons is reported as ambiguous, never guessed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from graphmem.store.db import Store
+from graphmem.core.model import GROUP
+from graphmem.core.text import STOP_WORDS
+
+__all__ = ["Roster", "RosterEntry", "RosterMember", "find_persons", "name_pattern", "read_roster", "resolve_person"]
+
+
+class RosterMember(BaseModel):
+    """One Person of a group's roster.
+
+    Attributes:
+        id: person id inside the group (speaker_id, else display name).
+        name: latest display name.
+        speaker_id: stable id from the source, or "".
+        aliases: every display name seen.
+        messages: number of messages the person sent in the group.
+    """
+
+    id: str
+    name: str
+    speaker_id: str = ""
+    aliases: list[str] = Field(default_factory=list)
+    messages: int = 0
+
+
+@dataclass(frozen=True)
+class RosterEntry:
+    """One roster member: Person id, display name, aliases and the label the Writer sees."""
+
+    id: str
+    name: str
+    aliases: tuple[str, ...]
+    label: str
+
+
+class Roster:
+    """A group's roster: the labels the models see, and the one mapping of names to Person ids.
+
+    Built from :class:`RosterMember` objects or from mappings with ``id``, ``name`` and
+    ``aliases``. Used by the Writer (owner/source names) and by Project (row names).
+
+    Labels are display names; a display name shared by several persons (or equal to
+    ``GROUP``) is shown as ``"Name (id)"``. :meth:`resolve` accepts a label, a Person id, a
+    display name or an alias (case-insensitive) when it names exactly one person, and
+    ``GROUP`` (any case) for the group.
+    """
+
+    def __init__(self, persons: Sequence[Mapping[str, Any] | RosterMember]) -> None:
+        rows: list[Mapping[str, Any]] = [p.model_dump() if isinstance(p, BaseModel) else p for p in persons]
+        names: dict[str, int] = {}
+        for p in rows:
+            key = str(p.get("name") or p["id"]).casefold()
+            names[key] = names.get(key, 0) + 1
+        entries = []
+        for p in rows:
+            name = str(p.get("name") or p["id"])
+            clash = names[name.casefold()] > 1 or name.casefold() == GROUP.casefold()
+            label = f"{name} ({p['id']})" if clash else name
+            aliases = tuple(str(a) for a in (p.get("aliases") or []) if a)
+            entries.append(RosterEntry(str(p["id"]), name, aliases, label))
+        self.entries: tuple[RosterEntry, ...] = tuple(entries)
+        self._by_id = {e.id: e for e in self.entries}
+        self._by_label = {e.label.casefold(): e.id for e in self.entries}
+        loose: dict[str, set[str]] = {}
+        for e in self.entries:
+            for n in {e.name, e.id, *e.aliases}:
+                loose.setdefault(n.casefold(), set()).add(e.id)
+        self._loose = loose
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def __contains__(self, person_id: object) -> bool:
+        return person_id in self._by_id
+
+    def label(self, person_id: str) -> str:
+        """The Writer-facing label of a Person id (``GROUP`` for the group)."""
+        if person_id == GROUP:
+            return GROUP
+        entry = self._by_id.get(person_id)
+        return entry.label if entry else person_id
+
+    def entry(self, person_id: str) -> RosterEntry | None:
+        return self._by_id.get(person_id)
+
+    def resolve(self, name: Any) -> tuple[str | None, str]:
+        """Map a name from the Writer to a Person id or :data:`GROUP`.
+
+        Returns:
+            ``(person_id_or_GROUP, "")`` on success, ``(None, why)`` when the name is not in the
+            roster or names several persons.
+        """
+        if not isinstance(name, str) or not name.strip():
+            return None, "empty name"
+        s = " ".join(name.split())
+        folded = s.casefold()
+        if folded in self._by_label:
+            return self._by_label[folded], ""
+        if s in self._by_id:
+            return s, ""
+        if folded == GROUP.casefold():
+            return GROUP, ""
+        ids = self._loose.get(folded, set())
+        if len(ids) == 1:
+            return next(iter(ids)), ""
+        if len(ids) > 1:
+            labels = ", ".join(sorted(self.label(i) for i in ids))
+            return None, f"{s!r} is ambiguous ({labels})"
+        match = re.fullmatch(r"(.+?)\s*\((.+)\)", s)  # "Name (id)" with other spacing/case
+        if match and match.group(2).strip() in self._by_id:
+            return match.group(2).strip(), ""
+        return None, f"{s!r} is not in the roster"
+
+
+def read_roster(store: Store, group_id: str, *, counts: bool = True) -> list[RosterMember]:
+    """Every Person of the group, ordered by name (empty for an unknown group).
+
+    ``counts=False`` leaves ``messages`` at 0 and reads the persons only: counting reads every
+    message of the group (300k database hits for a 100k-message group), which ``ask`` does
+    not need.
+    """
+    name = "query/list_roster" if counts else "query/list_members"
+    return [RosterMember(**r) for r in store.read(name, group_id=group_id)]
+
+
+def resolve_person(name: Any, roster: Sequence[RosterMember] | Roster) -> str | None:
+    """The Person id a name stands for, or None when it names nobody, several persons or GROUP.
+
+    Same rules as :meth:`Roster.resolve` (label, id, display name or alias, case-insensitive).
+    """
+    r = roster if isinstance(roster, Roster) else Roster(roster)
+    pid, _ = r.resolve(name)
+    return None if pid in (None, GROUP) else pid
+
+
+def name_pattern(term: str) -> re.Pattern[str] | None:
+    """A pattern finding ``term`` (a name, id or alias) as a whole word; None for terms under 2
+    characters. Names that are everyday words ("Will", "May") match only with their capital."""
+    term = term.strip()
+    if len(term) < 2:
+        return None
+    # Names that are also everyday words ("Will", "May") only count with their capital letter.
+    flags = 0 if term.lower() in STOP_WORDS or term.lower() in {"will", "may", "mark", "bill", "rose"} else re.IGNORECASE
+    return re.compile(rf"(?<![\w]){re.escape(term)}(?![\w])", flags)
+
+
+_NAME_EDGES = re.compile(r"^[\W_]+|[\W_]+$", re.UNICODE)
+
+
+def find_persons(question: str, roster: Sequence[RosterMember]) -> list[tuple[int, str]]:
+    """Persons named in ``question``: ``(first position, person id)`` in order of appearance."""
+    found: dict[str, int] = {}
+    for p in roster:
+        terms = {p.name, p.id, *p.aliases}
+        # a display name decorated with emoji or punctuation ("Игорь 🚀") is also found bare
+        terms |= {core for t in terms if len(core := _NAME_EDGES.sub("", t)) >= 2}
+        for term in terms:
+            pat = name_pattern(term)
+            if pat is None:
+                continue
+            m = pat.search(question)
+            if m is not None and m.start() < found.get(p.id, len(question) + 1):
+                found[p.id] = m.start()
+    return sorted((pos, pid) for pid, pos in found.items())
