@@ -11,7 +11,7 @@ Spans (names are stable):
 - ``graphmem.ask`` around one question, with children ``graphmem.ask.project``,
   ``graphmem.ask.system1``, ``graphmem.ask.system2``, ``graphmem.ask.compose`` and
   ``graphmem.ask.answer`` (SpeakerMem-R1 §3.3 stages);
-- ``graphmem.derived.writer.segment`` around one Writer segment (SpeakerMem-R1 §3.2), as a child of
+- ``graphmem.writer.segment`` around one Writer segment (SpeakerMem-R1 §3.2), as a child of
   whatever span is current (a CLI run, an API request, a background job).
 
 Attributes: ``graphmem.group_id``; on stages that call a model ``graphmem.model_calls``,

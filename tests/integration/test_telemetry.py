@@ -63,7 +63,7 @@ def test_ask_makes_one_span_per_stage_under_the_ask_span(store, embedder, sample
 def test_each_writer_segment_is_a_span_with_its_outcome(store, embedder, sample, exporter):
     summary = derive_group(store, sample, model=ReplayWriter(ROOT / "examples" / "sample_writer_actions.jsonl"),
                            embedder=embedder)
-    segments = [s for s in exporter.get_finished_spans() if s.name == "graphmem.derived.writer.segment"]
+    segments = [s for s in exporter.get_finished_spans() if s.name == "graphmem.writer.segment"]
     assert len(segments) == summary.segments_written == 3
     assert [s.attributes["graphmem.segment.index"] for s in segments] == [1, 2, 3]
     assert sum(s.attributes["graphmem.records_added"] for s in segments) == summary.records_added

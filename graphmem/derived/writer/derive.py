@@ -25,7 +25,7 @@ from graphmem.derived.memory import NewRecord
 from graphmem.verbatim.roster import Roster
 from graphmem.derived.writer.prompt import build_writer_messages
 from graphmem.derived.writer.provenance import supporting_messages
-from graphmem.derived.writer.segments import (
+from graphmem.writer.segments import (
     WriterSegment,
     load_messages,
     load_roster,
@@ -261,7 +261,7 @@ def derive_group(
     try:
         for n, seg in enumerate(segments):
             index = segments_before + n + 1
-            with telemetry.span("graphmem.derived.writer.segment", group_id=group_id, **{
+            with telemetry.span("graphmem.writer.segment", group_id=group_id, **{
                 "segment.index": index, "segment.session": seg.session,
                 "segment.messages": len(seg.messages)}) as span:
                 report = _derive_segment(store, group_id, seg, index, roster, model, embedder, s, summary,
