@@ -1,28 +1,26 @@
 """Dependencies: settings, the per-process store, embedder and models, and the API key check.
 
-One Neo4j driver per process, opened in the lifespan (:mod:`api.main`) and closed at shutdown.
-When Neo4j is down at start-up the API still starts; every request that needs the store tries
-to open the driver again and answers 503 until it can.
+One :class:`graphmem.runtime.Runtime` per process, opened in the lifespan (:mod:`api.main`) and
+closed at shutdown. When Neo4j is down at start-up the API still starts; every request that needs
+the store tries to open the driver again and answers 503 until it can.
 """
 
 from __future__ import annotations
 
-import threading
 from typing import Annotated, Any
 
 from fastapi import Depends, HTTPException, Request, Security, status
 from fastapi.security import APIKeyHeader
-from neo4j import Driver
 
 from graphmem.core.config import Settings
-from graphmem.store.db import Store, open_driver
+from graphmem.runtime import Runtime
+from graphmem.store.db import Store
 from graphmem.core.embed import Embedder
 from graphmem.core.exposure import keys_match
 from graphmem.llm import ChatModel
 
 API_KEY_HEADER = "X-API-Key"
 _api_key = APIKeyHeader(name=API_KEY_HEADER, auto_error=False, description="Required when GRAPHMEM_API_KEY is set.")
-_driver_lock = threading.Lock()
 
 
 def get_settings(request: Request) -> Settings:
@@ -33,51 +31,45 @@ def get_settings(request: Request) -> Settings:
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 
 
-def get_store(request: Request) -> Store:
+def get_runtime(request: Request) -> Runtime:
+    """The process's Runtime (opened in the lifespan)."""
+    return request.app.state.runtime
+
+
+RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
+
+
+def get_store(runtime: RuntimeDep) -> Store:
     """The process-wide store; opens the driver when it is not open yet.
 
     Raises:
         StoreUnavailableError: Neo4j cannot be reached (-> 503).
     """
-    state = request.app.state
-    return Store(open_process_driver(state), state.settings.neo4j_database)
-
-
-def open_process_driver(state: Any) -> Driver:
-    """The app's driver, opened when it is not open yet (thread-safe).
-
-    Raises:
-        StoreUnavailableError: Neo4j cannot be reached.
-    """
-    if state.driver is None:
-        with _driver_lock:
-            if state.driver is None:
-                state.driver = open_driver(state.settings)
-    return state.driver
+    return runtime.store
 
 
 StoreDep = Annotated[Store, Depends(get_store)]
 
 
-def get_embedder(request: Request) -> Embedder:
+def get_embedder(runtime: RuntimeDep) -> Embedder:
     """The process-wide embedder (model loaded on first use)."""
-    return request.app.state.embedder
+    return runtime.embedder
 
 
 EmbedderDep = Annotated[Embedder, Depends(get_embedder)]
 
 
-def get_answer_model(request: Request) -> ChatModel | None:
+def get_answer_model(runtime: RuntimeDep) -> ChatModel | None:
     """The answer model, or None when GRAPHMEM_LLM_BASE_URL / GRAPHMEM_LLM_MODEL are not set."""
-    return request.app.state.answer_model
+    return runtime.answer
 
 
 AnswerModelDep = Annotated[ChatModel | None, Depends(get_answer_model)]
 
 
-def get_writer_model(request: Request) -> ChatModel | None:
+def get_writer_model(runtime: RuntimeDep) -> ChatModel | None:
     """The Writer model, or None when neither GRAPHMEM_WRITER_* nor GRAPHMEM_LLM_* is set."""
-    return request.app.state.writer_model
+    return runtime.writer
 
 
 WriterModelDep = Annotated[ChatModel | None, Depends(get_writer_model)]

@@ -80,11 +80,11 @@ def _field(loc: tuple[object, ...]) -> str:
 
 def _allowed(request: Request, loc: tuple[object, ...]) -> str:
     """The fields allowed where an unknown one was sent (``messages.N.x``: a message's)."""
-    from graphmem.core.wire import MessageCreate, MessagesCreate
+    from graphmem.core.wire import MessagesCreate, NewMessage
 
     path = request.url.path
     if path.startswith("/groups/") and path.endswith("/messages"):
-        model = MessageCreate if len(loc) > 2 else MessagesCreate
+        model = NewMessage if len(loc) > 2 else MessagesCreate
         return ", ".join(model.model_fields)
     return "see the API reference"
 

@@ -1,8 +1,9 @@
 """The FastAPI application: :func:`create_app` (``graphmem serve`` runs it with uvicorn).
 
-Lifespan: one Neo4j driver per process (opened at start, closed at shutdown; when Neo4j is down
-at start the app still starts and answers 503 until it is back), the embedder, and the answer
-and Writer models from the settings (None when not configured). The app keeps no other state
+Lifespan: one :class:`graphmem.runtime.Runtime` per process (opened at start, closed at
+shutdown): the Neo4j driver (when Neo4j is down at start the app still starts and answers 503
+until it is back), the embedder, the answer and Writer models from the settings (None when not
+configured), the group cache and the tracer. The app keeps no other state
 between requests, so it scales by running more replicas.
 
 Run: ``graphmem serve`` or ``uvicorn --factory api.main:create_app``. OpenAPI at ``/docs``.
@@ -26,13 +27,11 @@ from api import errors
 from api.deps import API_KEY_HEADER, require_api_key
 from api.routes import ask, graph, groups, health, jobs, persons, records, search
 from graphmem import __version__
-from graphmem.core import telemetry
 from graphmem.core.config import Settings, get_settings
-from graphmem.store.db import Store, open_driver, quiet_notifications
-from graphmem.core.embed import get_embedder
+from graphmem.store.db import quiet_notifications
 from graphmem.core.errors import StoreUnavailableError
 from graphmem.groups.jobs import JobRunner
-from graphmem.llm import answer_model, writer_model
+from graphmem.runtime import Runtime
 
 logger = logging.getLogger(__name__)
 SWAGGER_STATIC = "/static/swagger"
@@ -126,13 +125,6 @@ class SlashedGroupId:
         await send({"type": "http.response.body", "body": data})
 
 
-def _store(app: FastAPI) -> Store:
-    """The process-wide store for background threads (opens the driver when it is closed)."""
-    from api.deps import open_process_driver
-
-    return Store(open_process_driver(app.state), app.state.settings.neo4j_database)
-
-
 def create_app(settings: Settings | None = None) -> FastAPI:
     """Build the app.
 
@@ -140,36 +132,27 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         settings: configuration (default: :func:`graphmem.core.config.get_settings`).
     """
     s = settings or get_settings()
-    telemetry.configure(s.otel_enabled)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.settings = s
+        rt = Runtime.open(s, connect="lazy")  # the store opens on first use: 503 while Neo4j is down
+        app.state.runtime = rt
         try:
-            app.state.driver = open_driver(s)
+            rt.store
         except StoreUnavailableError as e:
             logger.warning("starting without Neo4j (requests answer 503 until it is back): %s", e)
-            app.state.driver = None
-        app.state.embedder = get_embedder(s.embed_model)
-        app.state.answer_model = answer_model(s)
-        app.state.writer_model = writer_model(s)
         quiet_notifications()
         app.state.jobs = None
         if s.derive_jobs_enabled:
-            app.state.jobs = JobRunner(lambda: _store(app), lambda: app.state.writer_model,
-                                       lambda: app.state.embedder, s)
+            app.state.jobs = JobRunner(lambda: rt.store, lambda: rt.writer, lambda: rt.embedder, s)
             app.state.jobs.start()  # also resumes jobs a stopped server left open
         try:
             yield
         finally:
             if app.state.jobs is not None:
                 app.state.jobs.shutdown()
-            for m in (app.state.answer_model, app.state.writer_model):
-                if m is not None:
-                    m.close()
-            if app.state.driver is not None:
-                app.state.driver.close()
-                app.state.driver = None
+            rt.close()
 
     app = FastAPI(
         title="graphmem",

@@ -39,8 +39,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from graphmem.derived import memory  # noqa: E402
 from graphmem.core.config import Settings  # noqa: E402
+from graphmem.core.config import get_settings  # noqa: E402
 from graphmem.store.db import Store, open_driver, quiet_notifications  # noqa: E402
-from graphmem.core.embed import get_embedder  # noqa: E402
+from graphmem.core.embed import Embedder  # noqa: E402
 from graphmem.verbatim.ingest import ingest_conversations  # noqa: E402
 from graphmem.llm import ChatModel  # noqa: E402
 from graphmem.query import ask, read_roster  # noqa: E402
@@ -152,9 +153,9 @@ def main() -> None:
     args = ap.parse_args()
 
     quiet_notifications()
-    driver = open_driver()
+    driver = open_driver(get_settings())
     store = Store(driver)
-    embedder = get_embedder()
+    embedder = Embedder.from_settings(get_settings())
     convs = load_conversations(args.data, "socialmem")
     questions = load_questions(args.data, "socialmem")
     if args.limit:

@@ -152,7 +152,7 @@ def cmd_importer(args: argparse.Namespace) -> None:
     pid = server_pid()
     m.stop(n, "server start")
     m = Meter(pid)
-    driver = open_driver()
+    driver = open_driver(get_settings())
     apply_schema(Store(driver), 384, timeout_s=7200)
     driver.close()
     m.stop(n, "schema apply: constraints + indexes ONLINE")
@@ -168,7 +168,7 @@ def cmd_tx(args: argparse.Namespace) -> None:
     convs = parse(args.jsonl)
     convs = tagged(sample(convs, args.sample) if args.sample else convs, f"tx{int(time.time())}")
     n = sum(len(c.messages) for c in convs)
-    driver = open_driver()
+    driver = open_driver(get_settings())
     store = Store(driver)
     pid = server_pid()
     print(f"== transactional ingest --embed later: {n} msgs, {len(convs)} groups, batch {args.batch}, "
@@ -206,16 +206,16 @@ def cmd_tx(args: argparse.Namespace) -> None:
 
 def cmd_embed_now(args: argparse.Namespace) -> None:
     from graphmem.store.db import Store, open_driver
-    from graphmem.core.embed import get_embedder
+    from graphmem.core.embed import Embedder
     from graphmem.groups.service import forget_group
     from graphmem.core.embed import embedding_text, sentence_texts
     from graphmem.verbatim.ingest import collapse, ingest_conversations
 
     convs = sample(parse(args.jsonl), args.sample)
     n = sum(len(c.messages) for c in convs)
-    embedder = get_embedder()
+    embedder = Embedder.from_settings(get_settings())
     embedder.encode(["warm-up"])
-    driver = open_driver()
+    driver = open_driver(get_settings())
     store = Store(driver)
     pid = server_pid()
     # what the ingest encodes: each turn and, for a turn of several sentences, its sentences
@@ -262,7 +262,7 @@ def cmd_global_index(args: argparse.Namespace) -> None:
     n = len(conv.messages)
     embedder = Embedder(build_tiny_model(args.tiny_model) if args.tiny_model else "", batch_size=256)
     embedder.encode(["warm-up"])
-    driver = open_driver()
+    driver = open_driver(get_settings())
     store = Store(driver)
     pid = server_pid()
     print(f"== embed_group of one {n}-message group ({'tiny model' if args.tiny_model else 'MiniLM'}), "
@@ -380,7 +380,7 @@ def cmd_statements(args: argparse.Namespace) -> None:
     n = len(body)
     embedder = Embedder(build_tiny_model(args.tiny_model) if args.tiny_model else "", batch_size=256)
     embedder.encode(["warm-up"])
-    driver = open_driver()
+    driver = open_driver(get_settings())
     store = Store(driver)
     pid = server_pid()
     g = tagged([conv], f"st{int(time.time())}")[0]

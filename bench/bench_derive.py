@@ -38,8 +38,9 @@ sys.path.insert(0, str(ROOT))
 
 from graphmem.derived import memory  # noqa: E402
 from graphmem.core.config import Settings  # noqa: E402
+from graphmem.core.config import get_settings  # noqa: E402
 from graphmem.store.db import Store, open_driver, quiet_notifications  # noqa: E402
-from graphmem.core.embed import get_embedder  # noqa: E402
+from graphmem.core.embed import Embedder  # noqa: E402
 from graphmem.verbatim.ingest import ingest_conversations  # noqa: E402
 from graphmem.llm import TokenLedger  # noqa: E402
 from graphmem.store.schema import apply_schema  # noqa: E402
@@ -133,7 +134,7 @@ def main() -> None:
     files = sorted(args.networks.glob("*.json"))
     conversations = [c for f in files for c in load_conversations(f, "socialmem")]
     run_id = uuid.uuid4().hex[:6]
-    embedder = get_embedder()
+    embedder = Embedder.from_settings(get_settings())
     embedder.encode(["warm up"])
     embed_s = [0.0]
     plain_encode = embedder.encode
@@ -146,7 +147,7 @@ def main() -> None:
             embed_s[0] += time.perf_counter() - t0
     tokenizer = embedder.model.tokenizer
     settings = Settings(_env_file=None, writer_segment=args.mode, writer_window=args.window)
-    driver = open_driver()
+    driver = open_driver(get_settings())
     store = Store(driver)
     apply_schema(store, embedder.dimension)
     made: list[str] = []

@@ -16,8 +16,9 @@ import resource
 import time
 from pathlib import Path
 
+from graphmem.core.config import get_settings
 from graphmem.store.db import Store, open_driver
-from graphmem.core.embed import Embedder, get_embedder
+from graphmem.core.embed import Embedder
 from graphmem.verbatim.ingest import ingest_conversations
 from graphmem.groups.service import forget_group
 from loaders import load_conversations
@@ -75,9 +76,9 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "data")
     args = ap.parse_args()
-    driver = open_driver()
+    driver = open_driver(get_settings())
     store = Store(driver)
-    embedder = TimedEmbedder(get_embedder())
+    embedder = TimedEmbedder(Embedder.from_settings(get_settings()))
     embedder.encode(["warm-up"])
     run("LoCoMo", args.data / "locomo" / "locomo10.json", "locomo", store, embedder)
     run("SocialMemBench", args.data / "socialmembench" / "networks", "socialmem", store, embedder)

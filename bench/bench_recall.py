@@ -32,6 +32,7 @@ def main() -> None:
     ap.add_argument("--bench", choices=("socialmem", "locomo"), default="socialmem")
     ap.add_argument("--limit", type=int, default=0, help="questions per group (0: all)")
     args = ap.parse_args()
+    from graphmem.core.config import get_settings
     from graphmem.store.db import Store, open_driver
     from graphmem.core.embed import get_embedder
     from graphmem.eval.benchmarks import load_bench, question_text
@@ -41,7 +42,7 @@ def main() -> None:
     from graphmem.verbatim.roster import read_roster
     from graphmem.recall.search import search_messages
 
-    store = Store(open_driver())
+    store = Store(open_driver(get_settings()))
     base = get_embedder()
     folder = {"socialmem": "socialmembench/networks", "locomo": "locomo/locomo10.json"}[args.bench]
     data = load_bench(args.bench, args.data / folder)

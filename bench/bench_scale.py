@@ -49,6 +49,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from graphmem.core.config import Settings, get_settings  # noqa: E402
+from graphmem.core.config import get_settings  # noqa: E402
 from graphmem.store.db import Store, open_driver  # noqa: E402
 from graphmem.core.embed import Embedder  # noqa: E402
 from graphmem.verbatim.ingest import ingest_conversations  # noqa: E402
@@ -348,12 +349,12 @@ def main() -> None:
         return
 
     s = get_settings()
-    from graphmem.core.embed import get_embedder
+    from graphmem.core.embed import Embedder
 
-    minilm = get_embedder()
+    minilm = Embedder.from_settings(get_settings())
     vec_embedder = (Embedder(build_tiny_model(args.tiny_model), batch_size=256, threads=1)
                     if args.tiny_model else minilm)
-    driver = open_driver()
+    driver = open_driver(get_settings())
     store = Store(driver)
     apply_schema(store, vec_embedder.dimension)
     pid, home = neo4j_pid_and_home()

@@ -43,8 +43,9 @@ from bench_scale import Corpus, build_tiny_model, neo4j_pid_and_home, pct  # noq
 
 from graphmem.store import db  # noqa: E402
 from graphmem.core.config import Settings  # noqa: E402
+from graphmem.core.config import get_settings  # noqa: E402
 from graphmem.store.db import Store, open_driver, quiet_notifications  # noqa: E402
-from graphmem.core.embed import Embedder, get_embedder  # noqa: E402
+from graphmem.core.embed import Embedder  # noqa: E402
 from graphmem.recall.search import search_messages  # noqa: E402
 
 _CALLS: dict[str, list[float]] = defaultdict(list)
@@ -280,9 +281,9 @@ def main() -> None:
     logging.getLogger("graphmem.recall.search").setLevel(logging.ERROR)
     quiet_notifications()
     embedder = (Embedder(build_tiny_model(args.tiny_model), batch_size=256, threads=1)
-                if args.tiny_model else get_embedder())
+                if args.tiny_model else Embedder.from_settings(get_settings()))
     embedder.encode(["warm up"])
-    store = Store(open_driver())
+    store = Store(open_driver(get_settings()))
     global _SERVER_PID
     _SERVER_PID = neo4j_pid_and_home()[0]
     _instrument()

@@ -16,8 +16,9 @@ import statistics
 import time
 from pathlib import Path
 
+from graphmem.core.config import get_settings
 from graphmem.store.db import Store, open_driver
-from graphmem.core.embed import get_embedder
+from graphmem.core.embed import Embedder
 from graphmem.eval.metrics import mean_recall_at_k
 from graphmem.recall.search import search_messages
 from loaders import load_conversations, load_questions
@@ -29,13 +30,13 @@ def pct(values: list[float], q: float) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1] if len(values) > 1 else values[0]
 
 
-def evaluate(name: str, store: Store, questions, valid: dict[str, set[str]], k: int, pool: int) -> None:
+def evaluate(name: str, store: Store, embedder: Embedder, questions, valid: dict[str, set[str]], k: int, pool: int) -> None:
     runs = {m: [] for m in MODES}
     latency: list[float] = []
     for q in questions:
         for mode in MODES:
             t = time.perf_counter()
-            hits = search_messages(store, get_embedder(), q.group_id, q.question, k=k, pool_n=pool, mode=mode)
+            hits = search_messages(store, embedder, q.group_id, q.question, k=k, pool_n=pool, mode=mode)
             if mode == "hybrid":
                 latency.append(time.perf_counter() - t)
             runs[mode].append(([h.id for h in hits], [e for e in q.evidence_ids if e in valid[q.group_id]]))
@@ -54,19 +55,20 @@ def main() -> None:
     ap.add_argument("--pool", type=int, default=40)
     ap.add_argument("--limit", type=int, default=0, help="questions per benchmark (0 = all)")
     args = ap.parse_args()
-    driver = open_driver()
+    driver = open_driver(get_settings())
     store = Store(driver)
-    get_embedder().encode(["warm-up"])
+    embedder = Embedder.from_settings(get_settings())
+    embedder.encode(["warm-up"])
 
     locomo = args.data / "locomo" / "locomo10.json"
     valid = {c.group_id: {m.id for m in c.messages} for c in load_conversations(locomo, "locomo")}
     qs = [q for q in load_questions(locomo, "locomo") if q.category != "5" and any(e in valid[q.group_id] for e in q.evidence_ids)]
-    evaluate("LoCoMo (non-adversarial, valid evidence)", store, qs[: args.limit or None], valid, args.k, args.pool)
+    evaluate("LoCoMo (non-adversarial, valid evidence)", store, embedder, qs[: args.limit or None], valid, args.k, args.pool)
 
     social = args.data / "socialmembench" / "networks"
     valid = {c.group_id: {m.id for m in c.messages} for c in load_conversations(social, "socialmem")}
     qs = [q for q in load_questions(social, "socialmem") if any(e in valid[q.group_id] for e in q.evidence_ids)]
-    evaluate("SocialMemBench evidence anchors", store, qs[: args.limit or None], valid, args.k, args.pool)
+    evaluate("SocialMemBench evidence anchors", store, embedder, qs[: args.limit or None], valid, args.k, args.pool)
     driver.close()
 
 

@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from graphmem.core.config import get_settings
 from graphmem.store.db import cypher, open_driver
 
 DAY = 86_400.0
@@ -54,7 +55,7 @@ def main() -> None:
     ap.add_argument("--template", type=Path, help="profile this query text instead of the shipped one")
     args = ap.parse_args()
     text = args.template.read_text(encoding="utf-8") if args.template else cypher("recall/window_messages")
-    driver = open_driver()
+    driver = open_driver(get_settings())
     with driver.session() as s:
         span = s.run("MATCH (m:Message {group_id: $g}) RETURN min(m.instant) AS lo, max(m.instant) AS hi, "
                      "count(m) AS n, count(m.embedding) AS v", g=args.group).single()

@@ -194,7 +194,7 @@ def main() -> None:
     if args.cleanup:
         from graphmem.store.db import Store, open_driver
 
-        driver = open_driver()
+        driver = open_driver(get_settings())
         store = Store(driver)
         rows = store.read_text("MATCH (g:Group) WHERE g.id STARTS WITH $p RETURN g.id AS id", p=args.prefix)
         from graphmem.groups.service import forget_group

@@ -91,13 +91,14 @@ ORDER BY m.seq, m.turn_created
 
 
 def dump(data: Path, cache: Path, benches: list[str]) -> None:
+    from graphmem.core.config import get_settings
     from graphmem.store.db import Store, open_driver
     from graphmem.core.embed import get_embedder
     from graphmem.eval.benchmarks import category_of, load_bench, question_text, recall_scored
     from graphmem.query.project import fallback_projection
     from graphmem.verbatim.roster import read_roster
 
-    store = Store(open_driver())
+    store = Store(open_driver(get_settings()))
     emb = get_embedder()
     out: dict[str, Any] = {"groups": {}, "questions": []}
     texts: list[str] = []
@@ -149,7 +150,7 @@ def sentences(cache: Path) -> None:
 
     with cache.open("rb") as f:
         raw = pickle.load(f)
-    store = Store(open_driver())
+    store = Store(open_driver(get_settings()))
     texts: list[str] = []
     owner: list[tuple[str, str]] = []
     words: list[int] = []

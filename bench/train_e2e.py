@@ -109,10 +109,11 @@ def main() -> None:
     finally:
         if server is not None:
             server.stop()
+        from graphmem.core.config import get_settings
         from graphmem.store.db import Store, open_driver
         from graphmem.groups.service import forget_group
 
-        driver = open_driver()
+        driver = open_driver(get_settings())
         try:
             for g in groups:
                 forget_group(Store(driver), g)

@@ -77,8 +77,9 @@ def main() -> None:
     nets = networks(read_steps(opts.teacher))
     qa, closers = None, []
     if opts.qa:
+        from graphmem.core.config import get_settings
         from graphmem.store.db import Store, open_driver, quiet_notifications
-        from graphmem.core.embed import get_embedder
+        from graphmem.core.embed import Embedder
         from graphmem.train.qa import QAGain, load_questions
         from tests.scripted_llm import ScriptedLLM
         from tests.train_qa_script import make_handler
@@ -86,10 +87,10 @@ def main() -> None:
         server = ScriptedLLM().start()
         server.handler = make_handler()
         quiet_notifications()
-        driver = open_driver()
+        driver = open_driver(get_settings())
         closers = [server.stop, driver.close]
         model = server.chat_model()
-        qa = QAGain(Store(driver), get_embedder(), model, model, load_questions(ROOT / "examples/train/questions.jsonl"))
+        qa = QAGain(Store(driver), Embedder.from_settings(get_settings()), model, model, load_questions(ROOT / "examples/train/questions.jsonl"))
         print("QA: scripted answerer and judge (tests/train_qa_script.py), not a model")
     qa_head = f" {'R_QA':>6s} {'QA12':>5s} {'QA1':>5s} {'r+QA':>7s}" if qa else ""
     print(f"{'writer':10s} {'network':10s} {'R_valid':>8s} {'P':>7s} {'Φ_SL':>7s} {'R_chain':>8s} {'R_mem':>7s} "

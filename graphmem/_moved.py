@@ -59,7 +59,7 @@ MOVED: dict[str, str] = {
     "graphmem.writer.derive": "graphmem.derived.writer.derive",
     "graphmem.writer.prompt": "graphmem.derived.writer.prompt",
     "graphmem.writer.provenance": "graphmem.derived.writer.provenance",
-    "graphmem.writer.segments": "graphmem.writer.segments",
+    "graphmem.writer.segments": "graphmem.derived.writer.segments",
     "graphmem.writer.validate": "graphmem.derived.writer.validate",
 }
 

@@ -29,7 +29,7 @@ from urllib.parse import quote
 import httpx
 from pydantic import TypeAdapter, ValidationError
 
-from graphmem.core.wire import AskCreate, DeriveJobAccepted, DerivePublic, HealthPublic, IngestPublic, MessageCreate, MessagesCreate
+from graphmem.core.wire import AskCreate, DeriveJobAccepted, DerivePublic, HealthPublic, IngestPublic, NewMessage, MessagesCreate
 from graphmem.core import errors
 from graphmem.groups.jobs import DeriveJob
 from graphmem.core.limits import check_id
@@ -107,7 +107,7 @@ def _group(group_id: str, *, append: bool = False) -> str:
     return _seg(group_id)
 
 
-def _messages(messages: Sequence[MessageCreate | Mapping[str, Any]], name: str) -> dict[str, Any]:
+def _messages(messages: Sequence[NewMessage | Mapping[str, Any]], name: str) -> dict[str, Any]:
     """The request body, checked before anything is sent.
 
     Raises:
@@ -115,11 +115,11 @@ def _messages(messages: Sequence[MessageCreate | Mapping[str, Any]], name: str) 
     """
     checked = []
     for i, m in enumerate(messages):
-        if isinstance(m, MessageCreate):
+        if isinstance(m, NewMessage):
             checked.append(m)
             continue
         try:
-            checked.append(MessageCreate.model_validate(dict(m)))
+            checked.append(NewMessage.model_validate(dict(m)))
         except ValidationError as e:
             first = e.errors()[0]
             raise errors.InvalidInputError(
@@ -139,7 +139,7 @@ class _Calls:
         return _Call("GET", "/health", HealthPublic)
 
     @staticmethod
-    def append_messages(group_id: str, messages: Sequence[MessageCreate | Mapping[str, Any]],
+    def append_messages(group_id: str, messages: Sequence[NewMessage | Mapping[str, Any]],
                         name: str = "") -> _Call[IngestPublic]:
         return _Call("POST", f"/groups/{_group(group_id, append=True)}/messages", IngestPublic,
                      json=_messages(messages, name))
@@ -259,7 +259,7 @@ class GraphMemClient:
         """``GET /health``. Raises APIError (503) when Neo4j does not answer."""
         return self._send(_Calls.health())
 
-    def append_messages(self, group_id: str, messages: Sequence[MessageCreate | Mapping[str, Any]],
+    def append_messages(self, group_id: str, messages: Sequence[NewMessage | Mapping[str, Any]],
                         name: str = "") -> IngestPublic:
         """Append messages in conversation order (idempotent by message id).
 
@@ -376,7 +376,7 @@ class AsyncGraphMemClient:
     async def health(self) -> HealthPublic:
         return await self._send(_Calls.health())
 
-    async def append_messages(self, group_id: str, messages: Sequence[MessageCreate | Mapping[str, Any]],
+    async def append_messages(self, group_id: str, messages: Sequence[NewMessage | Mapping[str, Any]],
                               name: str = "") -> IngestPublic:
         return await self._send(_Calls.append_messages(group_id, messages, name))
 

@@ -30,15 +30,15 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Annotated, Any, Literal, TypeVar
 
-import neo4j
 from pydantic import BaseModel, Field
 
-from graphmem.core.wire import IngestPublic, MessageCreate
+from graphmem.core.wire import IngestPublic, NewMessage
 from graphmem import __version__
 from graphmem.core import limits
 from graphmem.core.config import Settings, get_settings
 from graphmem.analyst import CypherResult, GroupExport, export_group, read_cypher
-from graphmem.store.db import Store, open_driver
+from graphmem.runtime import Runtime
+from graphmem.store.db import Store
 from graphmem.core.errors import GraphMemError, InvalidInputError
 from graphmem.query import AskResult, ForgetSummary, PersonMemory, RecordProvenance, RosterMember
 
@@ -95,49 +95,35 @@ class RosterPublic(BaseModel):
 
 # ----------------------------------------------------------------------------- the server
 class _Backend:
-    """What the tools share: settings, the driver (opened on first use), the embedder and the
-    answer model (built on first use). No I/O in the constructor."""
+    """What the tools share: one :class:`~graphmem.runtime.Runtime` (settings, store, embedder,
+    answer model, group cache, tracer), opened on first use so the server starts while Neo4j is
+    still down. No I/O in the constructor."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self._lock = threading.Lock()
-        self._driver: neo4j.Driver | None = None
-        self._embedder: Any = None
-        self._answer_model: Any = None
-        self._answer_model_built = False
+        self._runtime: Runtime | None = None
+
+    def runtime(self) -> Runtime:
+        with self._lock:
+            if self._runtime is None:
+                self._runtime = Runtime.open(self.settings)
+            return self._runtime
 
     def store(self) -> Store:
-        with self._lock:
-            if self._driver is None:
-                self._driver = open_driver(self.settings)
-            return Store(self._driver, self.settings.neo4j_database)
+        return self.runtime().store
 
     def embedder(self) -> Any:
-        from graphmem.core.embed import get_embedder
-
-        with self._lock:
-            if self._embedder is None:
-                self._embedder = get_embedder(self.settings.embed_model)
-            return self._embedder
+        return self.runtime().embedder
 
     def answer_model(self) -> Any:
-        from graphmem.llm import answer_model
-
-        with self._lock:
-            if not self._answer_model_built:
-                self._answer_model = answer_model(self.settings)
-                self._answer_model_built = True
-            return self._answer_model
+        return self.runtime().answer
 
     def close(self) -> None:
         with self._lock:
-            if self._answer_model is not None:
-                self._answer_model.close()
-            if self._driver is not None:
-                self._driver.close()
-            self._driver = None
-            self._answer_model = None
-            self._answer_model_built = False
+            rt, self._runtime = self._runtime, None
+        if rt is not None:
+            rt.close()
 
 
 def _tool_errors(fn: Callable[[], T]) -> T:
@@ -151,7 +137,7 @@ def _tool_errors(fn: Callable[[], T]) -> T:
 
 
 #: The messages of one append_messages call: 1 to 10,000, as ``POST /groups/{id}/messages``.
-Messages = Annotated[list[MessageCreate], Field(min_length=1, max_length=limits.MAX_MESSAGES_PER_REQUEST)]
+Messages = Annotated[list[NewMessage], Field(min_length=1, max_length=limits.MAX_MESSAGES_PER_REQUEST)]
 
 
 def build_server(settings: Settings | None = None, *, tools: ToolSet = "core") -> Any:
@@ -268,9 +254,10 @@ def build_server(settings: Settings | None = None, *, tools: ToolSet = "core") -
         from graphmem.query import ask as run_ask
 
         def run() -> AskResult:
-            model = None if evidence_only else backend.answer_model()
-            return run_ask(backend.store(), backend.embedder(), group_id, question, model=model,
-                           settings=s, as_of=as_of, tense=tense)
+            rt = backend.runtime()
+            if evidence_only:
+                rt = rt.with_models()
+            return run_ask(rt, group_id, question, as_of=as_of, tense=tense)
 
         return _tool_errors(run)
 

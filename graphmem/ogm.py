@@ -2,10 +2,11 @@
 
 For analysts in notebooks who would rather walk objects than write Cypher::
 
+    from graphmem.core.config import get_settings
     from graphmem.store.db import open_driver
     from graphmem import ogm
 
-    ogm.connect(open_driver())
+    ogm.connect(open_driver(get_settings()))
     trip = ogm.group("trail-trip")
     for person in trip.persons():
         print(person.name, len(person.messages))

@@ -31,9 +31,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(scope="session")
 def driver():
+    from graphmem.core.config import get_settings
     from graphmem.store.db import open_driver
 
-    d = open_driver()  # fails loudly (StoreUnavailableError) when Neo4j is not running
+    d = open_driver(get_settings())  # fails loudly (StoreUnavailableError) when Neo4j is not running
     yield d
     d.close()
 
@@ -47,9 +48,19 @@ def store(driver):
 
 @pytest.fixture(scope="session")
 def embedder():
-    from graphmem.core.embed import get_embedder
+    from graphmem.core.config import get_settings
+    from graphmem.core.embed import Embedder
 
-    return get_embedder()
+    return Embedder.from_settings(get_settings())
+
+
+@pytest.fixture(scope="session")
+def runtime(store, embedder):
+    """The session's Runtime over the real store and embedder (no models; see
+    ``tests.factories.runtime_of`` for one with a scripted answer model)."""
+    from tests.factories import runtime_of
+
+    return runtime_of(store, embedder)
 
 
 @pytest.fixture(scope="session", autouse=False)

@@ -33,3 +33,30 @@ def conversation(group_id: str, rows: list[dict], name: str = "") -> Conversatio
             )
         )
     return Conversation(group_id=group_id, name=name or group_id, messages=messages, source="test")
+
+
+_RUNTIMES: dict[tuple[int, int], object] = {}
+
+
+def runtime_of(store, embedder, *, model=None, settings=None):
+    """A Runtime over the tests' store and embedder (one per pair, so its group cache lives as
+    long as the session's), with ``model`` as its answer model and ``settings`` when given."""
+    from graphmem.core.config import get_settings
+    from graphmem.runtime import Runtime
+
+    base = _RUNTIMES.get((id(store), id(embedder)))
+    if base is None:
+        base = _RUNTIMES.setdefault((id(store), id(embedder)),
+                                    Runtime(get_settings(), store=store, embedder=embedder))
+    rt = base.with_models(answer=model)
+    if settings is not None:
+        rt.settings = settings
+    return rt
+
+
+def ask_budgets(settings=None, **overrides):
+    """The budgets of one ask: ``settings`` (default: the environment's) with ``overrides``."""
+    from graphmem.core.config import get_settings
+    from graphmem.query import budgets_from
+
+    return budgets_from(settings or get_settings(), **overrides)

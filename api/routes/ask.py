@@ -6,9 +6,9 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path
 
-from api.deps import AnswerModelDep, EmbedderDep, SettingsDep, StoreDep
+from api.deps import RuntimeDep
 from graphmem.core.wire import AskCreate
-from graphmem.query import AskResult, ask
+from graphmem.query import AskResult, ask, budgets_from
 
 router = APIRouter(prefix="/groups/{group_id}", tags=["ask"])
 
@@ -17,10 +17,7 @@ router = APIRouter(prefix="/groups/{group_id}", tags=["ask"])
 def post_ask(
     group_id: Annotated[str, Path(min_length=1)],
     body: AskCreate,
-    store: StoreDep,
-    embedder: EmbedderDep,
-    model: AnswerModelDep,
-    settings: SettingsDep,
+    runtime: RuntimeDep,
 ) -> AskResult:
     """Project, System 1 and System 2 retrieval, Compose, Answer.
 
@@ -29,8 +26,6 @@ def post_ask(
     model ``answer`` is null and ``evidence`` holds the composed material. 404: unknown group
     or no messages; 422: bad question, budget or ``as_of``; 503: the answer model failed.
     """
-    return ask(
-        store, embedder, group_id, body.question, model=model, settings=settings,
-        ask_enabled=body.ask, s1_k=body.s1_k, s2_k=body.s2_k, source_k=body.source_k,
-        as_of=body.as_of, tense=body.tense,
-    )
+    budgets = budgets_from(runtime.settings, ask_enabled=body.ask, s1_k=body.s1_k, s2_k=body.s2_k,
+                           source_k=body.source_k)
+    return ask(runtime, group_id, body.question, budgets=budgets, as_of=body.as_of, tense=body.tense)

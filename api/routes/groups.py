@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, Query, Request, Response
 
-from api.deps import EmbedderDep, SettingsDep, StoreDep, WriterModelDep
+from api.deps import EmbedderDep, RuntimeDep, SettingsDep, StoreDep, WriterModelDep
 from graphmem.core.wire import DeriveJobAccepted, DerivePublic, IngestPublic, MessagesCreate
 from graphmem.core.errors import StoreUnavailableError
 from graphmem.groups.jobs import open_derive_job
@@ -54,10 +54,8 @@ def post_derive(
     group_id: GroupId,
     request: Request,
     response: Response,
-    store: StoreDep,
-    embedder: EmbedderDep,
+    runtime: RuntimeDep,
     model: WriterModelDep,
-    settings: SettingsDep,
     max_segments: Annotated[
         int | None, Query(ge=1, description="Write at most this many segments, then return.")
     ] = None,
@@ -80,12 +78,12 @@ def post_derive(
         runner = getattr(request.app.state, "jobs", None)
         if runner is None:
             raise StoreUnavailableError("this server runs no background jobs (GRAPHMEM_DERIVE_JOBS_ENABLED=false)")
-        job_id, created = open_derive_job(store, group_id)
+        job_id, created = open_derive_job(runtime.store, group_id)
         runner.submit(job_id)
         response.status_code = 202
         return DeriveJobAccepted(job_id=job_id, group_id=group_id, created=created,
                                  status_url=str(request.url_for("get_job", job_id=job_id).path))
-    summary, pending = derive_step(store, embedder, group_id, model, max_segments=max_segments, settings=settings)
+    summary, pending = derive_step(runtime, group_id, model=model, max_segments=max_segments)
     data = summary.as_dict()
     return DerivePublic(
         **{k: data[k] for k in DerivePublic.model_fields if k in data},

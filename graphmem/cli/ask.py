@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from graphmem.cli.common import emit_json, err, open_store, out
+from graphmem.cli.common import emit_json, err, open_runtime, out
 from graphmem.core.config import get_settings
 from graphmem.core.errors import InvalidInputError
 
@@ -29,28 +29,14 @@ def ask_command(
     Without a configured answer model (GRAPHMEM_LLM_BASE_URL + GRAPHMEM_LLM_MODEL) it still runs
     Project (deterministic fallback) and both retrieval paths and prints the composed evidence.
     """
-    from graphmem.store.db import quiet_notifications
-    from graphmem.core.embed import get_embedder
-    from graphmem.llm import answer_model
-    from graphmem.query import ask
-    from graphmem.recall.cache import set_background_loads
+    from graphmem.query import ask, budgets_from
 
-    set_background_loads(False)  # one question per process: a matrix loaded now would go unused
     if tense is not None and tense not in ("head", "full"):
         raise InvalidInputError("--tense must be head or full", field="tense")
-    quiet_notifications()
-    settings = get_settings()
-    model = answer_model(settings)
-    try:
-        with open_store() as store:
-            result = ask(
-                store, get_embedder(), group, question, model=model, settings=settings,
-                ask_enabled=False if no_ask else None, s1_k=s1_k, s2_k=s2_k, source_k=source_k,
-                as_of=as_of, tense=tense,  # type: ignore[arg-type]
-            )
-    finally:
-        if model is not None:
-            model.close()
+    with open_runtime() as rt:
+        budgets = budgets_from(rt.settings, ask_enabled=False if no_ask else None, s1_k=s1_k, s2_k=s2_k,
+                               source_k=source_k)
+        result = ask(rt, group, question, budgets=budgets, as_of=as_of, tense=tense)  # type: ignore[arg-type]  # checked above
     if as_json:
         emit_json(result.model_dump(mode="json"))
         return

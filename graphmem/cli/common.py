@@ -13,6 +13,8 @@ from rich.console import Console
 from graphmem.core.config import get_settings
 
 if TYPE_CHECKING:
+    from graphmem.core.embed import Embedder
+    from graphmem.runtime import Runtime
     from graphmem.store.db import Store
 
 out = Console()
@@ -25,17 +27,35 @@ def emit_json(obj: object) -> None:
 
 
 @contextmanager
-def open_store() -> Iterator[Store]:
-    """Open the driver for one command and close it afterwards.
+def open_runtime(*, models: bool = True, connect: bool = True) -> Iterator[Runtime]:
+    """The Runtime of one command (:class:`graphmem.runtime.Runtime`), closed afterwards.
 
-    The driver's notification log lines are silenced here for every command: on a fresh store
-    ``schema apply`` and the first reads would otherwise print "label does not exist" notices.
+    One command is one process and one question: the group cache loads nothing in the
+    background (a matrix loaded after the answer would go unused). The driver's notification
+    log lines are silenced here for every command: on a fresh store ``schema apply`` and the
+    first reads would otherwise print "label does not exist" notices.
     """
-    from graphmem.store.db import Store, open_driver, quiet_notifications
+    from graphmem.runtime import Runtime
+    from graphmem.store.db import quiet_notifications
 
     quiet_notifications()
-    driver = open_driver(get_settings())
+    rt = Runtime.open(get_settings(), models=models, connect=connect)
     try:
-        yield Store(driver)
+        yield rt
     finally:
-        driver.close()
+        rt.close()
+
+
+@contextmanager
+def open_store() -> Iterator[Store]:
+    """The store of one command (a Runtime without models), closed afterwards."""
+    with open_runtime(models=False) as rt:
+        yield rt.store
+
+
+def command_embedder() -> Embedder:
+    """The embedder of a command that needs no store (``GRAPHMEM_EMBED_*``); a command that has
+    a Runtime uses ``rt.embedder``."""
+    from graphmem.core.embed import Embedder
+
+    return Embedder.from_settings(get_settings())

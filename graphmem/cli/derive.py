@@ -59,7 +59,7 @@ def derive(
         _print_reports(group, segment, as_json)
         return
 
-    from graphmem.core.embed import get_embedder
+    from graphmem.cli.common import command_embedder
     from graphmem.llm import TokenLedger, writer_model
     from graphmem.derived.writer import ReplayWriter, derive_group
 
@@ -81,7 +81,7 @@ def derive(
     try:
         with open_store() as store:
             summary = derive_group(
-                store, group, model=model, embedder=get_embedder(), settings=settings,
+                store, group, model=model, embedder=command_embedder(), settings=settings,
                 progress=progress and sys.stderr.isatty(), on_segment=on_segment,
                 max_segments=max_segments,
             )

@@ -24,13 +24,13 @@ def embed(
     One run per group at a time: while another run embeds the group, this one says so on
     stderr and waits, then fills what is still missing (--json: waited_s).
     """
-    from graphmem.core.embed import get_embedder
+    from graphmem.cli.common import command_embedder
     from graphmem.verbatim.vectors import embed_group
 
     s = get_settings()
     with open_store() as store:
         summary = embed_group(
-            store, get_embedder(), group, batch_size=max(s.embed_batch_size, 1000),
+            store, command_embedder(), group, batch_size=max(s.embed_batch_size, 1000),
             exact_max=s.vector_exact_max, progress=progress and sys.stderr.isatty(),
             on_wait=lambda runner: err.print(
                 f"{group}: another graphmem embed run ({runner[:8]}) is embedding this group; waiting for it"),

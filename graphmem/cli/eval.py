@@ -66,7 +66,7 @@ def _execute(
     concurrency: int, group_prefix: str, out_dir: Path, settings: Settings, quiet: bool = False,
 ):
     """Run one configuration (models from the settings) and return its outcome."""
-    from graphmem.core.embed import get_embedder
+    from graphmem.cli.common import command_embedder
     from graphmem.eval.runner import RunOptions, run_eval
     from graphmem.llm import TokenLedger, answer_model, judge_model, writer_model
 
@@ -78,7 +78,7 @@ def _execute(
     answer = answer_model(settings, ledger=TokenLedger())
     judge = judge_model(settings, ledger=TokenLedger())
     writer = writer_model(settings, ledger=TokenLedger()) if system == "speakermem" else None
-    embedder = get_embedder() if system in ("speakermem", "embed") else None
+    embedder = command_embedder() if system in ("speakermem", "embed") else None
     bar = None
 
     def on_record(rec, done: int, total: int) -> None:  # noqa: ANN001

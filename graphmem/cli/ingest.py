@@ -30,7 +30,7 @@ def ingest(
     )] = "now",
 ) -> None:
     """Load a transcript into System 1 (idempotent by message id)."""
-    from graphmem.core.embed import get_embedder
+    from graphmem.cli.common import command_embedder
     from graphmem.verbatim.ingest import ingest_conversations
     from loaders import load_conversations
 
@@ -40,7 +40,7 @@ def ingest(
     s = get_settings()
     with open_store() as store:
         summary = ingest_conversations(
-            store, conversations, get_embedder() if embed == "now" else None,
+            store, conversations, command_embedder() if embed == "now" else None,
             batch_size=s.write_batch_size if embed == "now" else s.bulk_batch_size,
             progress=progress and sys.stderr.isatty(), embed=embed,
         )

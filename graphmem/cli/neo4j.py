@@ -71,7 +71,7 @@ def import_(
 
     from graphmem.verbatim.bulk_import import csv_folder, import_conversations
     from graphmem.verbatim.bulk_jsonl import import_jsonl
-    from graphmem.core.embed import get_embedder
+    from graphmem.cli.common import command_embedder
     from graphmem.store.local_server import LocalServer
     from graphmem.store.schema import apply_schema
     from graphmem.verbatim.order import backfill_order
@@ -93,7 +93,7 @@ def import_(
 
     def load_model() -> None:  # the embedder (for the vector index dimension) loads while the server starts
         try:
-            dims.append(get_embedder().dimension)
+            dims.append(command_embedder().dimension)
         except Exception:  # noqa: BLE001 - asked again below, where the error is raised
             pass
 
@@ -103,7 +103,7 @@ def import_(
     LocalServer(s).start()
     loader.join()
     start_s = t.elapsed_s
-    dim = dims[0] if dims else get_embedder().dimension
+    dim = dims[0] if dims else command_embedder().dimension
     t = Stopwatch()
     with open_store() as store:
         apply_schema(store, dim, timeout_s=7200, migrate=backfill_order)

@@ -14,11 +14,11 @@ app = typer.Typer(help="Constraints and indexes.", no_args_is_help=True)
 @app.command("apply")
 def apply(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     """Create constraints, fulltext and vector indexes (idempotent); wait until ONLINE."""
-    from graphmem.core.embed import get_embedder
+    from graphmem.cli.common import command_embedder
     from graphmem.store.schema import apply_schema
     from graphmem.verbatim.order import backfill_order
 
-    dims = get_embedder().dimension
+    dims = command_embedder().dimension
     with open_store() as store:
         report = apply_schema(store, dims, migrate=backfill_order)
     if as_json:

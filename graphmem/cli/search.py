@@ -25,12 +25,12 @@ def search(
     --json prints {group_id, query, mode, mode_used, vectors_pending, warning, hits}: the same
     object as GET /groups/{id}/search and the MCP tool search_messages.
     """
-    from graphmem.core.embed import get_embedder
+    from graphmem.cli.common import command_embedder
     from graphmem.recall.search import search_group
 
     with open_store() as store:
         result = search_group(
-            store, get_embedder(), group, query, k=k, pool_n=pool_n, mode=mode,  # type: ignore[arg-type]
+            store, command_embedder(), group, query, k=k, pool_n=pool_n, mode=mode,  # type: ignore[arg-type]
             expand=expand, rrf_k=get_settings().rrf_k,
         )
     if result.warning:  # on stderr, so --json stays parseable

@@ -30,9 +30,11 @@ QA_HELP = ("Fixed QA pairs per network (JSONL: group, id, question, answer; e.g.
 @contextmanager
 def _terminal_qa(questions: Path | None) -> Iterator[tuple[Any, str]]:
     """(QA gain evaluator or None, skip note); opens the store only when the gain is computed."""
+    from graphmem.core.config import get_settings
+    from graphmem.cli.common import command_embedder
     from graphmem.train.qa import terminal_qa_from_settings
 
-    qa, note = terminal_qa_from_settings(questions)  # validates the file, checks the models
+    qa, note = terminal_qa_from_settings(questions, None, command_embedder(), get_settings())  # validates the file, checks the models
     if qa is None:
         yield None, note
         return
@@ -68,7 +70,7 @@ def collect(
 ) -> None:
     """Run the teacher Writer over a group's pending segments (as derive) and record each step."""
     from graphmem.core.config import get_settings
-    from graphmem.core.embed import get_embedder
+    from graphmem.cli.common import command_embedder
     from graphmem.core.errors import InvalidInputError, LLMError
     from graphmem.llm import writer_model
     from graphmem.train.trajectories import collect_group, write_steps
@@ -84,7 +86,7 @@ def collect(
     rows = []
     first = not append
     with open_store() as store:
-        embedder = get_embedder()
+        embedder = command_embedder()
         for k, gid in enumerate(group):
             model = ReplayWriter(replay[k]) if replay else writer_model(settings)
             if model is None:

@@ -11,14 +11,14 @@ Device: ``GRAPHMEM_EMBED_DEVICE`` = ``auto`` (CUDA when torch sees a GPU, else C
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import numpy as np
 
-from graphmem.core.config import get_settings
+from graphmem.core.config import Settings
 from graphmem.core.errors import InvalidInputError
 from graphmem.core.text import split_sentences
 
@@ -43,6 +43,8 @@ class Embedder:
             and other work running: 1 thread gave 33 texts/s bulk and 21 ms per single query,
             2 threads 31 texts/s and 121 ms; 0 leaves torch's default. Ignored on a GPU.
         device: "auto" (CUDA when torch sees one, else CPU), "cpu", "cuda" or "cuda:N".
+        sentence_vectors: also give messages of several sentences their sentences' vectors
+            (:func:`encode_messages`; ``GRAPHMEM_SENTENCE_VECTORS``).
 
     Raises:
         InvalidInputError: (on first use) ``device`` is not one of the above, or names CUDA on
@@ -50,13 +52,35 @@ class Embedder:
     """
 
     def __init__(
-        self, model: str = "", batch_size: int = 64, threads: int = 1, device: str = "auto"
+        self, model: str = "", batch_size: int = 64, threads: int = 1, device: str = "auto",
+        sentence_vectors: bool = True,
     ) -> None:
         self.model_name = model or default_model_path()
         self.batch_size = batch_size
         self.threads = threads
         self.requested_device = device
+        self.sentence_vectors = sentence_vectors
         self._model: SentenceTransformer | None = None
+
+    @classmethod
+    def from_settings(cls, settings: Settings, model: str | None = None) -> Embedder:
+        """The embedder ``GRAPHMEM_EMBED_*`` and ``GRAPHMEM_SENTENCE_VECTORS`` describe (``model``
+        overrides the model). Nothing loads until first use; a Runtime keeps one per process."""
+        return cls(
+            settings.embed_model if model is None else model,
+            batch_size=settings.embed_batch_size,
+            threads=settings.embed_threads,
+            device=settings.embed_device,
+            sentence_vectors=settings.sentence_vectors,
+        )
+
+    def warm(self) -> float:
+        """Load the model now; returns the seconds it took (0.0 when it was loaded already)."""
+        if self._model is not None:
+            return 0.0
+        t0 = time.perf_counter()
+        _ = self.model
+        return time.perf_counter() - t0
 
     @property
     def device(self) -> str:
@@ -126,13 +150,13 @@ def embedding_text(m: Utterance) -> str:
     return f"{m.speaker} ({m.ts[:10]}): {m.text}"
 
 
-def sentence_texts(m: Utterance) -> list[str]:
+def sentence_texts(m: Utterance, enabled: bool = True) -> list[str]:
     """``"<speaker> (<date>): <sentence>"`` for each sentence of a message of more than one
     (:func:`graphmem.core.text.split_sentences`, at most 8); ``[]`` for a one-sentence message or when
-    ``GRAPHMEM_SENTENCE_VECTORS`` is off. Their vectors are the message's ``sentence_embeddings``:
+    not ``enabled`` (the embedder's ``sentence_vectors``, ``GRAPHMEM_SENTENCE_VECTORS``). Their vectors are the message's ``sentence_embeddings``:
     the learned tail of the recall pool scores a turn by its best sentence (docs/query.md,
     eighth round)."""
-    if not get_settings().sentence_vectors:
+    if not enabled:
         return []
     head = f"{m.speaker} ({m.ts[:10]}): "
     return [head + s for s in split_sentences(m.text)]
@@ -150,7 +174,8 @@ class MessageVectors(NamedTuple):
 def encode_messages(embedder: Embedder, messages: list[Any]) -> list[MessageVectors]:
     """The vectors of ``messages`` (each with ``speaker``, ``ts``, ``text``), in one encoder
     call for the turns and their sentences (:func:`embedding_text`, :func:`sentence_texts`)."""
-    sentences = [sentence_texts(m) for m in messages]
+    on = getattr(embedder, "sentence_vectors", True)
+    sentences = [sentence_texts(m, on) for m in messages]
     texts = [embedding_text(m) for m in messages] + [t for ss in sentences for t in ss]
     vecs = embedder.encode(texts)
     out, at = [], len(messages)
@@ -231,15 +256,3 @@ def resolve_device(requested: str) -> str:
             f"embed device {requested!r} asked for, but torch sees no CUDA GPU", field="embed_device"
         )
     return want
-
-
-@lru_cache(maxsize=4)
-def get_embedder(model: str | None = None) -> Embedder:
-    """Process-wide embedder for ``model`` (default: GRAPHMEM_EMBED_MODEL)."""
-    s = get_settings()
-    return Embedder(
-        s.embed_model if model is None else model,
-        batch_size=s.embed_batch_size,
-        threads=s.embed_threads,
-        device=s.embed_device,
-    )

@@ -1,8 +1,9 @@
 """Opt-in OpenTelemetry spans, one per stage; nothing at all when off.
 
-Off by default. :func:`configure` (called by the CLI and the API with
-``GRAPHMEM_OTEL_ENABLED``) turns it on when the ``opentelemetry-api`` package is importable
-(extra ``graphmem[otel]``). graphmem only *creates* spans through the OpenTelemetry API; where
+Off by default. :func:`configure` (called when a :class:`graphmem.runtime.Runtime` is opened,
+with ``GRAPHMEM_OTEL_ENABLED``) returns a :class:`Tracer` that makes spans when the
+``opentelemetry-api`` package is importable (extra ``graphmem[otel]``); the Runtime holds it and
+hands it to what it runs. There is no process-wide tracer in graphmem itself. graphmem only *creates* spans through the OpenTelemetry API; where
 they go (OTLP collector, console, Jaeger ...) is set up the usual OpenTelemetry way by the
 application, e.g. ``opentelemetry-instrument graphmem serve`` or an SDK ``TracerProvider``.
 
@@ -20,29 +21,27 @@ Attributes: ``graphmem.group_id``; on stages that call a model ``graphmem.model_
 ``graphmem.records_added``, ``graphmem.records_updated``, ``graphmem.actions_rejected``.
 Never message text, questions or answers (they are personal data).
 
-Cost when off: :func:`span` is one check of a module flag and returns one shared no-op
-object; the OpenTelemetry package is not even imported.
+Cost when off: :meth:`Tracer.span` is one attribute check and returns one shared no-op
+object; the OpenTelemetry package is not even imported. :class:`Stages` records the wall time,
+the span and the model usage of each stage of one operation in one ``with``.
 """
-
 from __future__ import annotations
 
-import functools
-import inspect
 import logging
-from collections.abc import Callable, Iterable
-from typing import Any, ParamSpec, TypeVar
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["NO_SPAN", "NO_TRACER", "StageRecord", "Stages", "Tracer", "configure"]
 
 logger = logging.getLogger(__name__)
 
-P = ParamSpec("P")
-R = TypeVar("R")
-
-_tracer: Any = None  # an opentelemetry Tracer while enabled, else None
-
 
 class _NoSpan:
-    """The one object :func:`span` returns when telemetry is off: a context manager and a span
-    whose methods do nothing."""
+    """The one object a :class:`Tracer` that is off returns: a context manager and a span whose
+    methods do nothing."""
 
     __slots__ = ()
 
@@ -65,8 +64,76 @@ class _NoSpan:
 NO_SPAN = _NoSpan()
 
 
-def configure(enabled: bool, tracer_provider: Any = None) -> bool:
-    """Turn span creation on or off.
+def _prefixed(attributes: dict[str, Any]) -> dict[str, Any]:
+    return {f"graphmem.{k}": v for k, v in attributes.items()}
+
+
+class Tracer:
+    """graphmem's spans: an OpenTelemetry tracer, or nothing at all (``Tracer()``).
+
+    Args:
+        otel: an ``opentelemetry.trace.Tracer``, or None for a tracer that makes no spans.
+    """
+
+    __slots__ = ("_otel",)
+
+    def __init__(self, otel: Any = None) -> None:
+        self._otel = otel
+
+    @property
+    def enabled(self) -> bool:
+        """Whether spans are being made."""
+        return self._otel is not None
+
+    def span(self, name: str, **attributes: Any) -> Any:
+        """A context manager around one stage: a span made current, or the shared no-op when off.
+        ``attributes`` keys are prefixed with ``graphmem.``.
+
+        Use as ``with tracer.span("graphmem.ask", group_id=g) as sp: ...; sp.set_attribute(...)``.
+        """
+        if self._otel is None:
+            return NO_SPAN
+        return self._otel.start_as_current_span(name, attributes=_prefixed(attributes))
+
+    def start(self, name: str, **attributes: Any) -> Any:
+        """Start a span as a child of the current span without making it current (for stages
+        that overlap, e.g. System 1 and System 2); close it with :meth:`end`. A stage that
+        raises leaves its span unended, so it is not exported; the enclosing span records the
+        error."""
+        if self._otel is None:
+            return NO_SPAN
+        return self._otel.start_span(name, attributes=_prefixed(attributes))
+
+    def end(self, target: Any, usages: Iterable[Any] = (), **attributes: Any) -> None:
+        """End a span from :meth:`start`, adding model usage (:meth:`add_usage`) and
+        ``attributes`` (prefixed with ``graphmem.``); nothing when off."""
+        if target is NO_SPAN:
+            return
+        self.add_usage(target, usages)
+        if attributes:
+            target.set_attributes(_prefixed(attributes))
+        target.end()
+
+    @staticmethod
+    def add_usage(target: Any, usages: Iterable[Any]) -> None:
+        """Add model calls and token counts of ``usages`` (objects with ``prompt_tokens`` and
+        ``completion_tokens``) to a span; nothing when off."""
+        if target is NO_SPAN:
+            return
+        items = list(usages)
+        target.set_attributes({
+            "graphmem.model_calls": len(items),
+            "graphmem.prompt_tokens": sum(int(u.prompt_tokens) for u in items),
+            "graphmem.completion_tokens": sum(int(u.completion_tokens) for u in items),
+        })
+
+
+NO_TRACER = Tracer()
+"""A tracer that makes no spans (immutable; the default wherever no Runtime hands one down)."""
+
+
+def configure(enabled: bool, tracer_provider: Any = None) -> Tracer:
+    """A :class:`Tracer` for these settings.
 
     Args:
         enabled: make spans (True) or nothing at all (False).
@@ -74,92 +141,68 @@ def configure(enabled: bool, tracer_provider: Any = None) -> bool:
             globally configured one (``trace.set_tracer_provider`` / ``opentelemetry-instrument``).
 
     Returns:
-        Whether telemetry is on afterwards (False when asked for but ``opentelemetry-api`` is
-        not installed; a warning says so).
+        A tracer; one that is off when ``enabled`` is False or ``opentelemetry-api`` is not
+        installed (a warning then says so).
     """
-    global _tracer
     if not enabled:
-        _tracer = None
-        return False
+        return NO_TRACER
     try:
         from opentelemetry import trace
     except ImportError:
         logger.warning("GRAPHMEM_OTEL_ENABLED is set but opentelemetry-api is not installed "
                        "(pip install 'graphmem[otel]'); no spans are made")
-        _tracer = None
-        return False
+        return NO_TRACER
     from graphmem import __version__
 
-    _tracer = trace.get_tracer("graphmem", __version__, tracer_provider=tracer_provider)
-    return True
+    return Tracer(trace.get_tracer("graphmem", __version__, tracer_provider=tracer_provider))
 
 
-def enabled() -> bool:
-    """Whether spans are being made."""
-    return _tracer is not None
+@dataclass
+class StageRecord:
+    """One stage of an operation as :meth:`Stages.stage` recorded it.
 
-
-def span(name: str, **attributes: Any) -> Any:
-    """A context manager around one stage: an OpenTelemetry span made current, or the shared
-    no-op when telemetry is off. ``attributes`` keys are prefixed with ``graphmem.``.
-
-    Use as ``with span("graphmem.ask.project", group_id=g) as sp: ...; sp.set_attribute(...)``.
+    Attributes:
+        name: the stage (``"project"``, ``"system1"`` ...).
+        wall_s: wall-clock seconds inside the ``with`` (set when it ends).
+        usages: model usages the stage added (:class:`graphmem.llm.Usage`), in call order.
     """
-    if _tracer is None:
-        return NO_SPAN
-    return _tracer.start_as_current_span(name, attributes={f"graphmem.{k}": v for k, v in attributes.items()})
+
+    name: str
+    wall_s: float = 0.0
+    usages: list[Any] = field(default_factory=list)
 
 
-def stage(name: str, **attributes: Any) -> Any:
-    """Start a span for one stage as a child of the current span, without making it current
-    (for straight-line code; close it with :func:`end`). The shared no-op when off. A stage
-    that raises leaves its span unended, so it is not exported; the enclosing span records
-    the error."""
-    if _tracer is None:
-        return NO_SPAN
-    return _tracer.start_span(name, attributes={f"graphmem.{k}": v for k, v in attributes.items()})
+class Stages:
+    """Wall time, span and model usage of each stage of one operation, recorded in one ``with``.
 
+    ``with stages.stage("project") as st: ...; st.usages += used`` times the block into
+    :attr:`timings_s`, makes the span ``<prefix>.project`` (a child of the current span, with
+    the operation's attributes and the usage's calls and tokens), and adds the usages to
+    :attr:`usages`. Made by :meth:`graphmem.runtime.Runtime.stages`.
 
-def end(target: Any, usages: Iterable[Any] = (), **attributes: Any) -> None:
-    """End a span from :func:`stage`, adding model usage (see :func:`add_usage`) and
-    ``attributes`` (prefixed with ``graphmem.``); nothing when off."""
-    if target is NO_SPAN:
-        return
-    add_usage(target, usages)
-    if attributes:
-        target.set_attributes({f"graphmem.{k}": v for k, v in attributes.items()})
-    target.end()
+    Args:
+        tracer: where spans go.
+        prefix: span name prefix (``"graphmem.ask"``).
+        attributes: attributes of every stage span (``group_id=...``).
+    """
 
+    def __init__(self, tracer: Tracer, prefix: str, **attributes: Any) -> None:
+        self.tracer = tracer
+        self.prefix = prefix
+        self.attributes = attributes
+        self.timings_s: dict[str, float] = {}
+        self.usages: list[Any] = []
 
-def add_usage(target: Any, usages: Iterable[Any]) -> None:
-    """Add model calls and token counts of ``usages`` (objects with ``prompt_tokens`` and
-    ``completion_tokens``) to a span; nothing when telemetry is off."""
-    if target is NO_SPAN:
-        return
-    items = list(usages)
-    target.set_attributes({
-        "graphmem.model_calls": len(items),
-        "graphmem.prompt_tokens": sum(int(u.prompt_tokens) for u in items),
-        "graphmem.completion_tokens": sum(int(u.completion_tokens) for u in items),
-    })
-
-
-def traced(name: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
-    """Decorator: run the function inside span ``name``, made current so that the stages it
-    opens become its children, with the function's ``group_id`` argument as
-    ``graphmem.group_id``. When telemetry is off the call costs one flag check."""
-
-    def decorate(fn: Callable[P, R]) -> Callable[P, R]:
-        signature = inspect.signature(fn)
-
-        @functools.wraps(fn)
-        def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-            if _tracer is None:
-                return fn(*args, **kwargs)
-            group_id = signature.bind_partial(*args, **kwargs).arguments.get("group_id", "")
-            with span(name, group_id=str(group_id)):
-                return fn(*args, **kwargs)
-
-        return wrapper
-
-    return decorate
+    @contextmanager
+    def stage(self, name: str, *, timing: str | None = None) -> Iterator[StageRecord]:
+        """Record one stage (``timing``: the key in :attr:`timings_s`, default ``name``; the
+        span is ``<prefix>.<name>``). A stage that raises records nothing and leaves its span
+        unended (not exported)."""
+        record = StageRecord(name)
+        span = self.tracer.start(f"{self.prefix}.{name}", **self.attributes)
+        t0 = time.perf_counter()
+        yield record
+        record.wall_s = time.perf_counter() - t0
+        self.timings_s[timing or name] = record.wall_s
+        self.usages += record.usages
+        self.tracer.end(span, record.usages)

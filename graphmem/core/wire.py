@@ -32,8 +32,10 @@ class HealthPublic(BaseModel):
     version: str
 
 
-class MessageCreate(BaseModel):
-    """One message to append (the input rules of docs/reliability.md apply, as for the CLI).
+class NewMessage(BaseModel):
+    """One message to append: the one input type of the library (:meth:`graphmem.Memory.append`),
+    the HTTP API (``POST /groups/{id}/messages``), the MCP tool ``append_messages`` and the typed
+    client (the input rules of docs/reliability.md apply, as for the CLI).
 
     Attributes:
         id: message id, unique within the group; sending the same id again with the same
@@ -66,6 +68,10 @@ class MessageCreate(BaseModel):
     reply_to: str = Field(default="", max_length=limits.MAX_ID_CHARS)
 
 
+MessageCreate = NewMessage
+"""The API's name for :class:`NewMessage` (the same type)."""
+
+
 class MessagesCreate(BaseModel):
     """``POST /groups/{group_id}/messages``: messages, placed by their time.
 
@@ -79,7 +85,7 @@ class MessagesCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str = Field(default="", max_length=limits.MAX_NAME_CHARS)
-    messages: list[MessageCreate] = Field(min_length=1, max_length=limits.MAX_MESSAGES_PER_REQUEST)
+    messages: list[NewMessage] = Field(min_length=1, max_length=limits.MAX_MESSAGES_PER_REQUEST)
 
 
 class IngestPublic(BaseModel):

@@ -33,7 +33,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from graphmem.core.config import Settings, get_settings
+from graphmem.core.config import Settings
 from graphmem.store.db import Store
 from graphmem.core.errors import ConflictError, GraphMemError, LLMError, NotFoundError, StoreUnavailableError, no_group
 
@@ -102,7 +102,7 @@ def open_derive_job(store: Store, group_id: str) -> tuple[str, bool]:
     return str(rows[0]["id"]), bool(rows[0]["created"])
 
 
-def get_derive_job(store: Store, job_id: str, settings: Settings | None = None) -> DeriveJob:
+def get_derive_job(store: Store, job_id: str, settings: Settings) -> DeriveJob:
     """The job with its progress read from the stored segments and pending messages.
 
     Raises:
@@ -110,7 +110,7 @@ def get_derive_job(store: Store, job_id: str, settings: Settings | None = None) 
     """
     from graphmem.derived.writer import load_messages, plan_segments
 
-    s = settings or get_settings()
+    s = settings
     rows = store.read("groups/get_derive_job", job_id=job_id)
     if not rows:
         raise NotFoundError(f"no derive job {job_id!r}")
@@ -150,7 +150,7 @@ def run_derive_job(
     runner: str,
     model: Any,
     embedder: Any,
-    settings: Settings | None = None,
+    settings: Settings,
     stop: threading.Event | None = None,
     sleep: Callable[[float], None] | None = None,
 ) -> JobState | None:
@@ -163,7 +163,7 @@ def run_derive_job(
         model: the Writer (:func:`graphmem.llm.writer_model`), or None (the job fails with the
             LLMError that names the missing settings when messages are pending).
         embedder: embeds new records.
-        settings: lease, backoff and Writer settings (default: process settings).
+        settings: lease, backoff and Writer settings.
         stop: when set, the runner stops after the current segment and leaves the job to be
             resumed (its lease runs out).
         sleep: wait function (default: waits on ``stop``), seconds.
@@ -174,7 +174,7 @@ def run_derive_job(
     """
     from graphmem.derived.writer import derive_group
 
-    s = settings or get_settings()
+    s = settings
     stop = stop or threading.Event()
     wait = sleep or (lambda seconds: stop.wait(seconds))
     now = time.time()

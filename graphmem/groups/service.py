@@ -26,6 +26,7 @@ from graphmem.core.times import instant
 from graphmem.llm import ChatModel
 from graphmem.core.model import Conversation, MessageRecord
 from graphmem.store.scope import scope_index
+from graphmem.runtime import Runtime
 
 
 class GroupInfo(BaseModel):
@@ -135,15 +136,20 @@ def _check_shape(m: Any, record: str) -> None:
 
 
 def derive_step(
-    store: Store,
-    embedder: Embedder,
+    rt: Runtime,
     group_id: str,
-    model: ChatModel | None,
     *,
+    model: ChatModel | None = None,
     max_segments: int | None = None,
-    settings: Any = None,
 ) -> tuple[Any, int]:
     """Run the Writer over at most ``max_segments`` pending segments (all when None).
+
+    Args:
+        rt: the runtime (store, embedder, settings, tracer; its Writer ``rt.writer`` unless
+            ``model`` is given).
+        group_id: the group.
+        model: the Writer to run instead of ``rt.writer``.
+        max_segments: stop after this many written segments (None: all).
 
     Returns:
         (the Writer's :class:`graphmem.derived.writer.DeriveSummary`, messages still pending after it).
@@ -155,11 +161,12 @@ def derive_step(
     """
     from graphmem.derived.writer import derive_group, load_messages
 
-    get_group(store, group_id)
+    get_group(rt.store, group_id)
     summary = derive_group(
-        store, group_id, model=model, embedder=embedder, settings=settings, max_segments=max_segments
+        rt.store, group_id, model=model if model is not None else rt.writer, embedder=rt.embedder,
+        settings=rt.settings, max_segments=max_segments, tracer=rt.tracer,
     )
-    pending = len(load_messages(store, group_id, pending_only=True))
+    pending = len(load_messages(rt.store, group_id, pending_only=True))
     return summary, pending
 
 

@@ -19,9 +19,9 @@ from typing import Any
 import numpy as np
 
 from graphmem.core import limits
-from graphmem.core import telemetry
-from graphmem.core.config import Settings, get_settings
-from graphmem.store.db import Store, in_background
+from graphmem.core.config import Settings
+from graphmem.runtime import Runtime
+from graphmem.store.db import Store
 from graphmem.core.embed import Embedder
 from graphmem.core.errors import InvalidInputError, NotFoundError, no_group
 from graphmem.llm import ChatModel, Usage
@@ -149,9 +149,7 @@ def _compose(question: str, projection: Any, excerpts: list[Any], rows: list[Any
     )
 
 
-def answer_system1_only(
-    store: Store, result: AskResult, model: ChatModel, *, settings: Settings | None = None
-) -> tuple[str, Usage]:
+def answer_system1_only(rt: Runtime, result: AskResult, model: ChatModel) -> tuple[str, Usage]:
     """Answer ``result``'s question again from its System 1 evidence alone.
 
     The System 1-only arm of the terminal QA gain (SpeakerMem-R1 eq. 8): the projection and
@@ -161,10 +159,10 @@ def answer_system1_only(
     evidence even when Select or Sufficiency would answer differently a second time.
 
     Args:
-        store: open store (the roster is read again for the labels).
+        rt: the runtime (its store: the roster is read again for the labels; its settings:
+            the evidence budgets).
         result: an :class:`AskResult` of :func:`ask` (with System 1 run).
         model: the answerer.
-        settings: budgets (default: process settings).
 
     Returns:
         ``(answer text, usage)``.
@@ -172,26 +170,19 @@ def answer_system1_only(
     Raises:
         NotFoundError: the group has no roster. LLMError: the answer call failed.
     """
-    s = settings or get_settings()
+    s = rt.settings
     _text, max_instant = parse_as_of(result.as_of or None)
-    roster = _roster_at(store, result.group_id, max_instant)
+    roster = _roster_at(rt.store, result.group_id, max_instant)
     composed = _compose(result.question, result.projection, result.excerpts, [], result.as_of, roster, s)
     return run_answer(model, composed.text, max_tokens=s.answer_max_tokens)
 
 
-@telemetry.traced("graphmem.ask")
 def ask(
-    store: Store,
-    embedder: Embedder,
+    rt: Runtime,
     group_id: str,
     question: str,
     *,
-    model: ChatModel | None = None,
-    settings: Settings | None = None,
-    ask_enabled: bool | None = None,
-    s1_k: int | None = None,
-    s2_k: int | None = None,
-    source_k: int | None = None,
+    budgets: Budgets | None = None,
     as_of: str | datetime | None = None,
     tense: Tense | None = None,
     ablate: Ablation | None = None,
@@ -199,16 +190,15 @@ def ask(
     """Answer ``question`` about group ``group_id`` from both memory tracks.
 
     Args:
-        store: open store.
-        embedder: the embedder the vectors were built with.
+        rt: the runtime: its store, its embedder (the one the vectors were built with), its
+            group cache, its tracer (span ``graphmem.ask`` with a child per stage), its settings
+            (constants and default budgets) and its answer model ``rt.answer``; with no answer
+            model, Project falls back to its deterministic rules, System 1 keeps the fused
+            order, and no answer is produced (the result carries the composed evidence).
         group_id: the group (memory space).
         question: the question, free text.
-        model: the answer model (:func:`graphmem.llm.answer_model`), or None: Project falls
-            back to its deterministic rules, System 1 keeps the fused order, and no answer is
-            produced (the result carries the composed evidence).
-        settings: budgets and constants (default: :func:`graphmem.core.config.get_settings`).
-        ask_enabled: override ``s1_ask_enabled`` (False = no Sufficiency/ASK call).
-        s1_k / s2_k / source_k: override ``s1_top_k`` / ``s2_k`` / ``s2_source_k``.
+        budgets: this ask's budgets (:func:`budgets_from` the settings with overrides, e.g.
+            ``budgets_from(rt.settings, s1_k=5, ask_enabled=False)``); None: the settings'.
         as_of: answer from the state that held at this time (ISO-8601; naive = UTC): derived
             chains show the version current then, and messages written later are left out.
         tense: force ``"head"`` or ``"full"`` instead of Project's choice.
@@ -229,7 +219,8 @@ def ask(
             failures degrade to their fallbacks instead and are named in ``note``).
         StoreUnavailableError: Neo4j failed.
     """
-    s = settings or get_settings()
+    s = rt.settings
+    store, model = rt.store, rt.answer
     if not question or not limits.has_visible(question):
         raise InvalidInputError("question is empty (no visible character)", field="question")
     if len(question) > limits.MAX_QUESTION_CHARS:
@@ -242,103 +233,95 @@ def ask(
         raise InvalidInputError("tense must be 'head' or 'full'", field="tense")
     if ablate is not None and ablate not in ("s1", "s2", "s2-group", "s2-person"):
         raise InvalidInputError("ablate must be one of s1, s2, s2-group, s2-person", field="ablate")
-    budgets = budgets_from(s, ask_enabled=ask_enabled, s1_k=s1_k, s2_k=s2_k, source_k=source_k)
+    if budgets is None:
+        budgets = budgets_from(s)
     as_of_text, max_instant = parse_as_of(as_of)
-    timings: dict[str, float] = {}
-    usages: list[Usage] = []
     notes: list[str] = []
+    with rt.tracer.span("graphmem.ask", group_id=group_id):
+        stages = rt.stages("graphmem.ask", group_id=group_id)
+        with stages.stage("project") as st:
+            # one round trip for the group's state (version, vector index ...) and its roster,
+            # shared by both paths and both recalls of this ask
+            context = group_context(store, group_id)
+            if context is None:  # the words every group read uses for an unknown group
+                raise no_group(group_id)
+            roster = _roster_at(store, group_id, max_instant, context.members)
+            projection, used = project(question, roster, model)
+            st.usages += used
+            if tense is not None:
+                projection.tense = tense
 
-    t = Stopwatch()
-    span = telemetry.stage("graphmem.ask.project", group_id=group_id)
-    # one round trip for the group's state (version, vector index ...) and its roster, shared by
-    # both paths and both recalls of this ask
-    context = group_context(store, group_id)
-    if context is None:  # the words every group read uses for an unknown group
-        raise no_group(group_id)
-    roster = _roster_at(store, group_id, max_instant, context.members if context else [])
-    projection, used = project(question, roster, model)
-    usages += used
-    if tense is not None:
-        projection.tense = tense
-    timings["project"] = t.elapsed_s
-    telemetry.end(span, used)
-
-    t = Stopwatch()
-    embedder = _BatchedEmbedder(embedder)
-    embedder.prefetch([question, projection.issue])
-    timings["embed"] = t.elapsed_s
-    if model is not None and projection.method == "fallback":
-        notes.append(f"Project fell back to its rules: {projection.fallback_reason}")
-
-    # The two paths share nothing but the projection: System 2 (store reads only) runs in a
-    # worker thread while System 1 (store reads and model calls) runs here, so an ask waits
-    # for the longer of the two instead of their sum. Each keeps its own budgets and timings.
-    def system2() -> tuple[System2Result, float]:
-        t2 = Stopwatch()
-        out = System2Result()
-        if ablate != "s2":
-            out = run_system2(
-                store, embedder, group_id, projection, budgets, max_instant=max_instant, rrf_k=s.rrf_k,
-                max_candidates=s.s2_max_candidates,
-                members=None if max_instant is None else [m.id for m in roster], context=context,
-            )
-        return out, t2.elapsed_s
-
-    s1 = System1Result()
-    span = telemetry.stage("graphmem.ask.system1", group_id=group_id)
-    span2 = telemetry.stage("graphmem.ask.system2", group_id=group_id)
-    s2_future = in_background(system2)
-    try:
-        if ablate != "s1":
-            s1 = run_system1(
-                store, embedder, group_id, question, budgets, model, max_instant=max_instant,
-                roster=roster, projection=projection, state=context.state if context else None,
-            )
-    finally:
-        s2, s2_s = s2_future.result()  # System 2's error, if any, surfaces here
-    timings.update(s1.timings_s)
-    telemetry.end(span, s1.usages)
-    usages += s1.usages
-    notes += s1.notes
-    if ablate in ("s2-group", "s2-person"):
-        s2.rows = ablate_rows(s2.rows, ablate)
-    timings["s2"] = s2_s
-    telemetry.end(span2)
-
-    t = Stopwatch()
-    span = telemetry.stage("graphmem.ask.compose", group_id=group_id)
-    composed = _compose(question, projection, s1.excerpts, s2.rows, as_of_text, roster, s)
-    evidence = composed.text
-    if composed.clipped:
-        notes.append(f"{len(composed.clipped)} long message(s) clipped around the matching passage "
-                     f"(msg {', '.join(composed.clipped)})")
-    if composed.cut:
-        notes.append(f"evidence cut to fit {s.evidence_max_tokens} tokens: {'; '.join(composed.cut)}")
-    message_ids: dict[str, None] = {}
-    record_ids: dict[str, None] = {}
-    for e in s1.excerpts:
-        message_ids[e.id] = None
-    for row in s2.rows:
-        for e in row.raw:
-            message_ids[e.id] = None
-        for c in row.cells:
-            for v in [*c.history, c.current]:
-                record_ids[v.id] = None
-                for mid in v.from_ids:
-                    message_ids[mid] = None
-    timings["compose"] = t.elapsed_s
-    telemetry.end(span)
-
-    text: str | None = None
-    if model is not None:
         t = Stopwatch()
-        span = telemetry.stage("graphmem.ask.answer", group_id=group_id)
-        text, usage = run_answer(model, evidence, max_tokens=s.answer_max_tokens)
-        usages.append(usage)
-        timings["answer"] = t.elapsed_s
-        telemetry.end(span, [usage])
-    else:
-        notes.insert(0, NO_MODEL_NOTE)
+        embedder = _BatchedEmbedder(rt.embedder)
+        embedder.prefetch([question, projection.issue])
+        stages.timings_s["embed"] = t.elapsed_s
+        if model is not None and projection.method == "fallback":
+            notes.append(f"Project fell back to its rules: {projection.fallback_reason}")
+
+        # The two paths share nothing but the projection: System 2 (store reads only) runs in a
+        # worker thread while System 1 (store reads and model calls) runs here, so an ask waits
+        # for the longer of the two instead of their sum. Each keeps its own budgets and timings.
+        def system2() -> tuple[System2Result, float]:
+            t2 = Stopwatch()
+            out = System2Result()
+            if ablate != "s2":
+                out = run_system2(
+                    store, embedder, group_id, projection, budgets, max_instant=max_instant, rrf_k=s.rrf_k,
+                    max_candidates=s.s2_max_candidates,
+                    members=None if max_instant is None else [m.id for m in roster], context=context,
+                )
+            return out, t2.elapsed_s
+
+        s1 = System1Result()
+        with stages.stage("system1", timing="_system1") as st1, stages.stage("system2", timing="_system2"):
+            s2_future = store.in_background(system2)
+            try:
+                if ablate != "s1":
+                    s1 = run_system1(
+                        store, embedder, group_id, question, budgets, model, max_instant=max_instant,
+                        roster=roster, projection=projection, state=context.state,
+                    )
+                    st1.usages += s1.usages
+            finally:
+                s2, s2_s = s2_future.result()  # System 2's error, if any, surfaces here
+        timings = stages.timings_s
+        for overlapping in ("_system1", "_system2"):  # System 1 reports its own stages, System 2 its thread's time
+            timings.pop(overlapping, None)
+        timings.update(s1.timings_s)
+        timings["s2"] = s2_s
+        notes += s1.notes
+        if ablate in ("s2-group", "s2-person"):
+            s2.rows = ablate_rows(s2.rows, ablate)
+
+        with stages.stage("compose"):
+            composed = _compose(question, projection, s1.excerpts, s2.rows, as_of_text, roster, s)
+            evidence = composed.text
+            if composed.clipped:
+                notes.append(f"{len(composed.clipped)} long message(s) clipped around the matching passage "
+                             f"(msg {', '.join(composed.clipped)})")
+            if composed.cut:
+                notes.append(f"evidence cut to fit {s.evidence_max_tokens} tokens: {'; '.join(composed.cut)}")
+            message_ids: dict[str, None] = {}
+            record_ids: dict[str, None] = {}
+            for e in s1.excerpts:
+                message_ids[e.id] = None
+            for row in s2.rows:
+                for e in row.raw:
+                    message_ids[e.id] = None
+                for c in row.cells:
+                    for v in [*c.history, c.current]:
+                        record_ids[v.id] = None
+                        for mid in v.from_ids:
+                            message_ids[mid] = None
+
+        text: str | None = None
+        if model is not None:
+            with stages.stage("answer") as st:
+                text, usage = run_answer(model, evidence, max_tokens=s.answer_max_tokens)
+                st.usages.append(usage)
+        else:
+            notes.insert(0, NO_MODEL_NOTE)
+        usages = stages.usages
 
     return AskResult(
         group_id=group_id,

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from graphmem.store.db import Store, in_background
+from graphmem.store.db import Store
 from graphmem.core.embed import Embedder
 from graphmem.core.errors import NotFoundError
 from graphmem.recall.anchors import Anchors, find_anchors
@@ -241,24 +241,24 @@ def gather_recall(
     qvec = vec.tolist()
 
     # The dense, person and time reads do not depend on the fulltext read or on each other:
-    # they run beside it on the shared read pool (graphmem.store.db.in_background), so the recall
+    # they run beside it on the shared read pool (graphmem.store.db.Store.in_background), so the recall
     # waits for the slowest read instead of their sum. The results are the same.
     vector_fields: dict[str, dict[str, Any]] = {}
-    dense = in_background(
+    dense = store.in_background(
         _dense_ranking, store, embedder, group_id, question, max(config.vector_depth, n), state, qvec, config,
         vector_fields, max_instant,
     )
-    sentences = in_background(  # the learned tail's sentence ranking, from this process's matrix
+    sentences = store.in_background(  # the learned tail's sentence ranking, from this process's matrix
         sentence_ranking, store, state, qvec, TAIL_DEPTH, max_instant, load_max=config.sentence_load_max,
     ) if config.head_rerank and config.tail_learned > 0 else None
     persons = list(anchors.persons)
     if not persons and anchors.every_member:
         persons = [m.id for m in roster]
-    person_rows = in_background(
+    person_rows = store.in_background(
         person_rankings, store, state, persons, qvec, config.person_depth, max_instant,
         exact_max=config.person_exact_max, oversample=config.person_oversample,
     ) if persons and len(roster) > 1 else None
-    window_rows = in_background(
+    window_rows = store.in_background(
         store.read, "recall/window_messages", group_id=group_id, windows=[list(w) for w in anchors.windows],
         sessions=anchors.sessions, vector=qvec, k=config.time_depth, max_instant=max_instant,
     ) if anchors.windows or anchors.sessions else None

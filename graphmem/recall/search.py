@@ -28,7 +28,7 @@ from pydantic import BaseModel, Field
 
 from graphmem.core import limits
 from graphmem.core.config import get_settings
-from graphmem.store.db import Store, in_background
+from graphmem.store.db import Store
 from graphmem.core.embed import Embedder
 from graphmem.core.errors import InvalidInputError, NotFoundError, no_group
 from graphmem.recall.lexical import group_stats, rescore
@@ -416,7 +416,7 @@ def search_group(
     depth = max(pool_n, k)
     # Lucene's candidates (with their documents and the messages' fields) do not depend on the
     # group's state: that read starts first and runs beside the state's read and the vector query
-    candidates = in_background(
+    candidates = store.in_background(
         fulltext_candidates, store, group_id, query, max(FULLTEXT_CANDIDATES, depth)
     ) if mode in ("hybrid", "fulltext") else None
     state = group_state(store, group_id)  # one round trip, shared by both rankings
@@ -428,7 +428,7 @@ def search_group(
     vector_fields: dict[str, dict] = {}
     # the two rankings are independent: the vector query (and its encoding) runs beside the
     # fulltext query, so a hybrid search waits for the slower of the two, not for both
-    vector = in_background(
+    vector = store.in_background(
         vector_ranking, store, embedder, group_id, query, depth, state, fields=vector_fields
     ) if used in ("hybrid", "vector") else None
     if candidates is not None:

@@ -28,7 +28,7 @@ from neo4j.exceptions import (
     SessionExpired,
 )
 
-from graphmem.core.config import Settings, get_settings
+from graphmem.core.config import Settings
 from graphmem.core.errors import ConflictError, StoreUnavailableError
 
 T = TypeVar("T")
@@ -96,13 +96,13 @@ def all_templates() -> list[str]:
     return sorted(names)
 
 
-def open_driver(settings: Settings | None = None) -> Driver:
+def open_driver(settings: Settings) -> Driver:
     """Open a driver for the configured URI (``bolt://``, ``neo4j://``, ``neo4j+s://`` ...).
 
     Raises:
         StoreUnavailableError: the server cannot be reached or rejects the credentials.
     """
-    s = settings or get_settings()
+    s = settings
     try:
         driver = GraphDatabase.driver(
             s.neo4j_uri, auth=(s.neo4j_user, s.neo4j_password.get_secret_value())
@@ -115,6 +115,9 @@ def open_driver(settings: Settings | None = None) -> Driver:
         ) from e
     return driver
 
+
+READ_POOL_THREADS = 8
+"""Threads of a store's pool for independent reads (:meth:`Store.in_background`)."""
 
 #: Times a transaction whose commit was cut off (``IncompleteCommit``) is run again.
 LOST_COMMIT_RERUNS = 3
@@ -147,12 +150,39 @@ class Store:
 
     Args:
         driver: an open driver; the Store never closes it.
-        database: database name (default from settings).
+        database: database name (``GRAPHMEM_NEO4J_DATABASE``; Neo4j's default is ``"neo4j"``).
     """
 
-    def __init__(self, driver: Driver, database: str | None = None) -> None:
+    def __init__(self, driver: Driver, database: str = "neo4j") -> None:
         self.driver = driver
-        self.database = database or get_settings().neo4j_database
+        self.database = database
+        self._pool: ThreadPoolExecutor | None = None
+        self._pool_lock = threading.Lock()
+
+    def in_background(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]:
+        """Start ``fn(*args, **kwargs)`` on this store's read pool, with the caller's context
+        variables (so telemetry spans keep their parent); ``.result()`` returns its value or
+        raises its exception.
+
+        For reads that do not depend on each other (``search``'s fulltext and vector rankings,
+        ``ask``'s System 2 beside System 1): the driver is thread-safe and each call takes its
+        own session, so their round trips overlap instead of adding up. Work submitted here must
+        not wait on other work submitted here (the pool has :data:`READ_POOL_THREADS` threads).
+        The pool starts on first use and ends with :meth:`close`.
+        """
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=READ_POOL_THREADS, thread_name_prefix="graphmem-read")
+            pool = self._pool
+        return pool.submit(contextvars.copy_context().run, fn, *args, **kwargs)
+
+    def close(self) -> None:
+        """Stop this store's read pool (the driver stays open: its owner closes it). Idempotent;
+        a later :meth:`in_background` starts a new pool."""
+        with self._pool_lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True)
 
     def read(self, name: str, /, **params: Any) -> list[dict[str, Any]]:
         """Run template ``name`` as a routed read; return its rows as dicts."""
@@ -236,26 +266,3 @@ def quiet_notifications() -> None:
     The one place the CLI, the API and the benchmarks silence them.
     """
     logging.getLogger("neo4j.notifications").setLevel(logging.ERROR)
-
-
-_BACKGROUND: ThreadPoolExecutor | None = None
-_BACKGROUND_LOCK = threading.Lock()
-BACKGROUND_THREADS = 8
-"""Threads of the shared pool for independent reads (:func:`in_background`)."""
-
-
-def in_background(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]:
-    """Start ``fn(*args, **kwargs)`` on a shared thread pool, with the caller's context
-    variables (so telemetry spans keep their parent); ``.result()`` returns its value or raises
-    its exception.
-
-    For reads that do not depend on each other (``search``'s fulltext and vector rankings,
-    ``ask``'s System 2 beside System 1): the driver is thread-safe and each call takes its own
-    session, so their round trips overlap instead of adding up. Work submitted here must not
-    wait on other work submitted here (the pool is bounded).
-    """
-    global _BACKGROUND
-    with _BACKGROUND_LOCK:
-        if _BACKGROUND is None:
-            _BACKGROUND = ThreadPoolExecutor(max_workers=BACKGROUND_THREADS, thread_name_prefix="graphmem-read")
-    return _BACKGROUND.submit(contextvars.copy_context().run, fn, *args, **kwargs)

@@ -262,7 +262,7 @@ class QAGain:
         judge: the binary judge (:func:`graphmem.llm.judge_model`).
         questions: questions by network (:func:`load_questions`); networks without questions
             get None (no QA term).
-        settings: budgets (default: process settings).
+        settings: budgets (:class:`graphmem.core.config.Settings`).
         max_questions: size of the fixed subset per network (App. E: 4).
 
     Attributes:
@@ -270,12 +270,10 @@ class QAGain:
     """
 
     def __init__(self, store: Any, embedder: Any, answerer: Any, judge: Any,
-                 questions: Mapping[str, Sequence[QAPair]], *, settings: Any = None,
+                 questions: Mapping[str, Sequence[QAPair]], *, settings: Any,
                  max_questions: int = MAX_QUESTIONS) -> None:
-        from graphmem.core.config import get_settings
-
         self.store, self.embedder, self.answerer, self.judge = store, embedder, answerer, judge
-        self.settings = settings or get_settings()
+        self.settings = settings
         self.questions = {gid: fixed_subset(qs, max_questions) for gid, qs in questions.items() if qs}
         self.cache: dict[tuple[str, str], QAResult] = {}
         self.evaluations = 0
@@ -315,14 +313,16 @@ class QAGain:
         from graphmem.groups.service import forget_group
         from graphmem.query import answer_system1_only, ask
         from graphmem.recall.lexical import forget_stats
+        from graphmem.runtime import Runtime
 
         scratch = f"qa-scratch-{uuid.uuid4().hex[:12]}"
         rows: list[dict[str, Any]] = []
         try:
             write_scratch_group(self.store, self.embedder, scratch, steps, records)
+            rt = Runtime(self.settings, store=self.store, embedder=self.embedder, answer=self.answerer)
             for q in qs:
-                both = ask(self.store, self.embedder, scratch, q.question, model=self.answerer, settings=self.settings)
-                alone, _usage = answer_system1_only(self.store, both, self.answerer, settings=self.settings)
+                both = ask(rt, scratch, q.question)
+                alone, _usage = answer_system1_only(rt, both, self.answerer)
                 verdicts = []
                 for answer in (both.answer or "", alone):
                     v = judge_answer(self.judge, question=q.question, gold=q.answer, answer=answer,
@@ -340,7 +340,7 @@ class QAGain:
 
 
 def terminal_qa_from_settings(
-    questions_path: str | Path | None, store: Any = None, embedder: Any = None, settings: Any = None
+    questions_path: str | Path | None, store: Any, embedder: Any, settings: Any
 ) -> tuple[QAGain | None, str]:
     """The configured QA gain evaluator, or None and the note saying why it is skipped.
 
@@ -352,18 +352,13 @@ def terminal_qa_from_settings(
     Returns:
         ``(evaluator, note)``: note is "" when the evaluator is returned.
     """
-    from graphmem.core.config import get_settings
     from graphmem.llm import answer_model, judge_model
 
     if questions_path is None:
         return None, QA_NOTE_NO_QUESTIONS
     questions = load_questions(questions_path)
-    s = settings or get_settings()
+    s = settings
     answerer, judge = answer_model(s), judge_model(s)
     if answerer is None or judge is None:
         return None, QA_NOTE_NO_MODEL
-    if embedder is None:
-        from graphmem.core.embed import get_embedder
-
-        embedder = get_embedder()
     return QAGain(store, embedder, answerer, judge, questions, settings=s), ""

@@ -245,7 +245,7 @@ def _fill_sentences(store: Store, embedder: Embedder, group_id: str, batch_size:
         if not rows:
             return
         after = rows[-1]["id"]
-        several = [r for r in rows if sentence_texts(SimpleNamespace(**r))]
+        several = [r for r in rows if sentence_texts(SimpleNamespace(**r), embedder.sentence_vectors)]
         if not several:
             continue
         vectors = encode_messages(embedder, [SimpleNamespace(**r) for r in several])

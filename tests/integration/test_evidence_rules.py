@@ -18,6 +18,7 @@ from graphmem.derived import memory
 from graphmem.core.config import Settings
 from graphmem.query import ask
 from tests.test_query_fixtures import TS, build_family
+from tests.factories import runtime_of
 
 pytestmark = pytest.mark.neo4j
 
@@ -54,10 +55,10 @@ def test_as_of_answer_holds_nothing_after_the_instant(store, embedder, group_id,
     memory.write_segment(store, group_id, memory.SegmentMarker(id="seg-0001", index=1, message_ids=["m07", "m08"]), [rec])
     q, as_of = "Which trail did the group decide on?", "2026-03-18T18:01:30"
 
-    now = ask(store, embedder, group_id, q, tense="head")
+    now = ask(runtime_of(store, embedder), group_id, q, tense="head")
     assert "r-trail" in now.record_ids and {"m07", "m08"} <= set(now.message_ids)  # the record is found
 
-    lib = ask(store, embedder, group_id, q, tense="head", as_of=as_of).model_dump(mode="json")
+    lib = ask(runtime_of(store, embedder), group_id, q, tense="head", as_of=as_of).model_dump(mode="json")
     via_cli = cli_json("ask", q, "--group", group_id, "--tense", "head", "--as-of", as_of)
     r = client.post(f"/groups/{group_id}/ask", json={"question": q, "tense": "head", "as_of": as_of})
     assert r.status_code == 200, r.text
@@ -105,7 +106,7 @@ def _check_labels(result: dict) -> None:
 def test_shared_display_names_are_told_apart_library_cli_api(store, embedder, group_id, client):
     _labelled_group(store, embedder, group_id)
     q = "What do the two people called Alex want for the boat, and what does Sam think?"
-    lib = ask(store, embedder, group_id, q, tense="head", settings=Settings(_env_file=None, s1_ask_enabled=False))
+    lib = ask(runtime_of(store, embedder, settings=Settings(_env_file=None, s1_ask_enabled=False)), group_id, q, tense="head")
     assert {r.id for r in lib.rows} >= {"u_alex_r", "u_alex_k"}, [r.id for r in lib.rows]
     _check_labels(lib.model_dump(mode="json"))
     _check_labels(cli_json("ask", q, "--group", group_id, "--tense", "head"))
@@ -150,17 +151,17 @@ def test_long_message_is_clipped_once_within_the_budget_library_cli_api(store, e
     _long_group(store, embedder, group_id)
     q = "What is the harbour gate code Bo gave?"
     s = Settings(_env_file=None, s1_ask_enabled=False)
-    lib = ask(store, embedder, group_id, q, settings=s)
+    lib = ask(runtime_of(store, embedder, settings=s), group_id, q)
     assert "big" in lib.message_ids
     _check_size(lib.model_dump(mode="json"), s.evidence_max_tokens)
     assert len(lib.evidence) < 6000  # was 117k characters: the message twice, whole
 
     # a tight budget: everything still fits by clipping harder, or the cut is named
-    tight = ask(store, embedder, group_id, q, settings=Settings(_env_file=None, s1_ask_enabled=False,
-                                                              evidence_max_tokens=250))
+    tight = ask(runtime_of(store, embedder, settings=Settings(_env_file=None, s1_ask_enabled=False,
+                                                              evidence_max_tokens=250)), group_id, q)
     assert len(tight.evidence) <= 1000 and "4471" in tight.evidence
-    tiny = ask(store, embedder, group_id, q, settings=Settings(_env_file=None, s1_ask_enabled=False,
-                                                             evidence_max_tokens=80))
+    tiny = ask(runtime_of(store, embedder, settings=Settings(_env_file=None, s1_ask_enabled=False,
+                                                             evidence_max_tokens=80)), group_id, q)
     assert len(tiny.evidence) <= 320 and "[CUT] To fit the evidence budget, left out:" in tiny.evidence
     assert "evidence cut to fit 80 tokens" in tiny.note
 

@@ -21,6 +21,7 @@ from graphmem.core.errors import InvalidInputError
 from graphmem.verbatim.ingest import ingest_conversations
 from graphmem.query import ask
 from tests.factories import conversation
+from tests.factories import ask_budgets, runtime_of
 
 pytestmark = pytest.mark.neo4j
 
@@ -274,13 +275,13 @@ def test_request_validation_errors_have_the_documented_shape_without_echo(client
 def test_budget_limits_are_one_set_for_library_cli_and_api(store, embedder, group_id, client):
     ingest_conversations(store, [conversation(group_id, [_good(0)])], embedder)
     with pytest.raises(InvalidInputError) as e:
-        ask(store, embedder, group_id, "what is fine?", s1_k=limits.MAX_S1_K + 1)
+        ask(runtime_of(store, embedder), group_id, "what is fine?", budgets=ask_budgets(s1_k=limits.MAX_S1_K + 1))
     assert e.value.field == "s1_k"
     with pytest.raises(InvalidInputError) as e:
-        ask(store, embedder, group_id, "what is \ud83d?")
+        ask(runtime_of(store, embedder), group_id, "what is \ud83d?")
     assert e.value.field == "question"
     with pytest.raises(InvalidInputError) as e:  # a zero-width space only: was answered
-        ask(store, embedder, group_id, "\u200b")
+        ask(runtime_of(store, embedder), group_id, "\u200b")
     assert e.value.field == "question"
     res = cli("ask", "what is fine?", "--group", group_id, "--s1-k", "1000000000", "--json")
     assert res.returncode == 1 and "field 's1_k'" in res.stderr and "Traceback" not in res.stderr
@@ -291,7 +292,7 @@ def test_budget_limits_are_one_set_for_library_cli_and_api(store, embedder, grou
                     headers={"content-type": "application/json"})
     assert r.status_code == 422 and r.json()["field"] == "question"
     # the boundary itself is accepted everywhere
-    assert ask(store, embedder, group_id, "what is fine?", s1_k=limits.MAX_S1_K).budgets.top_k == limits.MAX_S1_K
+    assert ask(runtime_of(store, embedder), group_id, "what is fine?", budgets=ask_budgets(s1_k=limits.MAX_S1_K)).budgets.top_k == limits.MAX_S1_K
 
 
 # ----------------------------------------------------------------------------- blank segments

@@ -14,6 +14,7 @@ from graphmem.core.errors import InvalidInputError, NotFoundError  # noqa: E402
 from graphmem.verbatim.ingest import ingest_conversations  # noqa: E402
 from graphmem.derived.writer import ReplayWriter, derive_group  # noqa: E402
 from loaders import load_conversations  # noqa: E402
+from graphmem.core.config import get_settings
 
 pytestmark = pytest.mark.neo4j
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -22,7 +23,7 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 @pytest.fixture
 def demo(store, embedder, group_id, driver):
     ingest_conversations(store, load_conversations(EXAMPLES / "sample_chat.jsonl", "jsonl", group=group_id), embedder)
-    derive_group(store, group_id, model=ReplayWriter(EXAMPLES / "sample_writer_actions.jsonl"), embedder=embedder)
+    derive_group(store, group_id, model=ReplayWriter(EXAMPLES / "sample_writer_actions.jsonl"), embedder=embedder, settings=get_settings())
     ogm.connect(driver, store.database)
     return group_id
 

@@ -20,6 +20,7 @@ from tests.test_query_fixtures import (
     script,
     stage_requests,
 )
+from tests.factories import ask_budgets, runtime_of
 
 pytestmark = pytest.mark.neo4j
 
@@ -40,7 +41,7 @@ def _owner_ids(row):
 
 
 def test_per_person_question_has_a_row_for_every_member(store, embedder, family):
-    r = ask(store, embedder, family, "What does each person think about the hiking trail?")
+    r = ask(runtime_of(store, embedder), family, "What does each person think about the hiking trail?")
     assert r.answer is None and "no answer model is set" in r.note
     assert r.projection.rows == ["ALL"] and r.projection.method == "fallback"
     assert [row.id for row in r.rows] == MEMBERS  # every member, GROUP not added for a stance roll-up
@@ -59,7 +60,7 @@ def test_per_person_question_has_a_row_for_every_member(store, embedder, family)
 def test_who_never_lists_exactly_the_members_without_a_record(store, embedder, family, scripted_llm):
     script(scripted_llm, answer=Reply.text("Ben, Eli and Mom never offered to bring food."))
     model = scripted_llm.chat_model()
-    r = ask(store, embedder, family, "Who never offered to bring food?", model=model, ask_enabled=False)
+    r = ask(runtime_of(store, embedder, model=model), family, "Who never offered to bring food?", budgets=ask_budgets(ask_enabled=False))
     assert r.projection.method == "fallback"  # no project route scripted: HTTP 418 -> fallback
     without = {row.id for row in r.rows if not _owner_ids(row)}
     assert without == {"Ben", "Eli", "Mom"}
@@ -75,8 +76,7 @@ def test_who_never_lists_exactly_the_members_without_a_record(store, embedder, f
 def test_group_decision_does_not_overwrite_a_members_dissent(store, embedder, family, scripted_llm):
     script(scripted_llm, project=Reply.json({"issue": "which trail to take", "rows": ["Ben", "GROUP"], "tense": "head"}))
     model = scripted_llm.chat_model()
-    r = ask(store, embedder, family, "What did the group decide about the trail, and did Ben agree?",
-            model=model, ask_enabled=False)
+    r = ask(runtime_of(store, embedder, model=model), family, "What did the group decide about the trail, and did Ben agree?", budgets=ask_budgets(ask_enabled=False))
     assert r.projection.method == "model" and r.projection.rows == ["Ben", "GROUP"]
     assert [(row.kind, row.id) for row in r.rows] == [("person", "Ben"), ("group", family)]
     assert _owner_ids(r.rows[0])[0] == "r-ben-ridge"  # his dissent stays in his own row
@@ -90,12 +90,12 @@ def test_group_decision_does_not_overwrite_a_members_dissent(store, embedder, fa
 
 def test_head_full_and_as_of_on_a_three_state_chain(store, embedder, family):
     q = "What does Mom want for the anniversary?"
-    head = ask(store, embedder, family, q, tense="head")
+    head = ask(runtime_of(store, embedder), family, q, tense="head")
     cell = _row(head, "Mom").cells[0]
     assert (cell.head_id, cell.current.id, cell.history) == ("a3", "a3", [])
     assert "a1" not in head.record_ids and "a2" not in head.record_ids
 
-    full = ask(store, embedder, family, q, tense="full")
+    full = ask(runtime_of(store, embedder), family, q, tense="full")
     cell = _row(full, "Mom").cells[0]
     assert [v.id for v in cell.history] + [cell.current.id] == ["a1", "a2", "a3"]
     assert [v.ts[:10] for v in cell.history] == ["2026-03-05", "2026-03-18"]
@@ -103,39 +103,39 @@ def test_head_full_and_as_of_on_a_three_state_chain(store, embedder, family):
     assert {"a1", "a2", "a3"} <= set(full.record_ids)
     assert {"m05", "m09", "m13"} <= set(full.message_ids)  # FROM messages of every version
 
-    mid = ask(store, embedder, family, q, tense="head", as_of="2026-04-01T00:00:00")
+    mid = ask(runtime_of(store, embedder), family, q, tense="head", as_of="2026-04-01T00:00:00")
     cell = _row(mid, "Mom").cells[0]
     assert (cell.current.id, cell.history) == ("a2", [])
     assert "state as of 2026-04-01T00:00:00" in mid.evidence
     assert all(e.ts < "2026-04-01" for e in mid.excerpts)  # later messages are left out too
 
-    mid_full = ask(store, embedder, family, q, tense="full", as_of="2026-04-01T00:00:00")
+    mid_full = ask(runtime_of(store, embedder), family, q, tense="full", as_of="2026-04-01T00:00:00")
     cell = _row(mid_full, "Mom").cells[0]
     assert [v.id for v in cell.history] + [cell.current.id] == ["a1", "a2"]
 
-    first = ask(store, embedder, family, q, tense="head", as_of="2026-03-06T00:00:00")
+    first = ask(runtime_of(store, embedder), family, q, tense="head", as_of="2026-03-06T00:00:00")
     assert _row(first, "Mom").cells[0].current.id == "a1"
 
-    before = ask(store, embedder, family, q, tense="full", as_of="2026-03-01T00:00:00")
+    before = ask(runtime_of(store, embedder), family, q, tense="full", as_of="2026-03-01T00:00:00")
     assert before.rows == [] or all(not r.cells for r in before.rows)  # nothing existed yet
     assert not [r for r in before.rows if r.id == "Mom"]  # Mom had not spoken: not even a row
     assert before.message_ids == [] and before.record_ids == []
     with pytest.raises(InvalidInputError, match="as_of"):
-        ask(store, embedder, family, q, as_of="next tuesday")
+        ask(runtime_of(store, embedder), family, q, as_of="next tuesday")
 
 
 def test_as_of_leaves_out_people_who_had_not_spoken_yet(store, embedder, family):
     # 10:02:30 on day one: Mom, Ben and Cara have spoken; Dad (10:03) and Eli (10:04) not yet
-    r = ask(store, embedder, family, "Who never offered to bring food?", as_of="2026-03-05T10:02:30")
+    r = ask(runtime_of(store, embedder), family, "Who never offered to bring food?", as_of="2026-03-05T10:02:30")
     assert {row.id for row in r.rows} == {"Ben", "Cara", "Mom"}
     assert "Dad" not in r.evidence and "Eli" not in r.evidence
     assert set(r.message_ids) <= {"m00", "m01", "m02"}
-    now = ask(store, embedder, family, "Who never offered to bring food?")
+    now = ask(runtime_of(store, embedder), family, "Who never offered to bring food?")
     assert {row.id for row in now.rows} == set(MEMBERS)
 
 
 def test_a_view_of_b_comes_from_bs_records_with_source_a(store, embedder, family):
-    r = ask(store, embedder, family, "What does Cara think of Ben?")
+    r = ask(runtime_of(store, embedder), family, "What does Cara think of Ben?")
     assert r.projection.rows == ["Ben"]
     assert [(v.source_id, v.owner_id) for v in r.projection.views] == [("Cara", "Ben")]
     (row,) = r.rows
@@ -146,14 +146,14 @@ def test_a_view_of_b_comes_from_bs_records_with_source_a(store, embedder, family
 
 
 def test_source_supplement_does_not_use_the_owner_budget(store, embedder, family):
-    r = ask(store, embedder, family, "What did Dad and Cara say about the trail and about being late?", s2_k=1)
+    r = ask(runtime_of(store, embedder), family, "What did Dad and Cara say about the trail and about being late?", budgets=ask_budgets(s2_k=1))
     cara = _row(r, "Cara")
     owner_cells = [c for c in cara.cells if c.via == "owner"]
     source_cells = [c for c in cara.cells if c.via == "source"]
     assert len(owner_cells) == 1
     assert [c.head_id for c in source_cells] == ["r-ben-late"]
     assert source_cells[0].owner_id == "Ben" and source_cells[0].current.source_id == "Cara"
-    none = ask(store, embedder, family, "What did Dad and Cara say about the trail and about being late?", source_k=0)
+    none = ask(runtime_of(store, embedder), family, "What did Dad and Cara say about the trail and about being late?", budgets=ask_budgets(source_k=0))
     assert all(c.via == "owner" for row in none.rows for c in row.cells)
 
 
@@ -166,7 +166,7 @@ def test_ask_on_issues_one_extra_query_and_reranks(store, embedder, family, scri
         answer=Reply.text("Cara brings sandwiches; Dad grills burgers."),
     )
     model = scripted_llm.chat_model()
-    r = ask(store, embedder, family, "What food will there be on the day of the walk?", model=model)
+    r = ask(runtime_of(store, embedder, model=model), family, "What food will there be on the day of the walk?")
     assert r.ask_query == "sandwiches burgers grill"
     assert len(stage_requests(scripted_llm, "sufficiency")) == 1  # at most once
     selects = stage_requests(scripted_llm, "select")
@@ -185,20 +185,20 @@ def test_ask_off_issues_no_sufficiency_call(store, embedder, family, scripted_ll
     script(scripted_llm, project=Reply.json({"issue": "food", "rows": ["ALL"], "tense": "head"}),
            sufficiency=Reply.json({"enough": False, "ask": "should never be sent"}))
     model = scripted_llm.chat_model()
-    r = ask(store, embedder, family, "What food will there be?", model=model, ask_enabled=False)
+    r = ask(runtime_of(store, embedder, model=model), family, "What food will there be?", budgets=ask_budgets(ask_enabled=False))
     assert stage_requests(scripted_llm, "sufficiency") == []
     assert len(stage_requests(scripted_llm, "select")) == 1
     assert r.ask_query == "" and r.model_calls == 3
     settings = Settings(s1_ask_enabled=False)
     scripted_llm.reset()
     script(scripted_llm, project=Reply.json({"issue": "food", "rows": ["ALL"], "tense": "head"}))
-    ask(store, embedder, family, "What food will there be?", model=model, settings=settings)
+    ask(runtime_of(store, embedder, model=model, settings=settings), family, "What food will there be?")
     assert stage_requests(scripted_llm, "sufficiency") == []
 
 
 def test_enough_means_no_extra_query(store, embedder, family, scripted_llm):
     script(scripted_llm, project=Reply.json({"issue": "food", "rows": ["ALL"], "tense": "head"}))
-    r = ask(store, embedder, family, "What food will there be?", model=scripted_llm.chat_model())
+    r = ask(runtime_of(store, embedder, model=scripted_llm.chat_model()), family, "What food will there be?")
     assert len(stage_requests(scripted_llm, "sufficiency")) == 1
     assert len(stage_requests(scripted_llm, "select")) == 1 and r.ask_query == ""
 
@@ -212,8 +212,7 @@ def test_budgets_are_respected(store, embedder, family, scripted_llm):
         select=Reply.json({"ranked": [6, 5, 4, 3, 2, 1], "expand": [1, 2, 3]}),
         sufficiency=Reply.json({"enough": False, "ask": "jacket car"}),
     )
-    r = ask(store, embedder, family, "Which trail did the family take?", model=scripted_llm.chat_model(),
-            settings=settings, s2_k=1)
+    r = ask(runtime_of(store, embedder, model=scripted_llm.chat_model(), settings=settings), family, "Which trail did the family take?", budgets=ask_budgets(settings, s2_k=1))
     selects = stage_requests(scripted_llm, "select")
     pool = [line for line in selects[0]["messages"][1]["content"].splitlines() if line.startswith("[")]
     merged = [line for line in selects[1]["messages"][1]["content"].splitlines() if line.startswith("[")]
@@ -231,7 +230,7 @@ def test_budgets_are_respected(store, embedder, family, scripted_llm):
 def test_without_a_model_the_pool_order_is_kept(store, embedder, family):
     """The excerpts are the recall pool's first places in its order (the head re-ranked by
     graphmem.recall.learned, so a score - the fusion's - need not fall along them)."""
-    r = ask(store, embedder, family, "Which trail did the family take?", s1_k=3)
+    r = ask(runtime_of(store, embedder), family, "Which trail did the family take?", budgets=ask_budgets(s1_k=3))
     assert len(r.excerpts) == 3 and all(e.via == "recall" for e in r.excerpts)
     assert [e.id for e in r.excerpts] == r.pool_ids[:3]
     assert all(0.0 < e.score <= 1.0 for e in r.excerpts)
@@ -244,8 +243,7 @@ def test_without_a_model_the_pool_order_is_kept(store, embedder, family):
 def test_answerer_prompt_and_abstention(store, embedder, family, scripted_llm):
     script(scripted_llm, project=Reply.json({"issue": "pets", "rows": ["ALL"], "tense": "head"}),
            answer=Reply.text(f"<think>nothing here</think>{ABSTAIN}"))
-    r = ask(store, embedder, family, "What is the name of the family dog?", model=scripted_llm.chat_model(),
-            ask_enabled=False)
+    r = ask(runtime_of(store, embedder, model=scripted_llm.chat_model()), family, "What is the name of the family dog?", budgets=ask_budgets(ask_enabled=False))
     assert r.answer == ABSTAIN
     (req,) = stage_requests(scripted_llm, "answer")
     assert MARKERS["answer"] in req["messages"][0]["content"]
@@ -255,7 +253,7 @@ def test_answerer_prompt_and_abstention(store, embedder, family, scripted_llm):
 
 def test_model_failures_degrade_to_fallbacks(store, embedder, family, scripted_llm):
     script(scripted_llm, select=Reply.text("not json"), sufficiency=Reply.http_error(400))
-    r = ask(store, embedder, family, "Which trail did the family take?", model=scripted_llm.chat_model())
+    r = ask(runtime_of(store, embedder, model=scripted_llm.chat_model()), family, "Which trail did the family take?")
     assert r.projection.method == "fallback"
     assert "select" in r.note and "sufficiency" in r.note
     assert r.answer == "ok" and len(r.excerpts) == 10
@@ -263,13 +261,13 @@ def test_model_failures_degrade_to_fallbacks(store, embedder, family, scripted_l
 
 def test_errors(store, embedder, group_id):
     with pytest.raises(NotFoundError):
-        ask(store, embedder, group_id, "anything?")
+        ask(runtime_of(store, embedder), group_id, "anything?")
     build_family(store, embedder, group_id, derived=False)
     with pytest.raises(InvalidInputError, match="question"):
-        ask(store, embedder, group_id, "  ")
+        ask(runtime_of(store, embedder), group_id, "  ")
     with pytest.raises(InvalidInputError, match="s1_k"):
-        ask(store, embedder, group_id, "trail?", s1_k=0)
-    r = ask(store, embedder, group_id, "What does each person think about the trail?")
+        ask(runtime_of(store, embedder), group_id, "trail?", budgets=ask_budgets(s1_k=0))
+    r = ask(runtime_of(store, embedder), group_id, "What does each person think about the trail?")
     # No derived memory at all: every row falls back to the person's own messages or stays empty.
     assert {row.status for row in r.rows} <= {"raw", "none"} and len(r.rows) == 5
 
@@ -302,26 +300,26 @@ def test_cli_ask_without_a_model_prints_the_evidence(store, embedder, family, mo
 
 def test_ablations_remove_exactly_one_path(store, embedder, family):
     q = "What was decided about the trail, and what does Ben think?"
-    full = ask(store, embedder, family, q, tense="head")
+    full = ask(runtime_of(store, embedder), family, q, tense="head")
     assert full.excerpts and any(r.kind == "group" for r in full.rows)
     assert any(r.kind == "person" and r.status == "records" for r in full.rows)
 
-    no_s1 = ask(store, embedder, family, q, tense="head", ablate="s1")
+    no_s1 = ask(runtime_of(store, embedder), family, q, tense="head", ablate="s1")
     assert no_s1.excerpts == [] and [r.id for r in no_s1.rows] == [r.id for r in full.rows]
 
-    no_s2 = ask(store, embedder, family, q, tense="head", ablate="s2")
+    no_s2 = ask(runtime_of(store, embedder), family, q, tense="head", ablate="s2")
     assert no_s2.rows == [] and no_s2.record_ids == []
     assert [e.id for e in no_s2.excerpts] == [e.id for e in full.excerpts]
 
-    no_group = ask(store, embedder, family, q, tense="head", ablate="s2-group")
+    no_group = ask(runtime_of(store, embedder), family, q, tense="head", ablate="s2-group")
     assert all(r.kind == "person" for r in no_group.rows)
     assert all(c.owner_kind == "person" for r in no_group.rows for c in r.cells)
 
-    no_person = ask(store, embedder, family, q, tense="head", ablate="s2-person")
+    no_person = ask(runtime_of(store, embedder), family, q, tense="head", ablate="s2-person")
     assert [r.kind for r in no_person.rows] == ["group"]
 
     with pytest.raises(InvalidInputError, match="field 'ablate'"):
-        ask(store, embedder, family, q, ablate="s3")  # type: ignore[arg-type]
+        ask(runtime_of(store, embedder), family, q, ablate="s3")  # type: ignore[arg-type]
 
 
 def test_an_issue_without_a_topic_word_puts_no_constraint_on_the_rows(store, embedder, group_id):
@@ -347,18 +345,18 @@ def test_an_issue_without_a_topic_word_puts_no_constraint_on_the_rows(store, emb
         rec("b-grill", "Ben", "Ben wants burgers after the walk", ["m15"], utype="stance"),  # newest
     )
     for q in ("What was decided?", "What decisions were made?"):
-        r = ask(store, embedder, group_id, q)
+        r = ask(runtime_of(store, embedder), group_id, q)
         assert r.projection.rows == ["GROUP"]
         (row,) = r.rows
         assert row.status == "records" and _owner_ids(row) == ["g-walk", "g-lunch"], q  # decision first
 
-    r = ask(store, embedder, group_id, "How did Ben's opinion change?")
+    r = ask(runtime_of(store, embedder), group_id, "How did Ben's opinion change?")
     assert (r.projection.issue, r.projection.rows, r.projection.tense) == ("opinion change", ["Ben"], "full")
     (row,) = r.rows
     # Stance records first (the newer observation after them); a change question: the chain
     # that changed before the newer single-version stance.
     assert _owner_ids(row) == ["b2", "b-grill"]
-    head = ask(store, embedder, group_id, "What is Ben's opinion?")
+    head = ask(runtime_of(store, embedder), group_id, "What is Ben's opinion?")
     assert _owner_ids(head.rows[0]) == ["b-grill", "b2"]  # head mode: newest stance first
     cell = row.cells[0]
     assert [v.id for v in cell.history] + [cell.current.id] == ["b1", "b2"]
@@ -369,5 +367,5 @@ def test_an_issue_without_a_topic_word_puts_no_constraint_on_the_rows(store, emb
     )
 
     # An issue WITH a topic word that no record matches still leaves the row empty.
-    r = ask(store, embedder, group_id, "Who never mentioned the volcano eruption?")
+    r = ask(runtime_of(store, embedder), group_id, "Who never mentioned the volcano eruption?")
     assert all(not _owner_ids(row) for row in r.rows)

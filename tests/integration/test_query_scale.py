@@ -33,6 +33,7 @@ from graphmem.recall.search import (
     search_messages,
 )
 from tests.factories import conversation
+from tests.factories import runtime_of
 
 pytestmark = pytest.mark.neo4j
 
@@ -166,14 +167,14 @@ def test_fulltext_candidates_in_one_statement_are_the_two_reads(store, embedder,
 def test_a_write_to_the_group_is_seen_by_the_next_ask_and_search(store, embedder, group_id):
     ingest_conversations(store, [conversation(group_id, _rows(12))], embedder)
     question = "What did Dora say about the zeppelin?"
-    before = ask(store, embedder, group_id, question)
+    before = ask(runtime_of(store, embedder), group_id, question)
     assert "Dora" not in {m.speaker for m in before.excerpts}
     assert "Dora" not in {r.id for r in before.rows}
     assert search_messages(store, embedder, group_id, "zeppelin", mode="fulltext") == []
 
     more = _rows(12) + [{"speaker": "Dora", "session": "s9", "text": "the zeppelin landed on the archive roof"}]
     ingest_conversations(store, [conversation(group_id, more)], embedder)
-    after = ask(store, embedder, group_id, question)
+    after = ask(runtime_of(store, embedder), group_id, question)
     assert after.excerpts[0].id == "m0012"  # the new message, found by its rare word
     dora = [r for r in after.rows if r.id == "Dora"]  # the new person is in the roster
     assert len(dora) == 1 and [e.id for e in dora[0].raw] == ["m0012"]

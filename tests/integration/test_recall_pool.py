@@ -12,6 +12,7 @@ from graphmem.verbatim.roster import read_roster
 from graphmem.query.project import fallback_projection
 from graphmem.recall.pool import DEFAULT_RECALL, RecallConfig, gather_recall, recall_pool
 from tests.factories import conversation
+from tests.factories import runtime_of
 
 pytestmark = pytest.mark.neo4j
 
@@ -260,7 +261,7 @@ def test_as_of_pool_holds_the_older_messages_when_every_top_match_is_later(store
     pool = recall_pool(store, embedder, group_id, q, 10, roster=roster, projection=proj, max_instant=t)
     assert {h.id for h in pool[:4]} == relevant and {h.id for h in pool} <= older
 
-    result = ask(store, embedder, group_id, q, as_of=AS_OF)
+    result = ask(runtime_of(store, embedder), group_id, q, as_of=AS_OF)
     assert result.excerpts and {h.id for h in result.excerpts} <= older
     assert relevant <= set(result.message_ids) <= older
 

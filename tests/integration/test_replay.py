@@ -22,7 +22,7 @@ def test_sample_actions_replay_into_chains_and_rerun_is_a_no_op(store, embedder,
     convs = load_conversations(ROOT / "examples" / "sample_chat.jsonl", "jsonl", group=group_id)
     ingest_conversations(store, convs, embedder)
     replay = ReplayWriter(ROOT / "examples" / "sample_writer_actions.jsonl")
-    first = derive_group(store, group_id, model=replay, embedder=embedder)
+    first = derive_group(store, group_id, model=replay, embedder=embedder, settings=get_settings())
     assert (first.segments_written, first.records_added, first.records_updated) == (3, 14, 3)
     assert first.actions_rejected == 0 and first.calls == 0
 
@@ -40,7 +40,7 @@ def test_sample_actions_replay_into_chains_and_rerun_is_a_no_op(store, embedder,
     behind = memory.record_provenance(store, group_id, "e3.1")
     assert {m.id for m in behind} == {"s3-01", "s3-05"}  # Dad's two messages behind the decision
 
-    again = derive_group(store, group_id, model=replay, embedder=embedder)
+    again = derive_group(store, group_id, model=replay, embedder=embedder, settings=get_settings())
     assert again.segments_written == 0 and again.segments_planned == 0
 
 
@@ -83,12 +83,12 @@ def test_replay_line_naming_no_session_of_the_group_is_refused_and_nothing_is_de
     wrong = tmp_path / "wrong.jsonl"
     wrong.write_text(json.dumps({"session": "s1", "actions": [action]}) + "\n")
     with pytest.raises(InvalidInputError) as e:
-        derive_group(store, group_id, model=ReplayWriter(wrong), embedder=embedder)
+        derive_group(store, group_id, model=ReplayWriter(wrong), embedder=embedder, settings=get_settings())
     assert (e.value.record, e.value.field) == ("line 1", "session")
     assert "'general/s1'" in str(e.value)  # the session ids the file must use
     assert memory.list_segments(store, group_id) == []  # nothing marked derived
 
     right = tmp_path / "right.jsonl"
     right.write_text(json.dumps({"session": "general/s1", "actions": [action]}) + "\n")
-    done = derive_group(store, group_id, model=ReplayWriter(right), embedder=embedder)
+    done = derive_group(store, group_id, model=ReplayWriter(right), embedder=embedder, settings=get_settings())
     assert (done.segments_written, done.records_added) == (1, 1)

@@ -11,6 +11,8 @@ from graphmem.verbatim.ingest import ingest_conversations
 from graphmem.query import ask
 from graphmem.derived.writer import ReplayWriter, derive_group
 from loaders import load_conversations
+from tests.factories import runtime_of
+from graphmem.core.config import get_settings
 
 pytestmark = pytest.mark.neo4j
 ROOT = Path(__file__).resolve().parents[2]
@@ -25,9 +27,10 @@ def exporter():
     spans = in_memory.InMemorySpanExporter()
     provider = sdk_trace.TracerProvider()
     provider.add_span_processor(export.SimpleSpanProcessor(spans))
-    assert telemetry.configure(True, tracer_provider=provider)
+    tracer = telemetry.configure(True, tracer_provider=provider)
+    assert tracer.enabled
+    spans.tracer = tracer
     yield spans
-    telemetry.configure(False)
 
 
 @pytest.fixture
@@ -38,14 +41,22 @@ def sample(store, embedder, group_id):
 
 
 def test_off_by_default_costs_one_shared_no_op():
-    telemetry.configure(False)
-    assert not telemetry.enabled()
-    assert telemetry.span("graphmem.ask", group_id="g") is telemetry.NO_SPAN
-    assert telemetry.stage("graphmem.ask.project") is telemetry.NO_SPAN
+    tracer = telemetry.configure(False)
+    assert tracer is telemetry.NO_TRACER and not tracer.enabled
+    assert tracer.span("graphmem.ask", group_id="g") is telemetry.NO_SPAN
+    assert tracer.start("graphmem.ask.project") is telemetry.NO_SPAN
+
+
+def test_a_runtime_opened_from_the_settings_makes_no_spans_unless_enabled(store, embedder):
+    from graphmem.runtime import Runtime
+
+    assert Runtime(get_settings(), store=store, embedder=embedder).tracer is telemetry.NO_TRACER
 
 
 def test_ask_makes_one_span_per_stage_under_the_ask_span(store, embedder, sample, exporter):
-    ask(store, embedder, sample, QUESTION)  # no answer model: evidence only, no answer stage
+    rt = runtime_of(store, embedder).with_models()
+    rt.tracer = exporter.tracer
+    ask(rt, sample, QUESTION)  # no answer model: evidence only, no answer stage
     spans = {s.name: s for s in exporter.get_finished_spans()}
     stages = ["graphmem.ask.project", "graphmem.ask.system1", "graphmem.ask.system2", "graphmem.ask.compose"]
     assert set(spans) == {"graphmem.ask", *stages}
@@ -62,7 +73,7 @@ def test_ask_makes_one_span_per_stage_under_the_ask_span(store, embedder, sample
 
 def test_each_writer_segment_is_a_span_with_its_outcome(store, embedder, sample, exporter):
     summary = derive_group(store, sample, model=ReplayWriter(ROOT / "examples" / "sample_writer_actions.jsonl"),
-                           embedder=embedder)
+                           embedder=embedder, settings=get_settings(), tracer=exporter.tracer)
     segments = [s for s in exporter.get_finished_spans() if s.name == "graphmem.writer.segment"]
     assert len(segments) == summary.segments_written == 3
     assert [s.attributes["graphmem.segment.index"] for s in segments] == [1, 2, 3]

@@ -32,10 +32,12 @@ LAYERS: dict[str, int] = {
     "graphmem.verbatim": 2,
     "graphmem.recall": 3,
     "graphmem.derived": 3,
+    # the Runtime composes the store, the embedder, the models and the recall cache; the query
+    # and group services take it (graphmem/runtime.py)
+    "graphmem.runtime": 4,
     "graphmem.query": 4,
     "graphmem.groups": 4,
     # the faces: they compose the library with the parsers and the HTTP shell
-    "graphmem.runtime": 5,
     "graphmem.facade": 5,
     "graphmem.analyst": 5,
     "graphmem.views": 5,

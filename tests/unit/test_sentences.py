@@ -8,8 +8,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from graphmem.core.config import get_settings
-from graphmem.core.embed import sentence_texts
+from graphmem.core.config import Settings
+from graphmem.core.embed import Embedder, sentence_texts
 from graphmem.core.text import split_sentences
 from graphmem.recall.cache import SentenceMatrix
 
@@ -32,13 +32,11 @@ def test_a_turn_splits_after_sentence_ends_and_before_a_caption():
 def test_sentence_texts_name_the_speaker_and_day_and_follow_the_setting(monkeypatch):
     m = SimpleNamespace(speaker="Bo", ts="2026-03-02T10:00:00+01:00", text="We left early. The lake was calm.")
     assert sentence_texts(m) == ["Bo (2026-03-02): We left early.", "Bo (2026-03-02): The lake was calm."]
+    assert sentence_texts(m, enabled=False) == []
     monkeypatch.setenv("GRAPHMEM_SENTENCE_VECTORS", "false")
-    get_settings.cache_clear()
-    try:
-        assert sentence_texts(m) == []
-    finally:
-        monkeypatch.delenv("GRAPHMEM_SENTENCE_VECTORS")
-        get_settings.cache_clear()
+    assert Embedder.from_settings(Settings()).sentence_vectors is False
+    monkeypatch.delenv("GRAPHMEM_SENTENCE_VECTORS")
+    assert Embedder.from_settings(Settings()).sentence_vectors is True
 
 
 def _unit(*v: float) -> list[float]:

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from graphmem.core.errors import InvalidInputError
+from graphmem.core.config import Settings
 from graphmem.train.qa import QA_NOTE_NO_QUESTIONS, fixed_subset, load_questions, state_hash, terminal_qa_from_settings
 from graphmem.train.state import MemoryState
 from graphmem.train.trajectories import networks, read_steps
@@ -76,4 +77,4 @@ def test_state_hash_follows_the_records():
 
 
 def test_without_questions_the_gain_is_skipped_with_a_note():
-    assert terminal_qa_from_settings(None) == (None, QA_NOTE_NO_QUESTIONS)
+    assert terminal_qa_from_settings(None, None, None, Settings(_env_file=None)) == (None, QA_NOTE_NO_QUESTIONS)

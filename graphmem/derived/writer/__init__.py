@@ -62,7 +62,7 @@ from graphmem.derived.writer.prompt import (
     memory_line,
 )
 from graphmem.derived.writer.provenance import SUPPORT_CONFIDENCE, supporting_messages
-from graphmem.writer.segments import (
+from graphmem.derived.writer.segments import (
     SegmentMessage,
     WriterSegment,
     load_messages,

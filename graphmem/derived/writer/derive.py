@@ -15,7 +15,7 @@ from typing import Any
 from tqdm import tqdm
 
 from graphmem.derived import memory
-from graphmem.core.config import Settings, get_settings
+from graphmem.core.config import Settings
 from graphmem.store.db import Store
 from graphmem.core.embed import Embedder
 from graphmem.core.errors import InvalidInputError, LLMError
@@ -25,7 +25,7 @@ from graphmem.derived.memory import NewRecord
 from graphmem.verbatim.roster import Roster
 from graphmem.derived.writer.prompt import build_writer_messages
 from graphmem.derived.writer.provenance import supporting_messages
-from graphmem.writer.segments import (
+from graphmem.derived.writer.segments import (
     WriterSegment,
     load_messages,
     load_roster,
@@ -200,10 +200,11 @@ def derive_group(
     *,
     model: ChatModel | ReplayWriter | None,
     embedder: Embedder,
-    settings: Settings | None = None,
+    settings: Settings,
     progress: bool = False,
     on_segment: SegmentCallback | None = None,
     max_segments: int | None = None,
+    tracer: telemetry.Tracer = telemetry.NO_TRACER,
 ) -> DeriveSummary:
     """Build System 2 for a group: run the Writer over every segment not yet derived.
 
@@ -218,10 +219,11 @@ def derive_group(
         model: the Writer (:func:`graphmem.llm.writer_model`), or a :class:`ReplayWriter`;
             may be None when nothing is pending.
         embedder: embeds new record contents (before each write transaction).
-        settings: segment mode, window, budgets, retries (default: process settings).
+        settings: segment mode, window, budgets, retries.
         progress: show a progress bar (messages) on stderr.
         on_segment: called after each written segment with (segment, report, summary so far).
         max_segments: stop after writing this many segments (None = all).
+        tracer: where the span of each segment (``graphmem.writer.segment``) goes.
 
     Returns:
         A :class:`DeriveSummary`.
@@ -234,7 +236,7 @@ def derive_group(
         ConflictError: another run wrote the same segment meanwhile.
         StoreUnavailableError: Neo4j failed; nothing of the current segment is written.
     """
-    s = settings or get_settings()
+    s = settings
     watch = Stopwatch()
     _name, roster, segments_before = load_roster(store, group_id)
     pending = load_messages(store, group_id, pending_only=True)
@@ -261,13 +263,13 @@ def derive_group(
     try:
         for n, seg in enumerate(segments):
             index = segments_before + n + 1
-            with telemetry.span("graphmem.writer.segment", group_id=group_id, **{
+            with tracer.span("graphmem.writer.segment", group_id=group_id, **{
                 "segment.index": index, "segment.session": seg.session,
                 "segment.messages": len(seg.messages)}) as span:
                 report = _derive_segment(store, group_id, seg, index, roster, model, embedder, s, summary,
                                          where=f"group {group_id!r}, segment {index} ({n + 1}/{len(segments)} "
                                                f"of this run, session {seg.session})")
-                if telemetry.enabled():
+                if tracer.enabled:
                     written = [o.applied_as for o in report.outcomes if o.entry_id]
                     span.set_attributes({
                         "graphmem.model_calls": len(report.usage),

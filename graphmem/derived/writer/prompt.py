@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from graphmem.derived.memory import GROUP, DerivedRecord
 from graphmem.verbatim.roster import Roster
 from graphmem.core.times import date_of, short_ts
-from graphmem.writer.segments import WriterSegment
+from graphmem.derived.writer.segments import WriterSegment
 
 WRITER_SYSTEM_PROMPT = """\
 You keep the long-term memory of a group chat with several participants. Every message is \

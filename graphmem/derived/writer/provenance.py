@@ -12,7 +12,7 @@ from graphmem.core.errors import InvalidInputError
 from graphmem.derived.memory import GROUP
 from graphmem.verbatim.roster import Roster, RosterEntry
 from graphmem.core.text import FUNCTION_WORDS
-from graphmem.writer.segments import SegmentMessage
+from graphmem.derived.writer.segments import SegmentMessage
 
 
 def _stem(word: str) -> str:

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 
-from graphmem.core.config import Settings, get_settings
+from graphmem.core.config import Settings
 from graphmem.store.db import Store
 from graphmem.core.errors import InvalidInputError, NotFoundError
 from graphmem.core.model import StoredMessage
@@ -82,12 +82,12 @@ def plan_segments(
     return segments
 
 
-def max_actions_for(n_messages: int, settings: Settings | None = None) -> int:
+def max_actions_for(n_messages: int, settings: Settings) -> int:
     """Writer action budget ``max(8, 2 x |segment|)``.
 
     Source: SpeakerMem-R1 App. E, eq. 20.
     """
-    s = settings or get_settings()
+    s = settings
     return max(s.writer_min_actions, s.writer_actions_per_message * n_messages)
 
 

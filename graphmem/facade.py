@@ -1,0 +1,174 @@
+"""``Memory``: graphmem from Python as one object over a :class:`~graphmem.runtime.Runtime`.
+
+The CLI, the HTTP API and the MCP server are shells over the same calls; this facade is the
+library's own. Every method is one of the product's operations, with the same input rules,
+errors and results as the other entry points::
+
+    from graphmem import Memory, NewMessage
+
+    with Memory.open() as mem:                    # GRAPHMEM_* settings; Neo4j must be running
+        mem.apply_schema()                        # once per store (idempotent)
+        mem.append("trip", [NewMessage(id="m1", speaker="Ben", speaker_id="ben", session="s1",
+                                       text="Ridge next year?", ts="2026-05-10T09:00:00+01:00")])
+        hits = mem.search("trip", "ridge", k=3)   # SearchResult: hits, mode_used, warning ...
+        result = mem.ask("trip", "Which trail did we pick?")
+        print(result.answer or result.evidence)   # no answer model: the composed evidence
+
+Source: SpeakerMem-R1 §3 (System 1, System 2, query); the shells are in docs/api.md and docs/mcp.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from types import TracebackType
+from typing import Any, Literal
+
+from graphmem.core.config import Settings, get_settings
+from graphmem.core.model import Conversation, Tense
+from graphmem.core.wire import NewMessage
+from graphmem.derived.memory import DerivedRecord, list_records, record_chain
+from graphmem.groups.service import ForgetSummary, append_messages, derive_step, forget_group, forget_person
+from graphmem.query import AskResult, Budgets, PersonMemory, RecordProvenance, ask, budgets_from
+from graphmem.query.people import person_memory, provenance
+from graphmem.recall.search import Mode, SearchResult, search_group
+from graphmem.runtime import Runtime
+from graphmem.store.schema import SchemaReport, apply_schema
+from graphmem.verbatim.ingest import IngestSummary, ingest_conversations
+from graphmem.verbatim.order import backfill_order
+from graphmem.verbatim.roster import RosterMember, read_roster
+
+__all__ = ["Memory"]
+
+
+class Memory:
+    """Group memory: append and ingest messages (System 1), derive records (System 2), search,
+    ask, read a person's memory or a record's history, and erase a person or a group.
+
+    Args:
+        runtime: what the process holds (store, embedder, models, cache, tracer); the Memory
+            does not close a Runtime it was given, :meth:`open` makes one it closes.
+
+    Every method raises the errors of :mod:`graphmem.core.errors`: ``InvalidInputError`` (bad
+    input, naming record and field; nothing written), ``NotFoundError`` (no such group, person
+    or record), ``ConflictError`` (a concurrent write), ``StoreUnavailableError`` (Neo4j down),
+    ``LLMError`` (a model endpoint failed).
+    """
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+        self._owned = False
+
+    @classmethod
+    def open(cls, settings: Settings | None = None) -> Memory:
+        """A Memory on its own Runtime from ``settings`` (default: the ``GRAPHMEM_*`` environment).
+
+        Raises:
+            StoreUnavailableError: Neo4j cannot be reached or refuses the credentials.
+        """
+        mem = cls(Runtime.open(settings if settings is not None else get_settings()))
+        mem._owned = True
+        return mem
+
+    # -- System 1: messages ------------------------------------------------------------------
+
+    def apply_schema(self) -> SchemaReport:
+        """Constraints and indexes (idempotent; waits until ONLINE), then the data migrations."""
+        return apply_schema(self.runtime.store, self.runtime.embedder.dimension, migrate=backfill_order)
+
+    def append(self, group_id: str, messages: Sequence[NewMessage | Mapping[str, Any]], *,
+               name: str = "") -> IngestSummary:
+        """Append messages to a group (created when new), each placed by its time; a stored id
+        with the same content is skipped, with new text it is an edit (history kept).
+
+        Args:
+            group_id: the group.
+            messages: :class:`~graphmem.core.wire.NewMessage` objects or mappings of the same keys.
+            name: the group's display name when this call creates it.
+        """
+        rows = [m.model_dump(exclude_none=True) if isinstance(m, NewMessage) else dict(m) for m in messages]
+        return append_messages(self.runtime.store, self.runtime.embedder, group_id, rows, name=name)
+
+    def ingest(self, conversations: Sequence[Conversation], *, embed: Literal["now", "later"] = "now",
+               progress: bool = False) -> IngestSummary:
+        """Write parsed conversations (``loaders.load_conversations(path, fmt)``) into System 1;
+        idempotent by message id. ``embed="later"`` stores now and leaves the vectors to
+        ``graphmem embed``."""
+        return ingest_conversations(self.runtime.store, list(conversations), self.runtime.embedder, embed=embed,
+                                    progress=progress, exact_max=self.runtime.settings.vector_exact_max)
+
+    # -- System 2: derived records -----------------------------------------------------------
+
+    def derive(self, group_id: str, *, max_segments: int | None = None) -> tuple[Any, int]:
+        """Run the Writer (``runtime.writer``) over the group's pending segments.
+
+        Returns:
+            (the Writer's :class:`graphmem.derived.writer.DeriveSummary`, messages still pending).
+        """
+        return derive_step(self.runtime, group_id, max_segments=max_segments)
+
+    def records(self, group_id: str, *, owners: Sequence[str] | None = None, layers: Sequence[str] | None = None,
+                history: bool = False) -> list[DerivedRecord]:
+        """The group's derived records: the heads (current state), or every state with ``history``."""
+        return list_records(self.runtime.store, group_id, owners=owners, layers=layers, heads_only=not history)
+
+    def history(self, group_id: str, record_id: str) -> list[DerivedRecord]:
+        """The whole update chain of a record, oldest first (the last one is the head)."""
+        return record_chain(self.runtime.store, group_id, record_id)
+
+    def provenance(self, group_id: str, record_id: str) -> RecordProvenance:
+        """A record, its chain and the verbatim messages behind each state."""
+        return provenance(self.runtime.store, group_id, record_id)
+
+    # -- reads -------------------------------------------------------------------------------
+
+    def search(self, group_id: str, query: str, *, k: int = 10, pool_n: int = 40, mode: Mode = "hybrid",
+               expand: int = 0) -> SearchResult:
+        """System 1 retrieval (fulltext and vector fused), group-scoped: hits best first."""
+        rt = self.runtime
+        return search_group(rt.store, rt.embedder, group_id, query, k=k, pool_n=pool_n, mode=mode, expand=expand)
+
+    def ask(self, group_id: str, question: str, *, budgets: Budgets | None = None,
+            as_of: str | datetime | None = None, tense: Tense | None = None) -> AskResult:
+        """The full query pipeline (Project, System 1, System 2, Compose, Answer); without an
+        answer model the result carries the composed evidence and ``answer`` is None."""
+        return ask(self.runtime, group_id, question, budgets=budgets, as_of=as_of, tense=tense)
+
+    def budgets(self, **overrides: Any) -> Budgets:
+        """This Memory's default budgets with overrides (``s1_k``, ``s2_k``, ``source_k``,
+        ``ask_enabled``, ``recall_n``), checked against the limits."""
+        return budgets_from(self.runtime.settings, **overrides)
+
+    def roster(self, group_id: str) -> list[RosterMember]:
+        """The group's members with their message counts (empty for an unknown group)."""
+        return read_roster(self.runtime.store, group_id)
+
+    def person(self, group_id: str, person_id: str, *, mode: Literal["head", "full"] = "head",
+               as_of: str | datetime | None = None) -> PersonMemory:
+        """One person's derived memory: heads, full chains, or the state at a time."""
+        return person_memory(self.runtime.store, group_id, person_id, mode=mode, as_of=as_of)
+
+    # -- erasure -----------------------------------------------------------------------------
+
+    def forget_person(self, group_id: str, person_id: str) -> ForgetSummary:
+        """Erase one person's words from the group; returns the erasure report."""
+        return forget_person(self.runtime.store, group_id, person_id)
+
+    def forget_group(self, group_id: str) -> int:
+        """Delete a whole group; returns the number of nodes removed."""
+        return forget_group(self.runtime.store, group_id)
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close the Runtime when this Memory opened it (:meth:`open`)."""
+        if self._owned:
+            self.runtime.close()
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
