@@ -74,7 +74,8 @@ class Memory:
 
     def apply_schema(self) -> SchemaReport:
         """Constraints and indexes (idempotent; waits until ONLINE), then the data migrations."""
-        return apply_schema(self.runtime.store, self.runtime.embedder.dimension, migrate=backfill_order)
+        return apply_schema(self.runtime.store, self.runtime.embedder.dimension, migrate=backfill_order,
+                            global_vector_index=self.runtime.settings.vector_global_index)
 
     def append(self, group_id: str, messages: Sequence[NewMessage | Mapping[str, Any]], *,
                name: str = "") -> IngestSummary:
@@ -87,7 +88,9 @@ class Memory:
             name: the group's display name when this call creates it.
         """
         rows = [m.model_dump(exclude_none=True) if isinstance(m, NewMessage) else dict(m) for m in messages]
-        return append_messages(self.runtime.store, self.runtime.embedder, group_id, rows, name=name)
+        rt = self.runtime
+        return append_messages(rt.store, rt.embedder, group_id, rows, name=name,
+                               exact_max=rt.settings.vector_exact_max)
 
     def ingest(self, conversations: Sequence[Conversation], *, embed: Literal["now", "later"] = "now",
                progress: bool = False) -> IngestSummary:

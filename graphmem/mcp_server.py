@@ -204,7 +204,7 @@ def build_server(settings: Settings | None = None, *, tools: ToolSet = "core") -
         def run() -> IngestPublic:
             summary = append(backend.store(), backend.embedder(), group_id,
                              [m.model_dump() for m in messages], name=name,
-                             batch_size=s.write_batch_size)
+                             batch_size=s.write_batch_size, exact_max=s.vector_exact_max)
             return IngestPublic(
                 group_id=group_id, messages_written=summary.messages_written,
                 messages_edited=summary.messages_edited, messages_skipped=summary.messages_skipped,

@@ -35,7 +35,7 @@ def post_messages(
     """
     summary = append_messages(
         store, embedder, group_id, [m.model_dump() for m in body.messages], name=body.name,
-        batch_size=settings.write_batch_size,
+        batch_size=settings.write_batch_size, exact_max=settings.vector_exact_max,
     )
     return IngestPublic(
         group_id=group_id, messages_written=summary.messages_written,

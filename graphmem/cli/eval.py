@@ -103,7 +103,8 @@ def _execute(
             quiet_notifications()
             assert embedder is not None  # built above for speakermem
             with open_store() as store:
-                apply_schema(store, embedder.dimension, migrate=backfill_order)
+                apply_schema(store, embedder.dimension, migrate=backfill_order,
+                     global_vector_index=get_settings().vector_global_index)
                 return run_eval(opts, settings=settings, store=store, embedder=embedder, answer=answer, judge=judge,
                                 writer=writer, log=log, on_record=on_record)
         return run_eval(opts, settings=settings, store=None, embedder=embedder, answer=answer, judge=judge,

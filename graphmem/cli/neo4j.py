@@ -106,7 +106,8 @@ def import_(
     dim = dims[0] if dims else command_embedder().dimension
     t = Stopwatch()
     with open_store() as store:
-        apply_schema(store, dim, timeout_s=7200, migrate=backfill_order)
+        apply_schema(store, dim, timeout_s=7200, migrate=backfill_order,
+                     global_vector_index=get_settings().vector_global_index)
     schema_s = t.elapsed_s
     seconds = {"parse": parse_s, **report.seconds, "start": start_s, "schema": schema_s}
     if fmt == "jsonl":

@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from graphmem.cli.common import emit_json, open_store, out
+from graphmem.core.config import get_settings
 
 app = typer.Typer(help="Constraints and indexes.", no_args_is_help=True)
 
@@ -20,7 +21,8 @@ def apply(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
 
     dims = command_embedder().dimension
     with open_store() as store:
-        report = apply_schema(store, dims, migrate=backfill_order)
+        report = apply_schema(store, dims, migrate=backfill_order,
+                     global_vector_index=get_settings().vector_global_index)
     if as_json:
         emit_json({"constraints": report.constraints, "indexes": report.indexes, "dimensions": dims})
     else:

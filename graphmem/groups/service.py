@@ -20,7 +20,7 @@ from graphmem.core import limits
 from graphmem.store.db import Store, run_tx
 from graphmem.core.embed import Embedder
 from graphmem.core.errors import InvalidInputError, no_group
-from graphmem.verbatim.ingest import IngestSummary, ingest_conversations
+from graphmem.verbatim.ingest import DEFAULT_EXACT_MAX, IngestSummary, ingest_conversations
 from graphmem.verbatim.order import place_messages
 from graphmem.core.times import instant
 from graphmem.llm import ChatModel
@@ -58,6 +58,7 @@ def append_messages(
     *,
     name: str = "",
     batch_size: int = 1000,
+    exact_max: int = DEFAULT_EXACT_MAX,
 ) -> IngestSummary:
     """Append messages to a group, creating it when needed.
 
@@ -68,6 +69,9 @@ def append_messages(
     numbers and search documents follow. A stored id with the same content is skipped; with new
     text it is an edit; with a text it had before (in its ``text_history``) it is a stale
     redelivery and skipped (see :func:`graphmem.verbatim.ingest.ingest_conversations`).
+
+    ``exact_max``: a group that grows past this many messages gets its own vector index
+    (``GRAPHMEM_VECTOR_EXACT_MAX``, passed by the shells).
 
     Returns:
         The :class:`IngestSummary` of the write.
@@ -104,7 +108,7 @@ def append_messages(
         for _, i, m, session in drafts
     ]
     conv = Conversation(group_id=group_id, name=name or group_id, messages=records, source="api")
-    return ingest_conversations(store, [conv], embedder, batch_size=batch_size)
+    return ingest_conversations(store, [conv], embedder, batch_size=batch_size, exact_max=exact_max)
 
 
 _REQUIRED = ("id", "speaker", "text", "ts")

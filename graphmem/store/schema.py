@@ -38,7 +38,7 @@ GLOBAL_VECTOR_TEMPLATE = "schema/10_vector_message_embedding"
 
 
 def apply_schema(
-    store: Store, dimensions: int, timeout_s: float = 300.0, *, global_vector_index: bool | None = None,
+    store: Store, dimensions: int, timeout_s: float = 300.0, *, global_vector_index: bool = True,
     migrate: Callable[[Store], object] | None = None,
 ) -> SchemaReport:
     """Create constraints, fulltext and vector indexes; wait until all are ONLINE.
@@ -51,7 +51,7 @@ def apply_schema(
         store: an open store.
         dimensions: vector dimension of the configured embedder (384 for all-MiniLM-L6-v2).
         timeout_s: how long to wait for indexes to come ONLINE, in seconds.
-        global_vector_index: keep the store-wide ``message_embedding`` index (default:
+        global_vector_index: keep the store-wide ``message_embedding`` index (the shells pass
             ``GRAPHMEM_VECTOR_GLOBAL_INDEX``). False drops it when present and does not create
             it; search then scores a group exactly while the group's own index is populating.
         migrate: a data migration to run once the indexes are ONLINE (the faces pass
@@ -62,10 +62,6 @@ def apply_schema(
         ConflictError: an existing vector index has another dimension than the embedder.
         StoreUnavailableError: an index FAILED or stayed POPULATING past ``timeout_s``.
     """
-    if global_vector_index is None:
-        from graphmem.core.config import get_settings
-
-        global_vector_index = get_settings().vector_global_index
     _check_vector_dimensions(store, dimensions)
     _migrate_fulltext(store)
     store.write("meta/backfill_search_text")

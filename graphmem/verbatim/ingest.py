@@ -193,6 +193,11 @@ def _batches(rows: list[dict], size: int) -> Iterable[list[dict]]:
         yield rows[start : start + size]
 
 
+DEFAULT_EXACT_MAX = 500
+"""Largest group scored exactly without its own vector index (``GRAPHMEM_VECTOR_EXACT_MAX``'s
+default; the shells pass the setting)."""
+
+
 def ingest_conversations(
     store: Store,
     conversations: list[Conversation],
@@ -201,7 +206,7 @@ def ingest_conversations(
     batch_size: int = 1000,
     progress: bool = False,
     embed: str = "now",
-    exact_max: int | None = None,
+    exact_max: int = DEFAULT_EXACT_MAX,
 ) -> IngestSummary:
     """Write conversations into System 1.
 
@@ -219,7 +224,7 @@ def ingest_conversations(
             :func:`graphmem.embedding.embed_group` (``graphmem embed --group G``); search uses
             fulltext alone for the group meanwhile. The bulk fast path (docs/scale.md).
         exact_max: with ``embed="now"``, a group that ends with more messages than this gets
-            its own vector index (graphmem.store.scope); default ``GRAPHMEM_VECTOR_EXACT_MAX``.
+            its own vector index (graphmem.store.scope); the shells pass ``GRAPHMEM_VECTOR_EXACT_MAX``.
 
     Returns:
         An :class:`IngestSummary`; a second run over the same input reports every message as
@@ -247,12 +252,10 @@ def ingest_conversations(
     finally:
         bar.close()
     if embed == "now" and embedder is not None and summary.messages_written:
-        from graphmem.core.config import get_settings
         from graphmem.verbatim.vectors import scope_if_large  # imports this module
 
-        limit = get_settings().vector_exact_max if exact_max is None else exact_max
         for gid in summary.group_ids:
-            scope_if_large(store, embedder, gid, limit)
+            scope_if_large(store, embedder, gid, exact_max)
     return summary
 
 

@@ -97,9 +97,9 @@ def test_without_the_global_vector_index_search_scores_the_group_exactly(
     monkeypatch.setenv("GRAPHMEM_VECTOR_GLOBAL_INDEX", "false")
     get_settings.cache_clear()
     try:
-        apply_schema(store, embedder.dimension)
+        apply_schema(store, embedder.dimension, global_vector_index=False)
         assert "message_embedding" not in index_names(store)
-        apply_schema(store, embedder.dimension)  # idempotent without it too
+        apply_schema(store, embedder.dimension, global_vector_index=False)  # idempotent without it too
         assert "message_embedding" not in index_names(store)
         state = group_state(store, a)
         assert state.vector_index == scope_index(a)
