@@ -325,7 +325,7 @@ def _acc(a: AccuracySummary | None) -> str:
 
 
 def _grid_groups(summaries: list[RunSummary]) -> list[list[RunSummary]]:
-    groups: dict[tuple, list[RunSummary]] = defaultdict(list)
+    groups: dict[tuple[Any, ...], list[RunSummary]] = defaultdict(list)
     for s in summaries:
         c = s.config
         if c["system"] != "speakermem":

@@ -177,7 +177,7 @@ def collect_group(
             answers.append(value)
             return value, usage
 
-        model.complete_json = recording_complete_json  # type: ignore[method-assign]
+        model.complete_json = recording_complete_json
 
     steps: list[WriterStep] = []
     pre = memory.current_heads(store, group_id)
