@@ -12,6 +12,8 @@ from graphmem.verbatim.roster import RosterMember as RosterMember  # noqa: F401 
 Ablation = Literal["s1", "s2", "s2-group", "s2-person"]
 RowKind = Literal["person", "group"]
 RowStatus = Literal["records", "raw", "none"]
+ExcerptVia = Literal["recall", "ask", "expand", "fallback"]
+CellVia = Literal["owner", "source"]
 
 
 class Excerpt(Message):
@@ -29,7 +31,7 @@ class Excerpt(Message):
     session: str = ""
     ts: str = ""
     score: float = 0.0
-    via: Literal["recall", "ask", "expand", "fallback"] = "recall"
+    via: ExcerptVia = "recall"
     expanded_from: str = ""
 
 
@@ -79,7 +81,7 @@ class Cell(BaseModel):
     owner_name: str = ""
     current: RecordVersion
     history: list[RecordVersion] = Field(default_factory=list)
-    via: Literal["owner", "source"] = "owner"
+    via: CellVia = "owner"
     score: float = 0.0
 
 

@@ -168,7 +168,7 @@ def collect_group(
             answers.append(actions)
             return actions
 
-        model.actions_for = recording_actions_for  # type: ignore[method-assign]
+        model.actions_for = recording_actions_for  # type: ignore[method-assign]  # a recording wrapper on this one instance
     else:
         original_complete_json = model.complete_json
 
