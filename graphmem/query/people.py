@@ -15,7 +15,10 @@ from pydantic import BaseModel, Field
 from graphmem.derived import memory
 from graphmem.store.db import Store
 from graphmem.core.errors import InvalidInputError, NotFoundError
-from graphmem.groups.service import ForgetSummary as ForgetSummary, forget_group as forget_group, forget_person as forget_person, get_group as get_group  # noqa: F401  (moved; kept one release)
+from graphmem.groups.service import (  # moved; re-exported ("X as X") for one release
+    ForgetSummary as ForgetSummary, forget_group as forget_group, forget_person as forget_person,
+    get_group as get_group,
+)
 from graphmem.verbatim.roster import RosterMember as RosterMember, read_roster as read_roster
 
 

@@ -6,8 +6,10 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from graphmem.core.model import Message as Message, Projection as Projection, Tense as Tense, View as View  # noqa: F401  (their home: graphmem.core.model)
-from graphmem.verbatim.roster import RosterMember as RosterMember  # noqa: F401  (re-exported: moved to graphmem.verbatim.roster)
+# re-exported ("X as X": explicit for mypy strict); their homes are graphmem.core.model and
+# graphmem.verbatim.roster
+from graphmem.core.model import Message as Message, Projection as Projection, Tense as Tense, View as View
+from graphmem.verbatim.roster import RosterMember as RosterMember
 
 Ablation = Literal["s1", "s2", "s2-group", "s2-person"]
 RowKind = Literal["person", "group"]

@@ -424,16 +424,10 @@ def _write_chunk(
                 "edited_at": edited_at, "embedding": vec, "sentence_embeddings": sent,
                 "order_instant": d.order_instant,
             })
-    roster: tuple[list[dict[str, Any]], list[dict[str, Any]]] = (rows_p, rows_s) if n == 0 else ([], [])
-
-    def work(
-        tx: neo4j.ManagedTransaction, new_rows: list[dict[str, Any]] = new_rows,
-        edit_rows: list[dict[str, Any]] = edit_rows,
-        roster: tuple[list[dict[str, Any]], list[dict[str, Any]]] = roster,
-    ) -> tuple[int, int, int, int]:
-        return _write_batch(tx, gid, key, new_rows, edit_rows, roster, stored, batch_size)
-
-    cp, cs, raced_new, raced_edits = store.write_tx(work)
+    roster = (rows_p, rows_s) if n == 0 else ([], [])
+    cp, cs, raced_new, raced_edits = store.write_tx(  # none of the names is rebound: no defaults needed
+        lambda tx: _write_batch(tx, gid, key, new_rows, edit_rows, roster, stored, batch_size)
+    )
     summary.persons_created += cp
     summary.sessions_created += cs
     if scoped and new_rows:
