@@ -177,7 +177,7 @@ def read_cypher(
                     if len(rows) == max_rows:
                         truncated = True
                         break
-                    rows.append(_plain(dict(record.items())))
+                    rows.append(_plain(dict(record.items())))  # type: ignore[no-untyped-call]  # neo4j 6 leaves Record.items unannotated
                 return CypherResult(columns=columns, rows=rows, truncated=truncated)
 
             return session.execute_read(work)

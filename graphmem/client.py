@@ -195,7 +195,8 @@ class _Calls:
 def _decode(call: _Call[M], response: httpx.Response) -> M:
     """The typed answer of a 2xx response, or the matching graphmem error."""
     if response.is_success:
-        return TypeAdapter(call.answer).validate_python(response.json())
+        answer: M = TypeAdapter(call.answer).validate_python(response.json())
+        return answer
     try:
         body: Any = response.json()
     except ValueError:

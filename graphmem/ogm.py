@@ -45,14 +45,16 @@ Requires ``pip install 'graphmem[ogm]'`` (neomodel 7, which pins the neo4j drive
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from neo4j import Driver
 from neomodel import (
     ArrayProperty,
     FloatProperty,
     IntegerProperty,
+    RelationshipDefinition,
     RelationshipFrom,
+    RelationshipManager,
     RelationshipTo,
     StringProperty,
     StructuredNode,
@@ -78,6 +80,17 @@ def connect(driver: Driver, database: str | None = None) -> None:
     db.set_connection(driver=driver)
     if database:
         db._database_name = database  # noqa: SLF001 - neomodel's own setter for the target database
+
+
+def _manager(definition: RelationshipDefinition) -> RelationshipManager:
+    """A relationship attribute read on an instance, typed as what it is there.
+
+    neomodel declares relationships as class-level definitions (``RelationshipTo``/``From``);
+    ``StructuredNode.__init__`` replaces each with its manager (``build_manager``) on the
+    instance, so ``self.members`` is a :class:`RelationshipManager` at run time while a type
+    checker only sees the class attribute. Returns ``definition`` itself (a cast).
+    """
+    return cast(RelationshipManager, definition)
 
 
 class _ReadOnly(StructuredNode):
@@ -109,7 +122,7 @@ class Group(_ReadOnly):
 
     def persons(self) -> list[Person]:
         """The roster, ordered by name."""
-        return sorted(self.members.all(), key=lambda p: p.name or p.uid)
+        return sorted(_manager(self.members).all(), key=lambda p: p.name or p.uid)
 
     def messages(self) -> list[Message]:
         """Every message of the group in conversation order (session index, turn)."""
@@ -141,7 +154,7 @@ class Person(_ReadOnly):
 
     def records(self, *, head_only: bool = True) -> list[Derived]:
         """Records about this person (OWNER), current heads only by default."""
-        found = self.owned_records.all()
+        found = _manager(self.owned_records).all()
         return [r for r in found if r.state == "head"] if head_only else found
 
     def __repr__(self) -> str:
@@ -184,7 +197,8 @@ class Message(_ReadOnly):
 
     def person(self) -> Person:
         """Who sent it."""
-        return self.sender.single()
+        # every message has its SOURCE person (ingest writes both in one transaction)
+        return cast(Person, _manager(self.sender).single())
 
     def __repr__(self) -> str:
         return f"Message({self.group_id!r}, {self.uid!r})"
@@ -217,23 +231,26 @@ class Derived(_ReadOnly):
 
     def owner(self) -> Person | Group:
         """Whom the record is about: a Person (person layers) or the Group (group layers)."""
-        return self.owner_person.single() or self.owner_group.single()
+        # the Writer writes every record with its OWNER (a person or the group)
+        return cast("Person | Group", _manager(self.owner_person).single() or _manager(self.owner_group).single())
 
     def source(self) -> Person | Group:
         """Who said or observed it."""
-        return self.source_person.single() or self.source_group.single()
+        # the Writer writes every record with its SOURCE (a person or the group)
+        return cast("Person | Group", _manager(self.source_person).single() or _manager(self.source_group).single())
 
     def history(self) -> list[Derived]:
         """Every state of this record's chain, oldest first (this one included)."""
         chain: list[Derived] = [self]
-        earlier = self.supersedes.single()
+        # SUPERSEDED_BY links Derived to Derived only, so the other end is a Derived (or none)
+        earlier = cast("Derived | None", _manager(self.supersedes).single())
         while earlier is not None:
             chain.insert(0, earlier)
-            earlier = earlier.supersedes.single()
-        later = self.superseded_by.single()
+            earlier = cast("Derived | None", _manager(earlier.supersedes).single())
+        later = cast("Derived | None", _manager(self.superseded_by).single())
         while later is not None:
             chain.append(later)
-            later = later.superseded_by.single()
+            later = cast("Derived | None", _manager(later.superseded_by).single())
         return chain
 
     def __repr__(self) -> str:

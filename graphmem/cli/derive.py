@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
@@ -13,8 +13,11 @@ from graphmem.cli.common import emit_json, err, open_store, out
 from graphmem.core.config import get_settings
 from graphmem.core.errors import GraphMemError, InvalidInputError
 
+if TYPE_CHECKING:
+    from graphmem.derived.writer import DeriveSummary, ValidationReport, WriterSegment
 
-def _cost_lines(summary) -> list[str]:  # noqa: ANN001 - graphmem.derived.writer.DeriveSummary
+
+def _cost_lines(summary: DeriveSummary) -> list[str]:
     rejected = ", ".join(f"{k} {v}" for k, v in sorted(summary.rejections.items())) or "none"
     per100 = ""
     if summary.messages:
@@ -75,7 +78,7 @@ def derive(
     model = ReplayWriter(replay) if replay is not None else writer_model(settings, ledger=ledger)
     written: list[int] = []
 
-    def on_segment(_seg, _report, summary) -> None:  # noqa: ANN001
+    def on_segment(_seg: WriterSegment, _report: ValidationReport, summary: DeriveSummary) -> None:
         written.append(summary.segments_written)
 
     try:

@@ -17,13 +17,16 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
 from graphmem.cli.common import emit_json, err, open_store, out
 from graphmem.core.config import Settings, get_settings
 from graphmem.core.errors import InvalidInputError
+
+if TYPE_CHECKING:
+    from graphmem.eval.runner import QuestionRecord, RunOutcome
 
 eval_app = typer.Typer(
     help="Benchmark runs (graphmem and baselines), ablations, top-k grids, reports and comparisons.",
@@ -64,7 +67,7 @@ def _execute(
     *, bench: str, data: Path, system: str, questions: Path | None, ablate: str | None, no_ask: bool,
     s1_k: int | None, s2_k: int | None, recall_n: int | None, limit: int | None, units: list[str] | None,
     concurrency: int, group_prefix: str, out_dir: Path, settings: Settings, quiet: bool = False,
-):
+) -> RunOutcome:
     """Run one configuration (models from the settings) and return its outcome."""
     from graphmem.cli.common import command_embedder
     from graphmem.eval.runner import RunOptions, run_eval
@@ -81,7 +84,7 @@ def _execute(
     embedder = command_embedder() if system in ("speakermem", "embed") else None
     bar = None
 
-    def on_record(rec, done: int, total: int) -> None:  # noqa: ANN001
+    def on_record(rec: QuestionRecord | None, done: int, total: int) -> None:
         nonlocal bar
         if bar is None and sys.stderr.isatty() and not quiet:
             from tqdm import tqdm
@@ -117,7 +120,7 @@ def _execute(
                 m.close()
 
 
-def _print_outcome(outcome, as_json: bool) -> None:  # noqa: ANN001 - graphmem.eval.runner.RunOutcome
+def _print_outcome(outcome: RunOutcome, as_json: bool) -> None:
     from graphmem.eval.report import summarize
 
     s = summarize(outcome.run_dir, n_resamples=get_settings().eval_bootstrap_resamples,

@@ -46,7 +46,7 @@ def mcp_command(
     except ImportError as e:  # the optional extra is missing
         raise InvalidInputError(f"graphmem mcp needs the MCP SDK: pip install 'graphmem[mcp]' ({e})") from e
 
-    server = build_server(settings, tools=tools)  # type: ignore[arg-type]
+    server = build_server(settings, tools=tools)  # type: ignore[arg-type]  # a str from typer: build_server refuses other values (InvalidInputError)
     if transport == "stdio":
         server.run("stdio")
         return

@@ -30,7 +30,7 @@ def search(
 
     with open_store() as store:
         result = search_group(
-            store, command_embedder(), group, query, k=k, pool_n=pool_n, mode=mode,  # type: ignore[arg-type]
+            store, command_embedder(), group, query, k=k, pool_n=pool_n, mode=mode,  # type: ignore[arg-type]  # a str from typer: search_group refuses an unknown mode
             expand=expand, rrf_k=get_settings().rrf_k,
         )
     if result.warning:  # on stderr, so --json stays parseable

@@ -43,7 +43,7 @@ def _terminal_qa(questions: Path | None) -> Iterator[tuple[Any, str]]:
         yield qa, ""
 
 
-def _print(data: dict, as_json: bool, lines: list[str]) -> None:
+def _print(data: dict[str, Any], as_json: bool, lines: list[str]) -> None:
     if as_json:
         emit_json(data)
         return

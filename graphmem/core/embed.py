@@ -196,12 +196,12 @@ class Prefetch:
     starts encoding batch ``n + 1``. Errors of the encoder are raised by ``take``.
     """
 
-    def __init__(self, embedder: Embedder | None, batches: list, messages: Callable[[Any], list[Any]]) -> None:
+    def __init__(self, embedder: Embedder | None, batches: list[Any], messages: Callable[[Any], list[Any]]) -> None:
         self.embedder = embedder
         self.batches = batches
         self.messages = messages
         self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="graphmem-encode") if embedder else None
-        self.futures: dict[int, Future] = {}
+        self.futures: dict[int, Future[list[MessageVectors]]] = {}
         self._submit(0)
 
     def _encode(self, batch: Any) -> list[MessageVectors]:

@@ -348,7 +348,7 @@ class ProvenanceMessage(StoredMessage):
     (write order in the group).
     """
 
-    person_id: str | None = None  # type: ignore[assignment]
+    person_id: str | None = None  # type: ignore[assignment]  # widened on purpose: an erased Person leaves no id (StoredMessage's is str)
 
 
 # --------------------------------------------------------------------------------------------

@@ -22,7 +22,8 @@ PUBLISHED_LABEL = "published by the SpeakerMem-R1 authors (their numbers, not ou
 def load_published() -> dict[str, Any]:
     """The parsed ``published.json``: ``{"source": str, "tables": {id: {title, columns, rows}}}``."""
     text = resources.files("graphmem.eval").joinpath("published.json").read_text(encoding="utf-8")
-    return json.loads(text)
+    published: dict[str, Any] = json.loads(text)
+    return published
 
 
 @dataclass(frozen=True)

@@ -150,7 +150,7 @@ def _category_row(name: str, recs: list[QuestionRecord], k: str) -> CategoryRow:
     answered = [r for r in recs if _answered(r)]
     judged = [r for r in answered if _judged(r)]
     rubric = [r for r in answered if r.rubric_method]
-    recall = [r.recall.get(k) for r in recs if r.recall_scored and r.recall.get(k) is not None]
+    recall = [x for x in (r.recall.get(k) for r in recs if r.recall_scored) if x is not None]
     return CategoryRow(
         category=name, n=len(recs), answered=len(answered), judged=len(judged),
         correct=sum(1 for r in judged if r.verdict is True),
@@ -158,7 +158,7 @@ def _category_row(name: str, recs: list[QuestionRecord], k: str) -> CategoryRow:
         token_f1=_pct([r.token_f1 for r in answered if r.token_f1 is not None]),
         locomo_f1=_pct([r.locomo_f1 for r in answered if r.locomo_f1 is not None]),
         rubric=_mean([r.rubric_score or 0.0 for r in rubric]) if rubric else None,
-        recall=_pct([float(x) for x in recall]),  # type: ignore[arg-type]
+        recall=_pct([float(x) for x in recall]),
         recall_n=len(recall),
     )
 
@@ -220,8 +220,8 @@ def summarize(run_dir: Path, *, n_resamples: int = 10_000, seed: int | None = 0)
     scored = [r for r in records if r.recall_scored]
     s.recall_scored = len(scored)
     for k in ks:
-        rec = [r.recall[k] for r in scored if r.recall.get(k) is not None]
-        hit = [r.hit[k] for r in scored if r.hit.get(k) is not None]
+        rec = [x for x in (r.recall.get(k) for r in scored) if x is not None]
+        hit = [x for x in (r.hit.get(k) for r in scored) if x is not None]
         if rec:
             s.recall[k] = {"recall": sum(rec) / len(rec), "hit": sum(hit) / len(hit) if hit else 0.0, "n": len(rec)}
 
@@ -325,7 +325,7 @@ def _acc(a: AccuracySummary | None) -> str:
 
 
 def _grid_groups(summaries: list[RunSummary]) -> list[list[RunSummary]]:
-    groups: dict[tuple, list[RunSummary]] = defaultdict(list)
+    groups: dict[tuple[Any, ...], list[RunSummary]] = defaultdict(list)
     for s in summaries:
         c = s.config
         if c["system"] != "speakermem":
@@ -449,9 +449,9 @@ def _markdown(summaries: list[RunSummary], plots: dict[str, str], grids: list[li
     lines += ["", "## Token costs (App. D; judge excluded)", ""]
     rows = []
     for s in summaries:
-        c = s.costs
-        rows.append([s.label, _n(c.writer_calls), _n(c.ingest_in), _n(c.ingest_out), _n(c.qa_input), _n(c.answer_out),
-                     _n(c.total), _n(round(c.per_question, 2)), _n(c.module_out), f"{_n(c.judge_in)} / {_n(c.judge_out)}"])
+        cost = s.costs
+        rows.append([s.label, _n(cost.writer_calls), _n(cost.ingest_in), _n(cost.ingest_out), _n(cost.qa_input), _n(cost.answer_out),
+                     _n(cost.total), _n(round(cost.per_question, 2)), _n(cost.module_out), f"{_n(cost.judge_in)} / {_n(cost.judge_out)}"])
     lines += _table(["run", "Writer calls", "ingest in", "ingest out", "QA input", "answer out", "total",
                      "avg/question", "QA module out (not in total)", "judge in / out"], rows)
     lines += ["", "Ingest in/out counts every stored Writer segment of the run's units (whenever it was derived)."]
@@ -551,7 +551,7 @@ def _grid_table(runs: list[RunSummary]) -> list[str]:
 # --------------------------------------------------------------------------------------------
 
 
-def _plt():
+def _plt() -> Any:  # matplotlib.pyplot, imported here (it is not followed: pyproject follow_imports)
     import matplotlib
 
     matplotlib.use("Agg")

@@ -27,7 +27,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, cast
 
 import numpy as np
 
@@ -46,6 +46,8 @@ from graphmem.eval.benchmarks import Unit
 from graphmem.llm import ChatModel, Stopwatch, Usage
 from graphmem.query import ask
 from graphmem.query.pipeline import budgets_from
+from graphmem.query.types import Ablation
+from graphmem.runtime import Runtime
 
 SYSTEMS: tuple[str, ...] = ("speakermem", "bm25", "embed", "full-context")
 """Systems ``graphmem eval run`` evaluates (the ``--system`` choices)."""
@@ -114,10 +116,10 @@ class LockedEmbedder(Embedder):
         self._lock = threading.Lock()
 
     @property
-    def dimension(self) -> int:  # type: ignore[override]
+    def dimension(self) -> int:
         return self.inner.dimension
 
-    def encode(self, texts: list[str], show_progress: bool = False) -> np.ndarray:  # type: ignore[override]
+    def encode(self, texts: list[str], show_progress: bool = False) -> np.ndarray:
         with self._lock:
             return self.inner.encode(texts, show_progress)
 
@@ -164,7 +166,11 @@ class RetrievalBaseline:
             r = self._index.get(unit.unit_id)
             if r is None:
                 msgs = unit.conversation.messages
-                r = BM25Retriever(msgs) if self.name == "bm25" else EmbedRetriever(msgs, self.embedder, self.cache_dir)
+                if self.name == "bm25":
+                    r = BM25Retriever(msgs)
+                else:
+                    assert self.embedder is not None  # __init__ refuses "embed" without one
+                    r = EmbedRetriever(msgs, self.embedder, self.cache_dir)
                 self._index[unit.unit_id] = r
             return r
 
@@ -265,15 +271,14 @@ class SpeakerMem:
         self.ask_enabled = ask_enabled
         self.s1_k = s1_k
         self.s2_k = s2_k
-        self.ablate = ablate
+        self.ablate = cast("Ablation | None", ablate)  # checked against ABLATIONS above
         self.budgets = budgets_from(self.settings, ask_enabled=ask_enabled, s1_k=s1_k, s2_k=s2_k)
+        # the caller owns store and embedder: the Runtime is never closed here
+        self.runtime = Runtime(self.settings, store=store, embedder=embedder, answer=model)
 
     def answer(self, unit: Unit, question: str) -> SystemOutput:
         watch = Stopwatch()
-        result = ask(
-            self.store, self.embedder, unit.group_id, question, model=self.model, settings=self.settings,
-            ask_enabled=self.ask_enabled, s1_k=self.s1_k, s2_k=self.s2_k, ablate=self.ablate,
-        )
+        result = ask(self.runtime, unit.group_id, question, budgets=self.budgets, ablate=self.ablate)
         wall = watch.elapsed_s
         s1_ids = [e.id for e in result.excerpts]
         # the final excerpts first, then the rest of the recall pool Select would rank (recall@40

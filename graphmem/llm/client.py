@@ -153,7 +153,8 @@ def extract_json(text: str) -> dict[str, Any] | list[Any]:
     if not candidates:
         raise ValueError(f"no JSON object or array in the answer: {cleaned[:200]!r}")
     best = max(enumerate(candidates), key=lambda item: (item[1][1] - item[1][0], item[0]))
-    return best[1][2]
+    found: dict[str, Any] | list[Any] = best[1][2]  # a candidate is an object or an array
+    return found
 
 
 # --------------------------------------------------------------------------------------------
@@ -351,7 +352,7 @@ class ChatModel:
     # -- internals -------------------------------------------------------------------------
 
     def _wait_s(self, state: RetryCallState) -> float:
-        exponential = self.backoff_initial_s * 2 ** max(0, state.attempt_number - 1)
+        exponential: float = self.backoff_initial_s * 2 ** max(0, state.attempt_number - 1)
         wait = exponential
         if state.outcome is not None and state.outcome.failed:
             asked = _retry_after_s(state.outcome.exception())

@@ -15,8 +15,11 @@ from pydantic import BaseModel, Field
 from graphmem.derived import memory
 from graphmem.store.db import Store
 from graphmem.core.errors import InvalidInputError, NotFoundError
-from graphmem.groups.service import ForgetSummary, forget_group, forget_person, get_group  # noqa: F401  (moved; kept one release)
-from graphmem.verbatim.roster import RosterMember, read_roster
+from graphmem.groups.service import (  # moved; re-exported ("X as X") for one release
+    ForgetSummary as ForgetSummary, forget_group as forget_group, forget_person as forget_person,
+    get_group as get_group,
+)
+from graphmem.verbatim.roster import RosterMember as RosterMember, read_roster as read_roster
 
 
 def get_member(store: Store, group_id: str, person_id: str) -> RosterMember:

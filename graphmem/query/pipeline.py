@@ -97,7 +97,7 @@ class _BatchedEmbedder(Embedder):
         self._cache: dict[str, Any] = {}
 
     @property
-    def dimension(self) -> int:  # type: ignore[override]
+    def dimension(self) -> int:
         return self.inner.dimension
 
     def prefetch(self, texts: list[str]) -> None:
@@ -106,7 +106,7 @@ class _BatchedEmbedder(Embedder):
             for text, vec in zip(todo, self.inner.encode(todo)):
                 self._cache[text] = vec
 
-    def encode(self, texts: list[str], show_progress: bool = False) -> np.ndarray:  # type: ignore[override]
+    def encode(self, texts: list[str], show_progress: bool = False) -> np.ndarray:
         if texts and all(t in self._cache for t in texts):
             return np.stack([self._cache[t] for t in texts])
         return self.inner.encode(texts, show_progress)

@@ -23,13 +23,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from graphmem.core.errors import LLMError
 from graphmem.llm import ChatModel, LLMOutputError, Usage, estimate_tokens
 from graphmem.core.model import ALL, GROUP
 from graphmem.query import prompts
-from graphmem.query.types import Projection, RosterMember, View
+from graphmem.query.types import Projection, RosterMember, Tense, View
 from graphmem.recall.anchors import ALL_MEMBERS_WORDS as _ALL_WORDS
 from graphmem.verbatim.roster import find_persons, name_pattern, resolve_person
 from graphmem.core.text import STOP_WORDS
@@ -211,7 +211,7 @@ def fallback_projection(question: str, roster: Sequence[RosterMember], reason: s
         rows.append(GROUP)
     if not rows:
         rows = [ALL]
-    tense = "full" if (_CHANGE_WORDS.search(question) or _PAST_DATE.search(question)) else "head"
+    tense: Tense = "full" if (_CHANGE_WORDS.search(question) or _PAST_DATE.search(question)) else "head"
     return _finish(
         Projection(
             issue=fallback_issue(question, roster), rows=rows, tense=tense, views=views,
@@ -262,6 +262,7 @@ def parse_projection(value: Any, question: str, roster: Sequence[RosterMember]) 
         if not isinstance(r, str):
             continue
         token = r.strip()
+        pid: str | None
         if token.upper() in (ALL, GROUP):
             pid = token.upper()
         else:
@@ -278,7 +279,7 @@ def parse_projection(value: Any, question: str, roster: Sequence[RosterMember]) 
         Projection(
             issue=issue or fallback_issue(question, roster),
             rows=rows,
-            tense=tense if tense in ("head", "full") else "full",
+            tense=cast(Tense, tense) if tense in ("head", "full") else "full",  # checked: one of Tense's values
             views=detect_views(question, roster),
             method="model",
         ),

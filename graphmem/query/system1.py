@@ -31,7 +31,7 @@ from graphmem.llm.timing import Stopwatch
 from graphmem.query import prompts
 from graphmem.query.project import call_json
 from graphmem.recall.pool import DEFAULT_RECALL, RecallConfig, recall_pool
-from graphmem.query.types import Budgets, Excerpt, Projection
+from graphmem.query.types import Budgets, Excerpt, ExcerptVia, Projection
 from graphmem.verbatim.roster import RosterMember
 from graphmem.recall.search import GroupState, MessageHit, expand_hits
 from graphmem.core.times import instant
@@ -143,10 +143,10 @@ def _instant_or_inf(ts: str) -> float:
         return float("inf")
 
 
-def _excerpt(h: MessageHit, via: str) -> Excerpt:
+def _excerpt(h: MessageHit, via: ExcerptVia) -> Excerpt:
     return Excerpt(
         id=h.id, speaker=h.speaker, person_id=h.person_id, session=h.session, turn=h.turn,
-        ts=h.ts, channel=h.channel, text=h.text, score=h.score, via=via,  # type: ignore[arg-type]
+        ts=h.ts, channel=h.channel, text=h.text, score=h.score, via=via,
         expanded_from=h.expanded_from,
     )
 
@@ -219,7 +219,7 @@ def run_system1(
     )
     res.timings_s["s1_recall"] = t.elapsed_s
     res.pool_ids = [h.id for h in pool]
-    origin = {h.id: "recall" for h in pool}
+    origin: dict[str, ExcerptVia] = {h.id: "recall" for h in pool}
 
     if model is None:
         res.excerpts = [_excerpt(h, "recall") for h in pool[: budgets.top_k]]

@@ -42,7 +42,7 @@ from graphmem.core.times import instant
 from graphmem.core.model import ALL, GROUP
 from graphmem.query.project import issue_focus
 from graphmem.recall.pool import DEFAULT_RECALL
-from graphmem.query.types import Budgets, Cell, Excerpt, Projection, RecordVersion, Row
+from graphmem.query.types import Budgets, Cell, CellVia, Excerpt, Projection, RecordVersion, Row
 from graphmem.store.scope import group_key
 from graphmem.recall.search import GroupContext, GroupState, group_state, hydrate, message_fields, rrf, widened_read
 from graphmem.core.text import STOP_WORDS, lucene_query
@@ -172,12 +172,12 @@ def _rank_unconstrained(
     return [(c, 1.0 / (i + 1)) for i, c in enumerate(sorted(chains, key=key))]
 
 
-def _cell(c: _Chain, tense: str, via: str, score: float) -> Cell:
+def _cell(c: _Chain, tense: str, via: CellVia, score: float) -> Cell:
     versions = [_version(v) for v in c.versions]
     return Cell(
         head_id=c.head_id, owner_kind=c.owner_kind, owner_id=c.owner_id, owner_name=c.owner_name,
         current=versions[-1], history=versions[:-1] if tense == "full" else [],
-        via=via, score=score,  # type: ignore[arg-type]
+        via=via, score=score,
     )
 
 

@@ -6,12 +6,16 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from graphmem.core.model import Message, Projection, Tense, View  # noqa: F401  (their home: graphmem.core.model)
-from graphmem.verbatim.roster import RosterMember  # noqa: F401  (re-exported: moved to graphmem.verbatim.roster)
+# re-exported ("X as X": explicit for mypy strict); their homes are graphmem.core.model and
+# graphmem.verbatim.roster
+from graphmem.core.model import Message as Message, Projection as Projection, Tense as Tense, View as View
+from graphmem.verbatim.roster import RosterMember as RosterMember
 
 Ablation = Literal["s1", "s2", "s2-group", "s2-person"]
 RowKind = Literal["person", "group"]
 RowStatus = Literal["records", "raw", "none"]
+ExcerptVia = Literal["recall", "ask", "expand", "fallback"]
+CellVia = Literal["owner", "source"]
 
 
 class Excerpt(Message):
@@ -29,7 +33,7 @@ class Excerpt(Message):
     session: str = ""
     ts: str = ""
     score: float = 0.0
-    via: Literal["recall", "ask", "expand", "fallback"] = "recall"
+    via: ExcerptVia = "recall"
     expanded_from: str = ""
 
 
@@ -79,7 +83,7 @@ class Cell(BaseModel):
     owner_name: str = ""
     current: RecordVersion
     history: list[RecordVersion] = Field(default_factory=list)
-    via: Literal["owner", "source"] = "owner"
+    via: CellVia = "owner"
     score: float = 0.0
 
 

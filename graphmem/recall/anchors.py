@@ -142,7 +142,7 @@ def time_windows(question: str, years: Sequence[int] = ()) -> list[tuple[float, 
         month = _month_of(word)
         ys = [int(m.group("year"))] if m.group("year") else list(years)
         for y in ys:
-            add(_month_window(y, month), m.span())  # type: ignore[arg-type]
+            add(_month_window(y, month), m.span())  # type: ignore[arg-type]  # month: the month group only matches _MONTH_NAMES' keys, so never None
     for m in _YEAR_ONLY.finditer(question):
         if any(a < m.end() and m.start() < b for a, b in taken):
             continue

@@ -51,7 +51,8 @@ _STEMMER = PorterStemmer(mode=PorterStemmer.ORIGINAL_ALGORITHM)
 
 @lru_cache(maxsize=200_000)
 def _stem(word: str) -> str:
-    return _STEMMER.stem(word, to_lowercase=False)
+    stem: str = _STEMMER.stem(word, to_lowercase=False)
+    return stem
 
 
 @lru_cache(maxsize=200_000)

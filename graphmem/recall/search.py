@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from neo4j.exceptions import Neo4jError
 from pydantic import BaseModel, Field
@@ -62,7 +62,7 @@ class MessageHit(StoredMessage):
         return self.model_dump()
 
 
-def widened_read(store: Store, template: str, k: int, total: int, **params) -> list[dict]:
+def widened_read(store: Store, template: str, k: int, total: int, **params: Any) -> list[dict[str, Any]]:
     """Run a top-k template that reads ``$fetch`` index hits and keeps the group's, widening
     ``$fetch`` (x4 each round, at most ``total``) until ``k`` group hits survive or the index
     has nothing more. Used by System 1 and System 2 reads over a shared index.
@@ -109,7 +109,7 @@ class GroupState:
     vector_rev: int = 0
 
 
-def _state(group_id: str, r: dict) -> GroupState:
+def _state(group_id: str, r: dict[str, Any]) -> GroupState:
     return GroupState(
         group_id=group_id, has_messages=bool(r["has_messages"]),
         vector_index=r["vector_index"] or "", pending=int(r["pending"]), total=int(r["total"]),
@@ -211,7 +211,7 @@ def group_fulltext_ranking(
 
 
 def _rescored(
-    store: Store, group_id: str, query: str, k: int, state: GroupState | None, docs: dict[str, dict]
+    store: Store, group_id: str, query: str, k: int, state: GroupState | None, docs: dict[str, dict[str, Any]]
 ) -> list[tuple[str, float]]:
     """:func:`group_fulltext_ranking` of candidates already read (``fulltext_candidates``'s docs)."""
     if not docs:
@@ -223,7 +223,7 @@ def _rescored(
 def fulltext_candidates(
     store: Store, group_id: str, query: str, depth: int, state: GroupState | None = None,
     max_instant: float | None = None,
-) -> tuple[list[tuple[str, float]], dict[str, dict]]:
+) -> tuple[list[tuple[str, float]], dict[str, dict[str, Any]]]:
     """Lucene's top ``depth`` of the group for ``query`` and their stored documents, in one
     round trip (``recall/fulltext_documents``: the documents come with the hits).
 
@@ -266,7 +266,7 @@ scores the group's messages up to the instant exactly instead (:func:`vector_ran
 def vector_ranking(
     store: Store, embedder: Embedder, group_id: str, query: str, k: int,
     state: GroupState | None = None, vector: list[float] | None = None,
-    fields: dict[str, dict] | None = None, max_instant: float | None = None,
+    fields: dict[str, dict[str, Any]] | None = None, max_instant: float | None = None,
 ) -> list[tuple[str, float]]:
     """Top-``k`` (message id, score) of the group for ``query`` (or ``vector`` when given), best first.
 
@@ -424,8 +424,8 @@ def search_group(
         raise NotFoundError(f"group {group_id!r} has no messages")
     used: Mode = "fulltext" if mode == "hybrid" and state.pending else mode
     rankings: dict[str, list[tuple[str, float]]] = {}
-    known: dict[str, dict] = {}  # id -> the message's fields, as the rankings' reads returned them
-    vector_fields: dict[str, dict] = {}
+    known: dict[str, dict[str, Any]] = {}  # id -> the message's fields, as the rankings' reads returned them
+    vector_fields: dict[str, dict[str, Any]] = {}
     # the two rankings are independent: the vector query (and its encoding) runs beside the
     # fulltext query, so a hybrid search waits for the slower of the two, not for both
     vector = store.in_background(
@@ -506,7 +506,7 @@ def search_messages(
 
 
 def hydrate(
-    store: Store, group_id: str, ids: list[str], known: dict[str, dict] | None = None
+    store: Store, group_id: str, ids: list[str], known: dict[str, dict[str, Any]] | None = None
 ) -> dict[str, MessageHit]:
     """Full messages by id (id -> hit with score 0).
 
@@ -522,13 +522,13 @@ def hydrate(
     return out
 
 
-def message_fields(rows: list[dict]) -> dict[str, dict]:
+def message_fields(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """id -> row for the rows of a ranking statement that carry a message's fields
     (``recall/get_messages``'s columns) and have a sender in the group (``person_id``)."""
     return {r["id"]: r for r in rows if r.get("person_id") is not None and "text" in r}
 
 
-def _hit(r: dict) -> MessageHit:
+def _hit(r: dict[str, Any]) -> MessageHit:
     """A hit (score 0) from a row with the fields of ``recall/get_messages``."""
     return MessageHit(
         id=r["id"], speaker=r["speaker"], session=r["session"], turn=int(r["turn"]),

@@ -100,7 +100,7 @@ def ensure_vector_scope(
         if n < batch_size:
             break
     create = _template_for("meta/create_vector_scope", group_id)
-    store.write_tx(lambda tx: tx.run(create, dimensions=dimensions).consume())  # type: ignore[arg-type]
+    store.write_tx(lambda tx: tx.run(create, dimensions=dimensions).consume())
     store.write("meta/mark_group", group_id=group_id, index=scope_index(group_id))
     if wait:
         wait_online(store, timeout_s)

@@ -156,7 +156,8 @@ def save_policy(model: Any, tokenizer: Any, out: Path, *, lora: bool) -> tuple[P
 
 def render_prompt(tokenizer: Any, prompt: Sequence[dict[str, str]]) -> str:
     """The Writer's chat messages as model input text (chat template + generation prompt)."""
-    return tokenizer.apply_chat_template(list(prompt), tokenize=False, add_generation_prompt=True)
+    text: str = tokenizer.apply_chat_template(list(prompt), tokenize=False, add_generation_prompt=True)
+    return text
 
 
 @dataclass

@@ -143,6 +143,7 @@ DEFAULT_WEIGHTS = RewardWeights()
 
 def _resolve(roster: Any, name: Any) -> str:
     if roster is not None:
+        resolved: str | None
         resolved, _why = roster.resolve(name)
         if resolved is not None:
             return resolved
@@ -523,4 +524,5 @@ def kl_estimate(logp_ref: np.ndarray | Sequence[float], logp: np.ndarray | Seque
     Source: SpeakerMem-R1 App. E, eq. 27.
     """
     delta = np.asarray(logp_ref, dtype=float) - np.asarray(logp, dtype=float)
-    return np.exp(delta) - delta - 1.0
+    kl: np.ndarray = np.exp(delta) - delta - 1.0
+    return kl

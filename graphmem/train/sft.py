@@ -81,7 +81,7 @@ def run_sft(steps: Sequence[WriterStep], model_name: str, out_dir: str | Path, c
     """
     from datasets import Dataset
     from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
-    from trl import SFTConfig, SFTTrainer
+    from trl import SFTConfig, SFTTrainer  # type: ignore[attr-defined]  # trl exports its classes through a lazy module (_LazyModule) that mypy cannot see into
 
     from graphmem.core.errors import InvalidInputError
     from graphmem.train.models import render_prompt, save_policy
@@ -108,8 +108,9 @@ def run_sft(steps: Sequence[WriterStep], model_name: str, out_dir: str | Path, c
                                  target_modules="all-linear", task_type="CAUSAL_LM")
     losses: list[float] = []
 
-    class _Losses(TrainerCallback):
-        def on_log(self, args, state, control, logs=None, **kwargs):  # noqa: ANN001
+    class _Losses(TrainerCallback):  # type: ignore[misc]  # transformers is not followed (pyproject: follow_imports = "skip"), so TrainerCallback is Any
+        def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None,
+                   **kwargs: Any) -> None:
             if logs and "loss" in logs:
                 losses.append(float(logs["loss"]))
 
@@ -143,4 +144,5 @@ def run_sft(steps: Sequence[WriterStep], model_name: str, out_dir: str | Path, c
 def _cuda() -> bool:
     import torch
 
-    return torch.cuda.is_available()
+    available: bool = torch.cuda.is_available()
+    return available

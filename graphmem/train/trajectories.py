@@ -168,7 +168,7 @@ def collect_group(
             answers.append(actions)
             return actions
 
-        model.actions_for = recording_actions_for  # type: ignore[method-assign]
+        model.actions_for = recording_actions_for  # type: ignore[method-assign]  # a recording wrapper on this one instance
     else:
         original_complete_json = model.complete_json
 
@@ -177,7 +177,7 @@ def collect_group(
             answers.append(value)
             return value, usage
 
-        model.complete_json = recording_complete_json  # type: ignore[method-assign]
+        model.complete_json = recording_complete_json
 
     steps: list[WriterStep] = []
     pre = memory.current_heads(store, group_id)

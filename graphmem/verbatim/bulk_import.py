@@ -32,6 +32,7 @@ import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from graphmem.core.config import Settings
 from graphmem.store.db import Store, open_driver
@@ -93,7 +94,7 @@ class CsvFiles:
 
 
 def write_group(
-    w: dict, gid: str, name: str, items: list[tuple], skipped: int, next_id: int, summary: IngestSummary,
+    w: dict[str, Any], gid: str, name: str, items: list[tuple[Any, float, float]], skipped: int, next_id: int, summary: IngestSummary,
 ) -> int:
     """Write one group's nodes and relationships; return the next free node id.
 
@@ -115,8 +116,8 @@ def write_group(
     summary.groups += 1
     summary.groups_created += 1
     summary.group_ids.append(gid)
-    persons: dict[str, dict] = {}
-    sessions: dict[str, dict] = {}
+    persons: dict[str, dict[str, Any]] = {}
+    sessions: dict[str, dict[str, Any]] = {}
     for m, _, _ in items:
         p = persons.setdefault(person_key(m), {"name": m.speaker, "speaker_id": m.speaker_id, "aliases": []})
         p["name"] = m.speaker

@@ -166,7 +166,7 @@ def _parse_range(path: str, start: int, end: int, group: str | None) -> dict[str
 _GROUPS: dict[str, list[_Row]] = {}
 
 
-def _group_items(rows: list[_Row]) -> tuple[list[tuple], int]:
+def _group_items(rows: list[_Row]) -> tuple[list[tuple[_Rec, float, float]], int]:
     """One group's ``(message, order_instant, instant)`` items in conversation order and the
     number of redeliveries, as loader + ``collapse`` give them; raises :class:`_Fallback`."""
     counters: dict[tuple[str, str], int] = {}
@@ -194,7 +194,7 @@ def _group_items(rows: list[_Row]) -> tuple[list[tuple], int]:
         if lst is None:
             lst = channels[ch] = []
         lst.append((inst, pos, rec))
-    items: list[tuple] = []
+    items: list[tuple[_Rec, float, float]] = []
     for lst in channels.values():  # channels in order of first line, each by (instant, line)
         lst.sort(key=lambda t: (t[0], t[1]))
         running = float("-inf")

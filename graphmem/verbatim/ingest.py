@@ -37,6 +37,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 import neo4j
 from tqdm import tqdm
@@ -104,7 +105,7 @@ def _fixed(m: MessageRecord) -> dict[str, object]:
             "ts": instant(m.ts), "reply_to": m.reply_to}
 
 
-def _stored_fixed(row: dict) -> dict[str, object]:
+def _stored_fixed(row: dict[str, Any]) -> dict[str, object]:
     return {"person": row["person_id"], "speaker": row["speaker"], "session": row["session"],
             "channel": row["channel"], "ts": instant(row["ts"]), "reply_to": row["reply_to"]}
 
@@ -188,7 +189,7 @@ def validate(conv: Conversation) -> None:
             seen[m.id] = m
 
 
-def _batches(rows: list[dict], size: int) -> Iterable[list[dict]]:
+def _batches(rows: list[dict[str, Any]], size: int) -> Iterable[list[dict[str, Any]]]:
     for start in range(0, len(rows), size):
         yield rows[start : start + size]
 
@@ -350,14 +351,14 @@ def _ingest_one(
     summary.group_ids.append(gid)
 
     # Roster: latest display name per person key, every alias seen.
-    persons: dict[str, dict] = {}
+    persons: dict[str, dict[str, Any]] = {}
     for m in conv.messages:
         key = person_key(m)
         p = persons.setdefault(key, {"id": key, "name": m.speaker, "speaker_id": m.speaker_id, "aliases": []})
         p["name"] = m.speaker
         if m.speaker not in p["aliases"]:
             p["aliases"].append(m.speaker)
-    sessions: dict[str, dict] = {}
+    sessions: dict[str, dict[str, Any]] = {}
     for d in deliveries:
         m = d.m
         sessions.setdefault(
@@ -396,8 +397,8 @@ def _ingest_one(
 
 def _write_chunk(
     store: Store, gid: str, key: str, n: int, chunk: list[tuple[_Delivery, str | None, list[str]]],
-    vectors: list[MessageVectors] | list[None], rows_p: list[dict], rows_s: list[dict],
-    stored: dict[str, dict], batch_size: int, scoped: bool, summary: IngestSummary, bar: tqdm,
+    vectors: list[MessageVectors] | list[None], rows_p: list[dict[str, Any]], rows_s: list[dict[str, Any]],
+    stored: dict[str, dict[str, Any]], batch_size: int, scoped: bool, summary: IngestSummary, bar: tqdm,
 ) -> tuple[int, int]:
     """Write chunk ``n`` of an input's work in one transaction (:func:`_write_batch`).
 
@@ -406,7 +407,8 @@ def _write_chunk(
     that the input also edited returns its edits too.
     """
     edited_at = now_iso()
-    new_rows, edit_rows = [], []
+    new_rows: list[dict[str, Any]] = []
+    edit_rows: list[dict[str, Any]] = []
     for (d, old, new), mv in zip(chunk, vectors):
         m = d.m
         vec, sent = (mv.embedding, mv.sentence_embeddings) if mv is not None else (None, None)
@@ -426,9 +428,8 @@ def _write_chunk(
                 "order_instant": d.order_instant,
             })
     roster = (rows_p, rows_s) if n == 0 else ([], [])
-    cp, cs, raced_new, raced_edits = store.write_tx(
-        lambda tx, new_rows=new_rows, edit_rows=edit_rows, roster=roster: _write_batch(
-            tx, gid, key, new_rows, edit_rows, roster, stored, batch_size)
+    cp, cs, raced_new, raced_edits = store.write_tx(  # none of the names is rebound: no defaults needed
+        lambda tx: _write_batch(tx, gid, key, new_rows, edit_rows, roster, stored, batch_size)
     )
     summary.persons_created += cp
     summary.sessions_created += cs
@@ -439,8 +440,8 @@ def _write_chunk(
 
 
 def _write_batch(
-    tx: neo4j.ManagedTransaction, gid: str, key: str, new_rows: list[dict], edit_rows: list[dict],
-    roster: tuple[list[dict], list[dict]], stored: dict[str, dict], batch_size: int,
+    tx: neo4j.ManagedTransaction, gid: str, key: str, new_rows: list[dict[str, Any]], edit_rows: list[dict[str, Any]],
+    roster: tuple[list[dict[str, Any]], list[dict[str, Any]]], stored: dict[str, dict[str, Any]], batch_size: int,
 ) -> tuple[int, int, int, int]:
     """One batch in one transaction: lock the group, re-check, write, place. Idempotent.
 

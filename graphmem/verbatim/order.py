@@ -16,13 +16,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 import neo4j
 
 from graphmem.store.db import Store, run_tx
 
 
-def _batches(rows: list[dict], size: int) -> Iterable[list[dict]]:
+def _batches(rows: list[dict[str, Any]], size: int) -> Iterable[list[dict[str, Any]]]:
     for start in range(0, len(rows), size):
         yield rows[start : start + size]
 
@@ -46,14 +47,14 @@ class OrderPlan:
         rank_channels: channels where a session got a new first message (or a session is new).
     """
 
-    positions: list[dict] = field(default_factory=list)
-    links: list[dict] = field(default_factory=list)
+    positions: list[dict[str, Any]] = field(default_factory=list)
+    links: list[dict[str, Any]] = field(default_factory=list)
     moves: dict[str, int] = field(default_factory=dict)
     rank_channels: list[str] = field(default_factory=list)
 
 
 def plan_order(
-    region: list[dict], base: int, channel_before: dict[str, dict], session_before: dict[str, dict]
+    region: list[dict[str, Any]], base: int, channel_before: dict[str, dict[str, Any]], session_before: dict[str, dict[str, Any]]
 ) -> OrderPlan:
     """Place the messages of a region of the conversation (pure; no database).
 
@@ -159,7 +160,7 @@ def backfill_order(store: Store) -> int:
             rows.append({"id": m["id"], "order_instant": t, "seq": seq})
         gid = g["group_id"]
 
-        def work(tx: neo4j.ManagedTransaction, gid: str = gid, rows: list[dict] = rows) -> None:
+        def work(tx: neo4j.ManagedTransaction, gid: str = gid, rows: list[dict[str, Any]] = rows) -> None:
             run_tx(tx, "ingest/lock_group", group_id=gid, n=0)
             for b in _batches(rows, 1000):
                 run_tx(tx, "meta/set_message_order", group_id=gid, rows=b, total=len(rows))

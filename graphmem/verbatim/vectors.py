@@ -29,6 +29,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from types import SimpleNamespace
+from typing import Any
 
 from tqdm import tqdm
 
@@ -71,7 +72,7 @@ class _Lease:
         self.runner = uuid.uuid4().hex
         self.waited_s = 0.0
 
-    def _claim(self) -> dict:
+    def _claim(self) -> dict[str, Any]:
         now = time.time()
         rows = self.store.write("ingest/claim_embed_lease", group_id=self.group_id, runner=self.runner,
                                 now=now, lease_until=now + self.lease_s)
@@ -104,7 +105,7 @@ class _Lease:
             f"--group {self.group_id}` again after it if anything is still pending."
         )
 
-    def write(self, template: str, rows: list[dict], written_before: int,
+    def write(self, template: str, rows: list[dict[str, Any]], written_before: int,
               on_lost: Callable[[], object] = lambda: None) -> int:
         """Write one batch with ``template`` (it checks and renews the lease in its transaction,
         ``ingest/set_message_vectors``' columns); returns how many it wrote.
@@ -191,7 +192,7 @@ def _embed_pending(
     """The passes of :func:`embed_group` while ``lease`` is held (ConflictError once lost)."""
     bar = tqdm(unit="msg", desc=f"embed {group_id}", disable=not progress)
 
-    def encode(rows: list[dict]) -> list[MessageVectors]:
+    def encode(rows: list[dict[str, Any]]) -> list[MessageVectors]:
         return encode_messages(embedder, [SimpleNamespace(**r) for r in rows])
 
     # Batch N is written while batch N+1 (read with N's ids left out) is encoded in a worker
@@ -204,7 +205,7 @@ def _embed_pending(
     def one_pass(pool: ThreadPoolExecutor) -> int:
         wrote = 0
         skip: list[str] = []
-        prev: tuple[list[dict], Future] | None = None
+        prev: tuple[list[dict[str, Any]], Future[list[MessageVectors]]] | None = None
         while True:
             rows = store.read("ingest/pending_messages", group_id=group_id, batch=batch_size, skip=skip)
             nxt = (rows, pool.submit(encode, rows)) if rows else None

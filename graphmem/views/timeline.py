@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import math
+from typing import TYPE_CHECKING, cast
 
 from pydantic import BaseModel
 
@@ -14,6 +15,9 @@ from graphmem.store.db import Store
 from graphmem.core.times import date_of, minute
 from graphmem.views.common import LAYER_COLOURS, GroupData, SessionInfo
 from graphmem.views.summary import DecisionEvent, _decisions, _is_stance_change
+
+if TYPE_CHECKING:
+    from matplotlib.ticker import MaxNLocator
 
 
 class TimelineMark(BaseModel):
@@ -144,7 +148,8 @@ def render_timeline_png(timeline: Timeline, *, width_in: float = 10.0, dpi: int 
     ax.set_yticks(range(len(rows)), [_plain(label, 24) for label in reversed(labels)])
     ax.set_ylim(-0.6, len(rows) - 0.1)
     ax.set_xlim(-1, n)
-    ax.xaxis.get_major_locator().set_params(integer=True)
+    # a linear axis starts with an AutoLocator, a MaxNLocator (which takes ``integer``)
+    cast("MaxNLocator", ax.xaxis.get_major_locator()).set_params(integer=True)
     ax.set_xlabel("messages in conversation order")
     ax.set_title(f"{_plain(timeline.name, 48)}: messages, stance changes and decisions", fontsize=11)
     ax.grid(axis="y", color="#EEEEEE")
