@@ -29,8 +29,8 @@ requested without a valid key) for the routes and tools to check.
 Error bodies are ``{"detail": str, "error": str}`` (the API's one shape) and never echo a
 header value other than the Host.
 
-Slow headers are the server's business: :func:`timed_h11` gives uvicorn a protocol that
-closes a connection whose request headers are not complete in ``header_timeout_s``.
+Slow headers are the server's business: :mod:`graphmem.boundary_h11` gives uvicorn a protocol
+that closes a connection whose request headers are not complete in time.
 """
 
 from __future__ import annotations
@@ -273,39 +273,3 @@ async def _answer(send: Any, status: int, detail: str, error: str,
                (b"x-content-type-options", b"nosniff"), (b"connection", b"close"), *(extra or [])]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
-
-
-def timed_h11(header_timeout_s: float) -> type:
-    """A uvicorn h11 protocol class that closes a connection whose request headers are not
-    complete within ``header_timeout_s`` seconds of the connection opening, or of the
-    previous response on a kept-alive connection (uvicorn has no such limit of its own; its
-    ``timeout_keep_alive`` only covers an idle connection, and any byte resets it)."""
-    from uvicorn.protocols.http.h11_impl import H11Protocol
-
-    class TimedH11Protocol(H11Protocol):  # type: ignore[misc]
-        _header_timer: asyncio.TimerHandle | None = None
-
-        def _arm(self) -> None:
-            if self._header_timer is not None:
-                self._header_timer.cancel()
-            self._header_timer = self.loop.call_later(header_timeout_s, self._headers_late, self.cycle)
-
-        def _headers_late(self, cycle_before: Any) -> None:
-            if self.cycle is cycle_before and not self.transport.is_closing():
-                self.transport.close()  # no new request began: the headers never completed
-
-        def connection_made(self, transport: Any) -> None:  # type: ignore[override]
-            super().connection_made(transport)
-            self._arm()
-
-        def on_response_complete(self) -> None:
-            super().on_response_complete()
-            if not self.transport.is_closing():
-                self._arm()
-
-        def connection_lost(self, exc: Exception | None) -> None:
-            if self._header_timer is not None:
-                self._header_timer.cancel()
-            super().connection_lost(exc)
-
-    return TimedH11Protocol
