@@ -19,7 +19,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
 import sys
+import tempfile
 import threading
 import time
 import uuid
@@ -109,13 +111,23 @@ def main() -> int:
 
     proc = None
     url = args.url
+    log = tempfile.NamedTemporaryFile("w+", prefix="load_writers_serve_", suffix=".log", delete=False)
     if not url:
-        from tests.processes import free_port, start_serve
+        from tests.processes import free_port
 
         port = free_port()
-        proc = start_serve(port, {**os.environ, "HF_HUB_OFFLINE": "1", "GRAPHMEM_DERIVE_JOBS_ENABLED": "false",
-                                  "PYTHONPATH": str(ROOT)})
+        env = {**os.environ, "HF_HUB_OFFLINE": "1", "GRAPHMEM_DERIVE_JOBS_ENABLED": "false", "PYTHONPATH": str(ROOT)}
+        proc = subprocess.Popen([sys.executable, "-m", "graphmem", "serve", "--port", str(port), "--log-level",
+                                 "warning"], stdout=subprocess.DEVNULL, stderr=log, env=env, cwd=ROOT)
         url = f"http://127.0.0.1:{port}"
+        for _ in range(240):
+            try:
+                if httpx.get(f"{url}/health", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert proc.poll() is None, "graphmem serve exited"
+            time.sleep(0.5)
     group = f"load-{uuid.uuid4().hex[:8]}"
     driver = open_driver(get_settings())
     store = Store(driver)
@@ -140,6 +152,10 @@ def main() -> int:
             from tests.processes import stop_serve
 
             stop_serve(proc)
+            log.seek(0)
+            lines = [ln.rstrip() for ln in log if "Error" in ln or "Traceback" in ln]
+            if lines:
+                print(f"server errors ({len(lines)} lines, log {log.name}):", *lines[-10:], sep="\n  ")
 
 
 if __name__ == "__main__":
