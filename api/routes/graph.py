@@ -37,9 +37,10 @@ page_router = APIRouter(include_in_schema=False)
 
 GroupId = Annotated[str, PathParam(min_length=1, description="Group (memory space) id.")]
 STATIC = Path(str(resources.files("api").joinpath("static")))
-#: The graph page runs only its own script and style, talks only to this server, and may not
-#: be framed (clickjacking) or post a form anywhere.
-PAGE_CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; "
+#: The graph page runs only its own scripts (no inline script, no eval), talks only to this
+#: server, and may not be framed (clickjacking) or post a form anywhere. Inline styles stay
+#: allowed: Cytoscape.js injects a <style> element and the page sets style attributes.
+PAGE_CSP = ("default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; "
             "connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
 _PAGE_HEADERS = {"Content-Security-Policy": PAGE_CSP, "X-Content-Type-Options": "nosniff",
                  "Referrer-Policy": "no-referrer", "X-Frame-Options": "DENY"}
