@@ -213,3 +213,17 @@ def test_a_read_only_key_reads_but_writes_nothing(scoped, store):
             assert r.status_code == 403 and r.json()["detail"] == "this key is read-only", (path, r.text)
     assert store.read_text("MATCH (n {group_id: $g}) RETURN count(n) AS n", g=own) == before
     assert store.read_text("MATCH (j:DeriveJob {group_id: $g}) RETURN count(j) AS n", g=own) == [{"n": 0}]
+
+
+def test_the_typed_client_raises_forbidden_error(scoped):
+    from graphmem.client import GraphMemClient
+    from graphmem.errors import ForbiddenError
+
+    c, own, other = scoped
+    with TestClient(c.app, headers={"X-API-Key": "k-ro"}) as http:
+        gm = GraphMemClient("http://testserver", http=http)
+        assert {p.id for p in gm.roster(own)} >= {"Ben"}
+        with pytest.raises(ForbiddenError, match=f"does not reach group '{other}'"):
+            gm.roster(other)
+        with pytest.raises(ForbiddenError, match="read-only"):
+            gm.append_messages(own, MESSAGE["messages"])
