@@ -12,11 +12,12 @@ from typing import Annotated, Any
 from fastapi import Depends, HTTPException, Request, Security, status
 from fastapi.security import APIKeyHeader
 
+from graphmem.access import Access
+from graphmem.boundary import ACCESS_SCOPE_KEY
 from graphmem.core.config import Settings
 from graphmem.runtime import Runtime
 from graphmem.store.db import Store
 from graphmem.core.embed import Embedder
-from graphmem.core.exposure import keys_match
 from graphmem.llm import ChatModel
 
 API_KEY_HEADER = "X-API-Key"
@@ -75,16 +76,26 @@ def get_writer_model(runtime: RuntimeDep) -> ChatModel | None:
 WriterModelDep = Annotated[ChatModel | None, Depends(get_writer_model)]
 
 
+def get_access(request: Request) -> Access | None:
+    """The caller's access as the boundary middleware decided it from the key
+    (:mod:`graphmem.boundary`); None on a public path requested without a valid key."""
+    return request.scope.get(ACCESS_SCOPE_KEY)
+
+
 def require_api_key(
-    settings: SettingsDep, key: Annotated[str | None, Security(_api_key)] = None
-) -> None:
-    """When GRAPHMEM_API_KEY is set, the ``X-API-Key`` header must carry it (else 401)."""
-    expected = settings.api_key.get_secret_value()
-    if not expected:
-        return
-    if not keys_match(key, expected):
+    request: Request, key: Annotated[str | None, Security(_api_key)] = None
+) -> Access:
+    """The caller's access; 401 when the boundary let the request through without one (a
+    public path) or the app runs without the boundary middleware. ``key`` only documents the
+    ``X-API-Key`` header in the OpenAPI schema: the boundary checked it before the body."""
+    access = get_access(request)
+    if access is None:
         raise HTTPException(
             status_code=status.HTTP_401_UNAUTHORIZED,
             detail=f"missing or wrong {API_KEY_HEADER} header",
             headers={"WWW-Authenticate": "APIKey"},
         )
+    return access
+
+
+AccessDep = Annotated[Access, Depends(require_api_key)]

@@ -1,4 +1,4 @@
-"""graphmem errors -> HTTP statuses (404/409/422/503), with one JSON body shape.
+"""graphmem errors -> HTTP statuses (403/404/409/422/503), with one JSON body shape.
 
 Every error body is ``{"detail": str, "error": str}`` plus ``"field"`` when one field is at
 fault (always for 422). Request-validation errors (a body or parameter the request models
@@ -21,6 +21,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from graphmem.core.errors import (
     ConflictError,
+    ForbiddenError,
     GraphMemError,
     InvalidInputError,
     LLMError,
@@ -35,6 +36,7 @@ logger = logging.getLogger(__name__)
 #: Most specific first.
 STATUS_BY_ERROR: tuple[tuple[type[GraphMemError], int], ...] = (
     (NotFoundError, 404),
+    (ForbiddenError, 403),
     (ConflictError, 409),
     (InvalidInputError, 422),
     (StoreUnavailableError, 503),

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -27,11 +28,13 @@ from api import errors
 from api.deps import API_KEY_HEADER, require_api_key
 from api.routes import ask, graph, groups, health, jobs, persons, records, search
 from graphmem import __version__
+from graphmem.access import load_keys
+from graphmem.boundary import Boundary
 from graphmem.core.config import Settings, get_settings
-from graphmem.store.db import quiet_notifications
 from graphmem.core.errors import StoreUnavailableError
 from graphmem.groups.jobs import JobRunner
 from graphmem.runtime import Runtime
+from graphmem.store.db import quiet_notifications
 
 logger = logging.getLogger(__name__)
 SWAGGER_STATIC = "/static/swagger"
@@ -54,55 +57,6 @@ def _install_offline_docs(app: FastAPI) -> None:
         )
 
 
-class BodyLimit:
-    """ASGI middleware: refuse request bodies over ``max_bytes`` with 413, whether the size is
-    announced (Content-Length) or only seen while reading (chunked: the body is read here, up
-    to the limit, and handed on whole)."""
-
-    def __init__(self, app: Any, max_bytes: int) -> None:
-        self.app = app
-        self.max_bytes = max_bytes
-
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] != "http" or scope["method"] in ("GET", "HEAD", "OPTIONS"):
-            await self.app(scope, receive, send)
-            return
-        for key, value in scope["headers"]:
-            if key == b"content-length" and value.isdigit() and int(value) > self.max_bytes:
-                await self._refuse(send)
-                return
-        chunks: list[bytes] = []
-        size = 0
-        while True:
-            message = await receive()
-            if message["type"] != "http.request":  # the client went away
-                return
-            chunks.append(message.get("body", b""))
-            size += len(chunks[-1])
-            if size > self.max_bytes:
-                await self._refuse(send)
-                return
-            if not message.get("more_body", False):
-                break
-        replayed = False
-
-        async def replay() -> dict[str, Any]:
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": b"".join(chunks), "more_body": False}
-            return dict(await receive())
-
-        await self.app(scope, replay, send)
-
-    async def _refuse(self, send: Any) -> None:
-        body = json.dumps({"detail": f"request body over {self.max_bytes} bytes "
-                                     "(GRAPHMEM_API_MAX_REQUEST_MB)", "error": "RequestTooLarge"}).encode()
-        await send({"type": "http.response.start", "status": 413,
-                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
-        await send({"type": "http.response.body", "body": body})
-
-
 class SlashedGroupId:
     """ASGI middleware: a request for ``/groups/{group_id}...`` whose group id holds ``/`` (sent
     as ``%2F``) is answered here, before routing, with the library's error for that id
@@ -123,6 +77,23 @@ class SlashedGroupId:
         await send({"type": "http.response.start", "status": code,
                     "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]})
         await send({"type": "http.response.body", "body": data})
+
+
+_PUBLIC = re.compile(r"^/(health|groups/[^/]+/view|static/graphmem/.*|static/swagger/.*)$")
+
+
+def _public(method: str, path: str) -> bool:
+    """Served without a key: the health check, the graph page and the static files (no data).
+    ``/docs`` and ``/openapi.json`` need the key when one is set."""
+    return method in ("GET", "HEAD") and _PUBLIC.match(path) is not None
+
+
+_READ_POSTS = re.compile(r"^/groups/[^/]+/ask$")
+
+
+def _reads_only(method: str, path: str) -> bool:
+    """Writing methods that write nothing (allowed to a read-only key): ``POST /groups/{id}/ask``."""
+    return method == "POST" and _READ_POSTS.match(path) is not None
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -162,12 +133,19 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         docs_url=None,  # served below from the local swagger-ui-bundle, not a CDN
     )
     errors.install(app)
-    app.add_middleware(BodyLimit, max_bytes=int(s.api_max_request_mb * 1024 * 1024))
     app.add_middleware(SlashedGroupId)
     origins = [o.strip() for o in s.api_cors_origins.split(",") if o.strip()]
     if origins:  # off unless configured: browsers then refuse cross-origin calls
         app.add_middleware(CORSMiddleware, allow_origins=origins, allow_methods=["GET", "POST", "DELETE"],
                            allow_headers=["content-type", API_KEY_HEADER])
+    # Outermost: host, key, scope, origin, content type, size and time are decided from the
+    # headers before the body is read (graphmem/boundary.py).
+    app.add_middleware(
+        Boundary, keys=load_keys(s.api_key.get_secret_value(), s.api_keys_file),
+        allowed_hosts=[h for h in s.api_allowed_hosts.split(",") if h.strip()], allowed_origins=origins,
+        max_body_bytes=int(s.api_max_request_mb * 1024 * 1024), body_timeout_s=s.api_body_timeout_s,
+        public=_public, read_posts=_reads_only,
+    )
     _install_offline_docs(app)
     app.include_router(health.router)
     app.include_router(graph.page_router)  # the graph page and its static files: no data, no key

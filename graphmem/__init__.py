@@ -54,6 +54,7 @@ _EXPORTS: dict[str, str] = {
     "GraphMemError": "graphmem.core.errors",
     "InvalidInputError": "graphmem.core.errors",
     "NotFoundError": "graphmem.core.errors",
+    "ForbiddenError": "graphmem.core.errors",
     "ConflictError": "graphmem.core.errors",
     "StoreUnavailableError": "graphmem.core.errors",
     "LocalServerError": "graphmem.core.errors",
@@ -66,6 +67,7 @@ if TYPE_CHECKING:
     from graphmem.core.config import Settings
     from graphmem.core.errors import (
         ConflictError,
+        ForbiddenError,
         GraphMemError,
         InvalidInputError,
         LLMError,

@@ -6,15 +6,17 @@ Used by the MCP server's extended tools (``read_cypher``, ``export_group``,
 
 from __future__ import annotations
 
+import json
+import re
 from datetime import date, datetime, time, timedelta
 from typing import Any
 
 import neo4j
-from neo4j.exceptions import ClientError, Neo4jError
+from neo4j.exceptions import ClientError, Neo4jError, ServiceUnavailable, SessionExpired
 from pydantic import BaseModel, Field
 
 from graphmem.store.db import Store
-from graphmem.core.errors import InvalidInputError, no_group
+from graphmem.core.errors import InvalidInputError, StoreUnavailableError, no_group
 
 #: Property names never returned by export or read_cypher (vectors: 384 floats each; the
 #: derived retrieval text duplicates ``text``).
@@ -22,7 +24,8 @@ HIDDEN_PROPERTIES = frozenset({"embedding", "sentence_embeddings", "search_text"
 
 
 class CypherResult(BaseModel):
-    """``read_cypher``: at most ``max_rows`` rows; ``truncated`` when the query had more.
+    """``read_cypher``: at most ``max_rows`` rows and ``max_bytes`` bytes of JSON;
+    ``truncated`` when the query had more.
 
     Nodes come back as their property maps and vectors (``embedding``) are left out.
     """
@@ -119,77 +122,251 @@ def export_group(store: Store, group_id: str) -> GroupExport:
     )
 
 
+#: Bytes of JSON a read_cypher result may hold at most by default (rows past it are not read).
+READ_CYPHER_MAX_BYTES = 1_000_000
+
+#: Procedures read_cypher may call: none. Schema and label listings (``db.labels()`` ...) span
+#: every group, and everything a caller may see is reachable with MATCH over its own group.
+ALLOWED_PROCEDURES: frozenset[str] = frozenset()
+
+#: Plan operators that read nodes from the whole store: each needs a group filter.
+_NODE_SCANS = ("AllNodesScan", "NodeByLabelScan", "UnionNodeByLabelsScan", "IntersectionNodeByLabelsScan",
+               "SubtractionNodeByLabelsScan", "NodeIndexScan", "NodeIndexSeek", "NodeUniqueIndexSeek",
+               "NodeIndexSeekByRange", "NodeUniqueIndexSeekByRange", "NodeIndexContainsScan",
+               "NodeIndexEndsWithScan", "MultiNodeIndexSeek", "NodeByIdSeek", "NodeByElementIdSeek",
+               "AssertingMultiNodeIndexSeek")
+#: Plan leaves that read no stored data (constants, parameters, the outer row).
+_DATA_FREE_LEAVES = ("Argument", "Projection", "Unwind", "EmptyRow", "Optional")
+#: Operators refused wherever they are in the plan.
+_REFUSED = ("LoadCSV", "ProcedureCall", "Show", "Terminate", "Create", "Merge", "Delete", "DetachDelete",
+            "Set", "Remove", "Foreach", "TransactionApply", "TransactionForeach", "Alter", "Drop", "Grant",
+            "Revoke", "Deny", "Rename", "Enable", "Start", "Stop", "Wait")
+_FILTER_OPS = ("Filter", "CacheProperties")
+
+
+def _top_conjuncts(predicate: str) -> list[str]:
+    """``"(a AND (b OR c))"`` -> ``["a", "(b OR c)"]``: the conjuncts at the top level of a
+    plan's predicate text (outer parentheses dropped; parentheses, brackets and quotes kept)."""
+    p = predicate.strip()
+    while p.startswith("(") and p.endswith(")") and _closes_at_end(p):
+        p = p[1:-1].strip()
+    parts, depth, quote, start, i = [], 0, "", 0, 0
+    while i < len(p):
+        ch = p[i]
+        if quote:
+            if ch == "\\":
+                i += 1
+            elif ch == quote:
+                quote = ""
+        elif ch in "'\"`":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif depth == 0 and p.startswith(" AND ", i):
+            parts.append(p[start:i].strip())
+            start = i + 5
+            i += 4
+        i += 1
+    parts.append(p[start:].strip())
+    return parts
+
+
+def _closes_at_end(p: str) -> bool:
+    """Whether the parenthesis opening ``p`` is the one closing it."""
+    depth = 0
+    for i, ch in enumerate(p):
+        depth += ch == "("
+        depth -= ch == ")"
+        if depth == 0:
+            return i == len(p) - 1
+    return False
+
+
+_SEEK = re.compile(r"^(?:[A-Z]+ )*(?:INDEX )?(?P<var>\S+?):(?P<label>[^(\s]+)\((?P<props>[^)]*)\) WHERE (?P<pred>.*)$")
+
+
+def _op_name(plan: Any) -> str:
+    return str(plan["operatorType"]).split("@", 1)[0]
+
+
+def _details(plan: Any) -> str:
+    return str((plan.get("args") or {}).get("Details", ""))
+
+
+def _scan_var_label(op: str, details: str) -> tuple[str, str]:
+    """The variable and label a node scan binds (label "" when the scan names none)."""
+    m = _SEEK.match(details)
+    if m:
+        return m["var"], m["label"]
+    head = details.split(" WHERE ", 1)[0].strip()
+    var, _, label = head.partition(":")
+    return var.strip(), label.strip()
+
+
+def _scoped_seek(details: str, label: str) -> bool:
+    """An index seek whose predicate pins the group: ``group_id = $group_id`` (or, on the
+    Group label, ``id = $group_id``) as a top-level conjunct."""
+    m = _SEEK.match(details)
+    if not m:
+        return False
+    pred = re.split(r", cache\[", m["pred"], maxsplit=1)[0]
+    wanted = {"group_id = $group_id"} | ({"id = $group_id"} if label == "Group" else set())
+    return any(c in wanted for c in _top_conjuncts(pred))
+
+
+def _scoped_filter(details: str, var: str, label: str) -> bool:
+    wanted = {f"{var}.group_id = $group_id", f"cache[{var}.group_id] = $group_id"}
+    if label == "Group":
+        wanted |= {f"{var}.id = $group_id", f"cache[{var}.id] = $group_id"}
+    return any(c in wanted for c in _top_conjuncts(details))
+
+
+def check_read_plan(plan: Any) -> None:
+    """Refuse a plan that is not a read of one group's data.
+
+    The rule (docs/security.md, "read_cypher"): every operator that reads nodes from the store
+    (a label, index or id scan or seek) must be pinned to the caller's group, by the seek's
+    own predicate or a Filter right above it, with the top-level conjunct
+    ``x.group_id = $group_id`` (``g.id = $group_id`` for a Group node); other leaves may only
+    be data-free (constants, parameters, the outer row); relationship scans, count-store
+    reads, procedure calls, ``LOAD CSV``, ``SHOW``/``TERMINATE`` and every writing or admin
+    operator are refused. Expansions from pinned nodes stay inside the group because graphmem
+    never links nodes of two groups.
+
+    Args:
+        plan: the ``EXPLAIN`` plan (the driver's ``ResultSummary.plan`` dict).
+
+    Raises:
+        InvalidInputError: the first operator that breaks the rule, named (field ``query``).
+    """
+
+    def walk(node: Any, above: list[Any]) -> None:
+        op = _op_name(node)
+        if op.startswith(_REFUSED):
+            name = _details(node).split("(", 1)[0].strip()
+            if op == "ProcedureCall" and name not in ALLOWED_PROCEDURES:
+                raise InvalidInputError(f"read_cypher calls no procedures ({name or 'procedure'} refused)",
+                                        field="query")
+            if op != "ProcedureCall":
+                raise InvalidInputError(f"read_cypher refuses {op} (only reads of one group's graph)",
+                                        field="query")
+        children = list(node.get("children") or [])
+        if not children:
+            details = _details(node)
+            if op in _NODE_SCANS:
+                var, label = _scan_var_label(op, details)
+                pinned = _scoped_seek(details, label)
+                for parent in reversed(above):  # the Filter chain right above the scan
+                    if _op_name(parent) not in _FILTER_OPS:
+                        break
+                    pinned = pinned or _scoped_filter(_details(parent), var, label)
+                if not pinned:
+                    raise InvalidInputError(
+                        f"read_cypher reads one group: {op} over {details or 'every node'!r} is not "
+                        f"filtered by {var}.group_id = $group_id", field="query")
+            elif op not in _DATA_FREE_LEAVES:
+                raise InvalidInputError(f"read_cypher refuses {op} (it reads outside the group)", field="query")
+        for child in children:
+            walk(child, [*above, node])
+
+    walk(plan, [])
+
+
 def read_cypher(
     store: Store,
+    group_id: str,
     query: str,
     params: dict[str, Any] | None = None,
     *,
     max_rows: int = 100,
+    max_bytes: int = READ_CYPHER_MAX_BYTES,
     timeout_s: float = 10.0,
 ) -> CypherResult:
-    """Run one analyst's Cypher query, read-only, with a row and a time limit.
+    """Run one analyst's Cypher query over one group's data, read-only, under limits.
 
-    Three guards: the query planner must classify the query as read-only (``EXPLAIN`` query
-    type ``r``: no CREATE/MERGE/SET/DELETE, no writing or schema procedure); ``LOAD CSV`` is
-    refused (it reads server files); and it runs in a read transaction, which the server
-    itself refuses to let write. The transaction is cut off after ``timeout_s`` seconds.
+    Decided by the query plan, never by the text: ``EXPLAIN`` must classify the statement as
+    a read (query type ``r``) and :func:`check_read_plan` must accept every operator (no
+    procedure, ``LOAD CSV``, ``SHOW``/``TERMINATE``, relationship or count-store scan; every
+    node scan pinned by ``x.group_id = $group_id``). ``$group_id`` is bound to ``group_id``
+    by graphmem; ``params`` may not set it. The statement runs once, in one explicit read
+    transaction (no retry of a caller's query) cut off after ``timeout_s``; rows are streamed
+    and reading stops at ``max_rows`` rows or ``max_bytes`` bytes of JSON, whichever comes
+    first (``truncated`` then says so).
 
     Args:
         store: open store.
+        group_id: the group the query reads (bound as ``$group_id``).
         query: one Cypher statement; values belong in ``params`` (``$name``).
-        params: query parameters.
-        max_rows: rows returned at most (1-10,000); more sets ``truncated``.
+        params: query parameters (not ``group_id``).
+        max_rows: rows returned at most (1-10,000).
+        max_bytes: bytes of JSON returned at most (1,000 - 10,000,000).
         timeout_s: transaction time limit in seconds (> 0).
 
     Returns:
-        The column names and at most ``max_rows`` rows, JSON-ready.
+        The column names and the rows read, JSON-ready.
 
     Raises:
-        InvalidInputError: not a read query, a syntax error, past the time limit, or limits
-            out of range (field ``query``, ``max_rows`` or ``timeout_s``).
+        InvalidInputError: not a read of this group, a syntax error, past the time limit, or
+            limits out of range (field ``query``, ``params``, ``max_rows``, ``max_bytes`` or
+            ``timeout_s``).
+        StoreUnavailableError: Neo4j cannot be reached (not retried).
     """
     if not 1 <= max_rows <= 10_000:
         raise InvalidInputError("max_rows must be 1 to 10000", field="max_rows")
+    if not 1_000 <= max_bytes <= 10_000_000:
+        raise InvalidInputError("max_bytes must be 1000 to 10000000", field="max_bytes")
     if not timeout_s > 0:
         raise InvalidInputError("timeout_s must be > 0", field="timeout_s")
     text = query.strip().rstrip(";")
     if not text:
         raise InvalidInputError("empty query", field="query")
-    if "load csv" in " ".join(text.lower().split()):
-        raise InvalidInputError("LOAD CSV is not allowed in read_cypher", field="query")
     params = dict(params or {})
+    if "group_id" in params:
+        raise InvalidInputError("group_id is bound by graphmem to the group asked for", field="params")
+    params["group_id"] = group_id
     try:
-        with store.session(read=True) as session:
-            kind = session.run(f"EXPLAIN {text}", params).consume().query_type
+        with store.session(read=True, fetch_size=50) as session:
+            summary = session.run(f"EXPLAIN {text}", params).consume()
+            kind = summary.query_type
             if kind != "r":
                 raise InvalidInputError(
                     f"read_cypher runs read-only queries; the planner classifies this one as "
                     f"{_QUERY_TYPES.get(str(kind), str(kind))!r}", field="query",
                 )
-
-            @neo4j.unit_of_work(timeout=timeout_s)
-            def work(tx: neo4j.ManagedTransaction) -> CypherResult:
+            if summary.plan is None:
+                raise InvalidInputError("the planner gave no plan for this query", field="query")
+            check_read_plan(summary.plan)
+            with session.begin_transaction(timeout=timeout_s) as tx:  # once: no retry loop
                 result = tx.run(text, params)
                 columns = list(result.keys())
                 rows: list[dict[str, Any]] = []
+                size = 2
                 truncated = False
                 for record in result:
                     if len(rows) == max_rows:
                         truncated = True
                         break
-                    rows.append(_plain(dict(record.items())))  # type: ignore[no-untyped-call]  # neo4j 6 leaves Record.items unannotated
-                return CypherResult(columns=columns, rows=rows, truncated=truncated)
-
-            return session.execute_read(work)
+                    row = _plain(dict(record.items()))  # type: ignore[no-untyped-call]  # neo4j 6 leaves Record.items unannotated
+                    size += len(json.dumps(row, ensure_ascii=False, default=str).encode("utf-8")) + 1
+                    if size > max_bytes:
+                        truncated = True
+                        break
+                    rows.append(row)
+                tx.rollback()  # stop the rest of the result on the server
+            return CypherResult(columns=columns, rows=rows, truncated=truncated)
     except ClientError as e:
         code = e.code or ""
         if "TransactionTimedOut" in code or "Transaction.Terminated" in code:
             raise InvalidInputError(f"query ran past the time limit of {timeout_s:g} s", field="query") from e
         raise InvalidInputError(f"query refused by Neo4j: {e.message}", field="query") from e
+    except (ServiceUnavailable, SessionExpired) as e:
+        raise StoreUnavailableError(f"Neo4j unavailable: {e}") from e
     except Neo4jError as e:
-        if "TimedOut" in (e.code or ""):
+        if "TimedOut" in (e.code or "") or "Terminated" in (e.code or ""):
             raise InvalidInputError(f"query ran past the time limit of {timeout_s:g} s", field="query") from e
-        raise
+        raise StoreUnavailableError(f"Neo4j could not run the query: {e.message}") from e
 
 
 _QUERY_TYPES = {"r": "read", "rw": "read-write", "w": "write", "s": "schema"}

@@ -43,7 +43,7 @@ API_KEY_HEADER = "X-API-Key"
 _ERRORS_BY_NAME: dict[str, type[errors.GraphMemError]] = {
     cls.__name__: cls
     for cls in (errors.NotFoundError, errors.ConflictError, errors.InvalidInputError,
-                errors.StoreUnavailableError, errors.LLMError)
+                errors.StoreUnavailableError, errors.LLMError, errors.ForbiddenError)
 }
 
 

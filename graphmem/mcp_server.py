@@ -8,9 +8,14 @@ Tool sets:
 
 - **core** (always): ``append_messages``, ``search_messages``, ``ask``, ``roster``,
   ``person_memory``, ``record_provenance``, ``forget_person``.
-- **extended** (``--tools all``): ``read_cypher`` (read-only Cypher, refused unless the
-  planner classifies it as a read, run in a read transaction, time- and row-limited) and
-  ``export_group`` (every node and relationship of one group, vectors left out).
+- **extended** (``--tools all``): ``read_cypher`` (one group's read-only Cypher, decided by
+  the query plan, :func:`graphmem.analyst.read_cypher`; time-, row- and byte-limited, never
+  retried) and ``export_group`` (every node and relationship of one group, vectors left out).
+
+Scope: every tool names its group, checked against the server's ``--group`` list and, over
+HTTP, the caller's key (:mod:`graphmem.access`); outside it the call fails with
+``ForbiddenError`` whether the group exists or not. A read-only scope refuses
+``append_messages`` and ``forget_person``.
 
 Every tool carries MCP annotations: read-only tools say ``readOnlyHint``; ``forget_person``
 says ``destructiveHint``. Each tool calls the same library function the HTTP API calls, so
@@ -30,13 +35,16 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Annotated, Any, Literal, TypeVar
 
+from mcp.server.mcpserver import Context  # tools take it to see the caller's key (HTTP)
 from pydantic import BaseModel, Field
 
 from graphmem.core.wire import IngestPublic, NewMessage
 from graphmem import __version__
 from graphmem.core import limits
+from graphmem.access import Access
+from graphmem.boundary import ACCESS_SCOPE_KEY
 from graphmem.core.config import Settings, get_settings
-from graphmem.analyst import CypherResult, GroupExport, export_group, read_cypher
+from graphmem.analyst import READ_CYPHER_MAX_BYTES, CypherResult, GroupExport, export_group, read_cypher
 from graphmem.runtime import Runtime
 from graphmem.store.db import Store
 from graphmem.core.errors import GraphMemError, InvalidInputError
@@ -107,11 +115,12 @@ class _Backend:
     def runtime(self) -> Runtime:
         with self._lock:
             if self._runtime is None:
-                self._runtime = Runtime.open(self.settings)
+                self._runtime = Runtime.open(self.settings, connect="lazy")
             return self._runtime
 
     def store(self) -> Store:
-        return self.runtime().store
+        store: Store = self.runtime().store
+        return store
 
     def embedder(self) -> Any:
         return self.runtime().embedder
@@ -140,13 +149,35 @@ def _tool_errors(fn: Callable[[], T]) -> T:
 Messages = Annotated[list[NewMessage], Field(min_length=1, max_length=limits.MAX_MESSAGES_PER_REQUEST)]
 
 
-def build_server(settings: Settings | None = None, *, tools: ToolSet = "core") -> Any:
+def caller_access(ctx: Any, base: Access) -> Access:
+    """What the caller of one tool call may reach: ``base`` (the process's ``--group`` and
+    ``--read-only`` limits), narrowed by the key of the HTTP request that carried the call
+    (:mod:`graphmem.boundary` left it in the request scope; on stdio there is none)."""
+    try:
+        request = ctx.request_context.request
+    except (AttributeError, ValueError):
+        request = None
+    scope = getattr(request, "scope", None) or {}
+    key_access: Access | None = scope.get(ACCESS_SCOPE_KEY)
+    if key_access is None:
+        return base
+    return Access(key_access.name, key_access.groups, key_access.read_only or base.read_only).narrowed(base.groups)
+
+
+def build_server(
+    settings: Settings | None = None, *, tools: ToolSet = "core", groups: list[str] | None = None,
+    read_only: bool = False,
+) -> Any:
     """Build the MCP server (an :class:`mcp.server.mcpserver.MCPServer`).
 
     Args:
         settings: configuration (default: :func:`graphmem.core.config.get_settings`).
         tools: ``"core"`` (seven tools) or ``"all"`` (core plus ``read_cypher`` and
             ``export_group``).
+        groups: the only groups this server reaches (``graphmem mcp --group``; None: every
+            group). A tool call naming another group is refused with ``ForbiddenError``
+            whether that group exists or not; over HTTP the caller's key narrows it further.
+        read_only: refuse ``append_messages`` and ``forget_person`` (``--read-only``).
 
     Raises:
         ImportError: the ``mcp`` package is not installed (``pip install 'graphmem[mcp]'``).
@@ -159,6 +190,16 @@ def build_server(settings: Settings | None = None, *, tools: ToolSet = "core") -
         raise InvalidInputError("tools must be 'core' or 'all'", field="tools")
     s = settings or get_settings()
     backend = _Backend(s)
+    base = Access("mcp", None if groups is None else frozenset(groups), read_only)
+
+    def allow(ctx: Any, group_id: str, *, write: bool = False) -> None:
+        def check() -> None:
+            access = caller_access(ctx, base)
+            access.check_group(group_id)
+            if write:
+                access.check_write()
+
+        _tool_errors(check)
 
     @asynccontextmanager
     async def lifespan(_server: Any) -> AsyncIterator[None]:
@@ -189,7 +230,7 @@ def build_server(settings: Settings | None = None, *, tools: ToolSet = "core") -
 
     # --- core ----------------------------------------------------------------------------
     @server.tool(annotations=annotations("Append chat messages", read_only=False))
-    def append_messages(group_id: str, messages: Messages, name: str = "") -> IngestPublic:
+    def append_messages(group_id: str, messages: Messages, ctx: Context, name: str = "") -> IngestPublic:
         """Append 1 to 10,000 messages to a group's verbatim memory (System 1), each placed by its time.
 
         The group and its persons are created when needed. Idempotent by message id: a stored
@@ -200,6 +241,8 @@ def build_server(settings: Settings | None = None, *, tools: ToolSet = "core") -
         of the call is written. Derived memory (System 2) is built later by the Writer.
         """
         from graphmem.groups.service import append_messages as append
+
+        allow(ctx, group_id, write=True)
 
         def run() -> IngestPublic:
             summary = append(backend.store(), backend.embedder(), group_id,
@@ -215,7 +258,7 @@ def build_server(settings: Settings | None = None, *, tools: ToolSet = "core") -
         return _tool_errors(run)
 
     @server.tool(annotations=annotations("Search chat messages", read_only=True))
-    def search_messages(group_id: str, query: str, k: int = 10, expand: int = 0,
+    def search_messages(group_id: str, query: str, ctx: Context, k: int = 10, expand: int = 0,
                         mode: Literal["hybrid", "fulltext", "vector"] = "hybrid") -> SearchPublic:
         """Hybrid search (fulltext + vector, reciprocal-rank fusion) over one group's messages.
 
@@ -225,6 +268,8 @@ def build_server(settings: Settings | None = None, *, tools: ToolSet = "core") -
         hybrid ranks by fulltext alone: mode_used, vectors_pending and warning say so.
         """
         from graphmem.recall.search import search_group
+
+        allow(ctx, group_id)
 
         def run() -> SearchPublic:
             r = search_group(backend.store(), backend.embedder(), group_id, query, k=k,
@@ -240,6 +285,7 @@ def build_server(settings: Settings | None = None, *, tools: ToolSet = "core") -
     def ask(
         group_id: str,
         question: str,
+        ctx: Context,
         as_of: str | None = None,
         tense: Literal["head", "full"] | None = None,
         evidence_only: bool = False,
@@ -253,6 +299,8 @@ def build_server(settings: Settings | None = None, *, tools: ToolSet = "core") -
         """
         from graphmem.query import ask as run_ask
 
+        allow(ctx, group_id)
+
         def run() -> AskResult:
             rt = backend.runtime()
             if evidence_only:
@@ -262,11 +310,13 @@ def build_server(settings: Settings | None = None, *, tools: ToolSet = "core") -
         return _tool_errors(run)
 
     @server.tool(annotations=annotations("List the group's people", read_only=True))
-    def roster(group_id: str) -> RosterPublic:
+    def roster(group_id: str, ctx: Context) -> RosterPublic:
         """Every person of the group: id (speaker_id, else display name), latest name, every
         alias and the number of messages they sent."""
         from graphmem.query import read_roster
         from graphmem.groups.service import get_group
+
+        allow(ctx, group_id)
 
         def run() -> RosterPublic:
             store = backend.store()
@@ -277,53 +327,65 @@ def build_server(settings: Settings | None = None, *, tools: ToolSet = "core") -
 
     @server.tool(annotations=annotations("Read one person's memory", read_only=True))
     def person_memory(
-        group_id: str, person_id: str, mode: Literal["head", "full"] = "head", as_of: str | None = None
+        group_id: str, person_id: str, ctx: Context, mode: Literal["head", "full"] = "head",
+        as_of: str | None = None,
     ) -> PersonMemory:
         """One person's derived memory: the records they own (one chain per entry, oldest
         first; "head" shows the current state, "full" every state) and what they said about
         others. as_of (ISO-8601) shows the state that held at that time."""
         from graphmem.query import person_memory as read
 
+        allow(ctx, group_id)
         return _tool_errors(lambda: read(backend.store(), group_id, person_id, mode=mode, as_of=as_of))
 
     @server.tool(annotations=annotations("Trace a record to its messages", read_only=True))
-    def record_provenance(group_id: str, record_id: str) -> RecordProvenance:
+    def record_provenance(group_id: str, record_id: str, ctx: Context) -> RecordProvenance:
         """A derived record, the verbatim messages it was written from (conversation order)
         and every state of its update chain (oldest first)."""
         from graphmem.query import provenance
 
+        allow(ctx, group_id)
         return _tool_errors(lambda: provenance(backend.store(), group_id, record_id))
 
     @server.tool(annotations=annotations("Erase a person", read_only=False, destructive=True))
-    def forget_person(group_id: str, person_id: str) -> ForgetSummary:
+    def forget_person(group_id: str, person_id: str, ctx: Context) -> ForgetSummary:
         """Erase one person from a group for good: the messages they sent, every derived record
         they own or are the source of (all versions), and their roster entry, with their
         vectors and index entries. Other people's messages stay. Cannot be undone; a second
         call erases nothing."""
         from graphmem.groups.service import forget_person as forget
 
+        allow(ctx, group_id, write=True)
         return _tool_errors(lambda: forget(backend.store(), group_id, person_id))
 
     if tools == "all":
         # --- extended --------------------------------------------------------------------------
         @server.tool(name="read_cypher", annotations=annotations("Read-only Cypher", read_only=True))
         def read_cypher_tool(
-            query: str, params: dict[str, Any] | None = None, max_rows: int = 100, timeout_s: float = 10.0
+            group_id: str, query: str, ctx: Context, params: dict[str, Any] | None = None,
+            max_rows: int = 100, max_bytes: int = READ_CYPHER_MAX_BYTES, timeout_s: float = 10.0,
         ) -> CypherResult:
-            """Run one read-only Cypher query against the memory graph (writes are refused).
+            """Run one read-only Cypher query over one group's memory graph.
 
-            Scope every query by group_id (e.g. MATCH (m:Message {group_id: $group}) ...) and put
-            values in params. Labels: Group, Person, Session, Message, Derived (with Core, Profile,
-            Interaction, Insight); relationships SOURCE, OWNER, FROM, SUPERSEDED_BY, NEXT,
-            REPLY_TO, IN_SESSION, MEMBER_OF. At most max_rows rows (<= 10000) and timeout_s seconds.
+            graphmem binds $group_id to group_id; every node the query starts from must be
+            pinned to it (MATCH (m:Message {group_id: $group_id}) ..., or WHERE
+            m.group_id = $group_id; a Group node by {id: $group_id}). Writes, procedures,
+            LOAD CSV, SHOW/TERMINATE and unpinned scans are refused (decided by the query
+            plan). Put other values in params. Labels: Group, Person, Session, Message, Derived
+            (with Core, Profile, Interaction, Insight); relationships SOURCE, OWNER, FROM,
+            SUPERSEDED_BY, NEXT, REPLY_TO, IN_SESSION, MEMBER_OF. At most max_rows rows
+            (<= 10000), max_bytes bytes of JSON and timeout_s seconds (<= 60); truncated says
+            when more was there. Runs once (never retried).
             """
-            return _tool_errors(lambda: read_cypher(backend.store(), query, params, max_rows=max_rows,
-                                                    timeout_s=min(timeout_s, 60.0)))
+            allow(ctx, group_id)
+            return _tool_errors(lambda: read_cypher(backend.store(), group_id, query, params, max_rows=max_rows,
+                                                    max_bytes=max_bytes, timeout_s=min(timeout_s, 60.0)))
 
         @server.tool(name="export_group", annotations=annotations("Export a group", read_only=True))
-        def export_group_tool(group_id: str) -> GroupExport:
+        def export_group_tool(group_id: str, ctx: Context) -> GroupExport:
             """Every node of one group (people, sessions, messages, derived records) with its
             properties, and every relationship among them; vectors are left out."""
+            allow(ctx, group_id)
             return _tool_errors(lambda: export_group(backend.store(), group_id))
 
     _forbid_unknown_arguments(server)
@@ -342,35 +404,24 @@ def _forbid_unknown_arguments(server: Any) -> None:
 
 
 # ----------------------------------------------------------------------------- HTTP
-class _RequireKey:
-    """ASGI wrapper: every HTTP request must carry the key as ``X-API-Key`` or
-    ``Authorization: Bearer``; compared in constant time; 401 otherwise."""
+def http_app(server: Any, settings: Settings, *, host: str, max_request_bytes: int = 4 * 1024 * 1024) -> Any:
+    """The streamable-HTTP ASGI app of ``server`` at ``/mcp`` behind the same boundary as the
+    HTTP API (:class:`graphmem.boundary.Boundary`): Host checked against the bound address,
+    the key (``X-API-Key`` or ``Authorization: Bearer``; any key of
+    :func:`graphmem.access.load_keys`) decided before the body is read, Origin and content
+    type checked on POST, bodies over ``max_request_bytes`` cut with 413 and slow ones with
+    408. The key's groups and read-only flag apply to every tool call (:func:`caller_access`).
 
-    def __init__(self, app: Any, key: str) -> None:
-        self.app = app
-        self.key = key
+    Raises:
+        InvalidInputError: the keys file is unreadable or malformed (field ``api_keys_file``).
+    """
+    from graphmem.access import load_keys
+    from graphmem.boundary import Boundary
 
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        from graphmem.core.exposure import keys_match
-
-        if scope["type"] == "http":
-            headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-            given = headers.get("x-api-key")
-            auth = headers.get("authorization", "")
-            if given is None and auth.lower().startswith("bearer "):
-                given = auth[7:].strip()
-            if not keys_match(given, self.key):
-                body = b'{"detail": "missing or wrong X-API-Key header"}'
-                await send({"type": "http.response.start", "status": 401, "headers": [
-                    (b"content-type", b"application/json"), (b"www-authenticate", b"APIKey"),
-                    (b"content-length", str(len(body)).encode())]})
-                await send({"type": "http.response.body", "body": body})
-                return
-        await self.app(scope, receive, send)
-
-
-def http_app(server: Any, *, host: str, api_key: str, max_request_bytes: int = 4 * 1024 * 1024) -> Any:
-    """The streamable-HTTP ASGI app of ``server`` at ``/mcp``, behind the API key when one is
-    set. Request bodies above ``max_request_bytes`` are refused by the SDK (413)."""
     app = server.streamable_http_app(host=host, max_request_body_size=max_request_bytes)
-    return _RequireKey(app, api_key) if api_key else app
+    return Boundary(
+        app, keys=load_keys(settings.api_key.get_secret_value(), settings.api_keys_file),
+        allowed_hosts=[h for h in settings.api_allowed_hosts.split(",") if h.strip()],
+        allowed_origins=[o for o in settings.api_cors_origins.split(",") if o.strip()],
+        max_body_bytes=max_request_bytes, body_timeout_s=settings.api_body_timeout_s, path_groups=False,
+    )

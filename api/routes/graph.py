@@ -17,12 +17,11 @@ from importlib import resources
 from pathlib import Path
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Header, HTTPException, Path as PathParam, Query, Request
+from fastapi import APIRouter, HTTPException, Path as PathParam, Query, Request
 from fastapi.responses import FileResponse, HTMLResponse, Response
 
-from api.deps import API_KEY_HEADER, SettingsDep, StoreDep, get_store
+from api.deps import StoreDep, get_access, get_store
 from graphmem.core.errors import NotFoundError
-from graphmem.core.exposure import keys_match
 from graphmem.groups.service import get_group
 from graphmem.views import (
     ConversationGraph,
@@ -38,6 +37,13 @@ page_router = APIRouter(include_in_schema=False)
 
 GroupId = Annotated[str, PathParam(min_length=1, description="Group (memory space) id.")]
 STATIC = Path(str(resources.files("api").joinpath("static")))
+#: The graph page runs only its own scripts (no inline script, no eval), talks only to this
+#: server, and may not be framed (clickjacking) or post a form anywhere. Inline styles stay
+#: allowed: Cytoscape.js injects a <style> element and the page sets style attributes.
+PAGE_CSP = ("default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; "
+            "connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+_PAGE_HEADERS = {"Content-Security-Policy": PAGE_CSP, "X-Content-Type-Options": "nosniff",
+                 "Referrer-Policy": "no-referrer", "X-Frame-Options": "DENY"}
 _MEDIA = {".js": "text/javascript", ".css": "text/css", ".html": "text/html", ".md": "text/plain",
           ".LICENSE": "text/plain"}
 
@@ -88,26 +94,24 @@ def get_timeline_png(
 
 
 @page_router.get("/groups/{group_id}/view", response_class=HTMLResponse)
-def get_view(
-    group_id: GroupId, request: Request, settings: SettingsDep,
-    key: Annotated[str | None, Header(alias=API_KEY_HEADER)] = None,
-) -> HTMLResponse:
+def get_view(group_id: GroupId, request: Request) -> HTMLResponse:
     """The graph page of one group (it loads its data from ``graph`` and the provenance route).
 
     404 for an unknown group, like every group route; the page is still the body, so a browser
-    shows it with the data route's error ("no group 'x'"). When the server has an API key and
-    the request does not carry it (a browser opening the page never does), the page is served
+    shows it with the data route's error ("no group 'x'"). When the request carries no key
+    that reaches the group (a browser opening the page never sends one), the page is served
     without looking the group up: this route needs no key, and must not tell a caller without
-    one which groups exist; the page's data calls then answer 401, then 404.
+    one which groups exist; the page's data calls then answer 401, then 404. Served with a
+    Content-Security-Policy (:data:`PAGE_CSP`) and ``nosniff``.
     """
     page = (STATIC / "view.html").read_text(encoding="utf-8")
-    expected = settings.api_key.get_secret_value()
-    if not expected or keys_match(key, expected):
+    access = get_access(request)
+    if access is not None and access.reaches(group_id):
         try:
             get_group(get_store(request), group_id)
         except NotFoundError:
-            return HTMLResponse(page, status_code=404)
-    return HTMLResponse(page)
+            return HTMLResponse(page, status_code=404, headers=_PAGE_HEADERS)
+    return HTMLResponse(page, headers=_PAGE_HEADERS)
 
 
 @page_router.get("/static/graphmem/{path:path}")
@@ -117,4 +121,5 @@ def get_static(path: str) -> FileResponse:
     if STATIC.resolve() not in target.parents or not target.is_file():
         raise HTTPException(status_code=404, detail=f"no static file {path!r}")
     media = _MEDIA.get(target.suffix, "application/octet-stream")
-    return FileResponse(target, media_type=media, headers={"Cache-Control": "public, max-age=3600"})
+    return FileResponse(target, media_type=media, headers={"Cache-Control": "public, max-age=3600",
+                                                           "X-Content-Type-Options": "nosniff"})

@@ -25,6 +25,12 @@ def mcp_command(
     allow_no_key: Annotated[bool, typer.Option(
         "--allow-no-key", help="Serve HTTP on a non-loopback address without GRAPHMEM_API_KEY (logged loudly).",
     )] = False,
+    group: Annotated[Optional[list[str]], typer.Option(
+        "--group", "-g", help="Only this group (repeat for more); tool calls naming another are refused.",
+    )] = None,
+    read_only: Annotated[bool, typer.Option(
+        "--read-only", help="Refuse the writing tools (append_messages, forget_person).",
+    )] = False,
     log_level: Annotated[str, typer.Option("--log-level")] = "warning",
 ) -> None:
     """Serve graphmem's tools over the Model Context Protocol (needs the ``mcp`` extra)."""
@@ -36,7 +42,8 @@ def mcp_command(
     if transport not in ("stdio", "http"):
         raise InvalidInputError("transport must be 'stdio' or 'http'", field="transport")
     settings = get_settings()
-    key = settings.api_key.get_secret_value()
+    # any key counts: GRAPHMEM_API_KEY or a keys file (graphmem/access.py)
+    key = settings.api_key.get_secret_value() or ("file" if settings.api_keys_file else "")
     bind = host or settings.api_host
     if transport == "http":
         if check_exposure(bind, key, allow_no_key=allow_no_key, what="graphmem mcp"):
@@ -46,11 +53,14 @@ def mcp_command(
     except ImportError as e:  # the optional extra is missing
         raise InvalidInputError(f"graphmem mcp needs the MCP SDK: pip install 'graphmem[mcp]' ({e})") from e
 
-    server = build_server(settings, tools=tools)  # type: ignore[arg-type]  # a str from typer: build_server refuses other values (InvalidInputError)
+    server = build_server(settings, tools=tools, groups=group or None, read_only=read_only)  # type: ignore[arg-type]
     if transport == "stdio":
         server.run("stdio")
         return
     import uvicorn
 
-    uvicorn.run(http_app(server, host=bind, api_key=key), host=bind,
-                port=port or settings.api_port + 1, log_level=log_level)
+    from graphmem.boundary_h11 import PROTOCOL
+
+    uvicorn.run(http_app(server, settings, host=bind), host=bind,
+                port=port or settings.api_port + 1, log_level=log_level,
+                http=PROTOCOL, timeout_keep_alive=5)

@@ -28,14 +28,20 @@ def serve_command(
 
     settings = get_settings()
     bind = host or settings.api_host
-    if check_exposure(bind, settings.api_key.get_secret_value(), allow_no_key=allow_no_key, what="graphmem serve"):
+    # any key counts: GRAPHMEM_API_KEY or a keys file (graphmem/access.py)
+    key = settings.api_key.get_secret_value() or ("file" if settings.api_keys_file else "")
+    if check_exposure(bind, key, allow_no_key=allow_no_key, what="graphmem serve"):
         err.print(f"[bold red]WARNING:[/bold red] {open_warning(bind, 'graphmem serve')}", highlight=False)
     try:
         import uvicorn
     except ImportError as e:
         raise SystemExit("graphmem serve needs the api extra: pip install 'graphmem[api]'") from e
 
+    from graphmem.boundary_h11 import PROTOCOL
+
     uvicorn.run(
         "api.main:create_app", factory=True, host=bind,
         port=port or settings.api_port, workers=workers, log_level=log_level,
+        # slow headers: closed after GRAPHMEM_API_HEADER_TIMEOUT_S; slow bodies: 408 (boundary)
+        http=PROTOCOL, timeout_keep_alive=5,
     )

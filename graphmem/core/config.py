@@ -128,6 +128,13 @@ class Settings(BaseSettings):
     api_port: int = 8000
     api_max_request_mb: float = 32.0  # larger request bodies are refused with 413
     api_cors_origins: str = ""  # comma-separated origins allowed by CORS ("" = CORS off)
+    # More keys, each limited to some groups and/or read-only (JSON file, graphmem/access.py).
+    api_keys_file: Path | None = None
+    # Host header values accepted besides the bound address and loopback names (comma-
+    # separated "name" or "name:port"; "*" = any, e.g. behind a proxy that checks Host).
+    api_allowed_hosts: str = ""
+    api_body_timeout_s: float = 30.0  # a request body not complete after this long -> 408
+    api_header_timeout_s: float = 10.0  # request headers not complete after this long: closed
 
     # --- observability (docs/observability.md) -----------------------------------------
     otel_enabled: bool = False  # OpenTelemetry spans per stage (needs extra graphmem[otel])

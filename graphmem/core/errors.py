@@ -1,7 +1,7 @@
 """Domain errors. Every failure raised by graphmem derives from :class:`GraphMemError`.
 
 The API maps them to HTTP statuses: NotFoundError -> 404, ConflictError -> 409,
-InvalidInputError -> 422, StoreUnavailableError / LLMError -> 503.
+InvalidInputError -> 422, ForbiddenError -> 403, StoreUnavailableError / LLMError -> 503.
 """
 
 from __future__ import annotations
@@ -53,6 +53,14 @@ def no_group(group_id: str) -> NotFoundError:
     if "/" in group_id:
         return NotFoundError(f"no group {group_id!r}: group ids contain no '/' (ingest refuses them)")
     return NotFoundError(f"no group {group_id!r}")
+
+
+class ForbiddenError(GraphMemError, PermissionError):
+    """The caller's key does not reach this group, or is read-only and the call writes.
+
+    Said the same way for a group that exists and one that does not, so a scoped key learns
+    nothing about groups outside its scope (:mod:`graphmem.access`).
+    """
 
 
 class ConflictError(GraphMemError):

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import contextvars
 import logging
+import random
 import threading
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
@@ -141,6 +143,31 @@ def _rerun_lost_commits(run: Callable[[], T], what: str) -> T:
     raise AssertionError("unreachable")
 
 
+#: Seconds a write transaction chosen as a deadlock victim is run again for, in all.
+DEADLOCK_RETRY_S = 180.0
+_LOCK_CODES = ("Neo.TransientError.Transaction.DeadlockDetected",
+               "Neo.TransientError.Transaction.LockAcquisitionTimeout",
+               "Neo.TransientError.Transaction.LockClientStopped")
+
+
+def _rerun_deadlocks(run: Callable[[], T]) -> T:
+    """Call ``run``; when Neo4j ends it as a deadlock victim or a lock wait past its limit
+    (after the driver's own retries), call it again after a random pause (up to 0.05 s, then
+    doubling to at most 2 s, so colliding writers spread out), until :data:`DEADLOCK_RETRY_S`
+    have passed; then the last error is raised (-> StoreUnavailableError, 503)."""
+    deadline = time.monotonic() + DEADLOCK_RETRY_S
+    pause = 0.05
+    while True:
+        try:
+            return run()
+        except Neo4jError as e:
+            if (e.code or "") not in _LOCK_CODES or time.monotonic() + pause > deadline:
+                raise
+            logger.info("write transaction lost a lock race (%s); running it again", e.code)
+        time.sleep(random.uniform(0, pause))
+        pause = min(pause * 2, 2.0)
+
+
 class Store:
     """A thin wrapper that runs named templates against one database.
 
@@ -228,7 +255,11 @@ class Store:
         """Run ``fn`` in one managed write transaction (retried on transient errors).
 
         ``fn`` must be idempotent: the driver may call it again after a transient failure,
-        and so does the Store when the connection drops during the commit.
+        and so does the Store when the connection drops during the commit, or when Neo4j
+        chose this transaction as a deadlock victim (or its lock wait timed out) more often
+        than the driver's own retry budget allows: many writers into one group queue on the
+        group's lock, so a victim is run again, after a random pause, for up to
+        :data:`DEADLOCK_RETRY_S` seconds in all (:func:`_rerun_deadlocks`).
         """
 
         def run() -> T:
@@ -236,7 +267,7 @@ class Store:
                 return session.execute_write(fn)
 
         with _translated():
-            return _rerun_lost_commits(run, "write transaction")
+            return _rerun_deadlocks(lambda: _rerun_lost_commits(run, "write transaction"))
 
 
 @contextmanager

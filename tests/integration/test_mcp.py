@@ -117,17 +117,21 @@ def test_agent_session_over_stdio(store, embedder, group_id):
             prov = await call(c, "record_provenance", group_id=group_id, record_id="r-ben-ridge")
             assert [m["id"] for m in prov["messages"]] == ["m01", "m06"]
 
-            rows = await call(c, "read_cypher", query="MATCH (m:Message {group_id: $g}) RETURN m.id AS id ORDER BY id",
-                              params={"g": group_id}, max_rows=5)
+            rows = await call(c, "read_cypher", group_id=group_id, max_rows=5,
+                              query="MATCH (m:Message {group_id: $group_id}) RETURN m.id AS id ORDER BY id")
             assert rows["columns"] == ["id"] and len(rows["rows"]) == 5 and rows["truncated"] is True
-            for write in ("CREATE (x:Intruder {group_id: $g}) RETURN x",
-                          "MATCH (m:Message {group_id: $g}) DETACH DELETE m",
-                          "MATCH (p:Person {group_id: $g}) SET p.name = 'x'"):
-                assert "read-only" in await call_error(c, "read_cypher", query=write, params={"g": group_id})
-            slow = await call_error(c, "read_cypher", timeout_s=0.5,
+            for write in ("CREATE (x:Intruder {group_id: $group_id}) RETURN x",
+                          "MATCH (m:Message {group_id: $group_id}) DETACH DELETE m",
+                          "MATCH (p:Person {group_id: $group_id}) SET p.name = 'x'"):
+                assert "read-only" in await call_error(c, "read_cypher", group_id=group_id, query=write)
+            slow = await call_error(c, "read_cypher", group_id=group_id, timeout_s=0.5,
                                     query="UNWIND range(1, 1000000000) AS x WITH x WHERE x < 0 RETURN count(x) AS n")
             assert "time limit" in slow
-            assert (await call(c, "read_cypher", query="MATCH (x:Intruder) RETURN count(x) AS n"))["rows"] == [{"n": 0}]
+            intruders = "MATCH (x:Intruder) WHERE x.group_id = $group_id RETURN count(x) AS n"
+            assert (await call(c, "read_cypher", group_id=group_id, query=intruders))["rows"] == [{"n": 0}]
+            # a scan of every group is refused by the plan, not run
+            assert "group_id = $group_id" in await call_error(c, "read_cypher", group_id=group_id,
+                                                               query="MATCH (x:Message) RETURN x.text AS t")
 
             export = await call(c, "export_group", group_id=group_id)
             kinds = {tuple(n["labels"]) for n in export["nodes"]}
@@ -158,8 +162,8 @@ def test_agent_session_over_stdio(store, embedder, group_id):
             assert not {n["id"] for n in export["nodes"] if "Message" in n["labels"]} & BEN_IDS
             assert not [n for n in export["nodes"] if "Person" in n["labels"] and n["id"] == "Ben"]
             assert not [r for r in export["relationships"] if "Ben" in (r["start_id"], r["end_id"])]
-            left = await call(c, "read_cypher", params={"g": group_id},
-                              query="MATCH (m:Message {group_id: $g}) WHERE m.speaker = 'Ben' RETURN count(m) AS n")
+            left = await call(c, "read_cypher", group_id=group_id, query=(
+                "MATCH (m:Message {group_id: $group_id}) WHERE m.speaker = 'Ben' RETURN count(m) AS n"))
             assert left["rows"] == [{"n": 0}]
             again = await call(c, "forget_person", group_id=group_id, person_id="Ben")
             assert again["messages_deleted"] == 0 and again["person_deleted"] is False

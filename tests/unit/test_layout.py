@@ -40,6 +40,9 @@ LAYERS: dict[str, int] = {
     # the faces: they compose the library with the parsers and the HTTP shell
     "graphmem.facade": 5,
     "graphmem.analyst": 5,
+    "graphmem.access": 5,  # API keys and their group scopes (API and MCP)
+    "graphmem.boundary": 5,  # the ASGI boundary in front of the API and MCP over HTTP
+    "graphmem.boundary_h11": 5,
     "graphmem.views": 5,
     "graphmem.ogm": 5,
     "graphmem.client": 5,

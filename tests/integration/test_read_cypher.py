@@ -1,0 +1,124 @@
+"""Attacks on read_cypher (issue 24, point 4): each bypass of the old text filter, and reads of
+another group's data, are refused from the query plan before the query runs."""
+
+from __future__ import annotations
+
+import pytest
+
+from graphmem.analyst import read_cypher
+from graphmem.core.errors import InvalidInputError
+from tests.test_query_fixtures import build_family
+
+pytestmark = pytest.mark.neo4j
+
+
+@pytest.fixture
+def two_groups(store, embedder, make_group):
+    own, other = make_group("own"), make_group("other")
+    build_family(store, embedder, own, derived=False)
+    build_family(store, embedder, other, derived=False)
+    store.write_tx(lambda tx: tx.run("MATCH (m:Message {group_id: $g, id: 'm01'}) SET m.text = 'SECRET-OTHER'",
+                                     g=other).consume())
+    return own, other
+
+
+def refused(store, group_id: str, query: str, **kw) -> str:
+    with pytest.raises(InvalidInputError) as e:
+        read_cypher(store, group_id, query, **kw)
+    assert e.value.field in ("query", "params"), e.value
+    return str(e.value)
+
+
+ESCAPES = [
+    "LOAD/**/CSV FROM 'http://127.0.0.1:9/x' AS l RETURN l",
+    "LOAD CSV FROM 'file:///etc/passwd' AS l RETURN l",
+    "load\ncsv from 'http://127.0.0.1:9/x' as l return l",
+    "SHOW TRANSACTIONS",
+    "SHOW TRANSACTIONS YIELD currentQuery, parameters RETURN currentQuery, parameters",
+    "TERMINATE TRANSACTIONS 'neo4j-transaction-1'",
+    "SHOW SETTINGS",
+    "SHOW PROCEDURES",
+    "SHOW DATABASES",
+    "CALL db.labels()",
+    "CALL dbms.components()",
+    "CALL dbms.listConfig()",
+    "CALL db.schema.visualization()",
+    "CALL apoc.load.json('http://127.0.0.1:9/x')",
+    "CALL () { LOAD CSV FROM 'http://127.0.0.1:9/x' AS l RETURN l } RETURN l",
+]
+
+
+@pytest.mark.parametrize("query", ESCAPES)
+def test_every_escape_of_the_text_filter_is_refused(store, two_groups, query):
+    own, _ = two_groups
+    refused(store, own, query)
+
+
+OTHER_GROUP = [
+    "MATCH (m:Message) RETURN m.text AS t",
+    "MATCH (m) RETURN m.text AS t",
+    "MATCH (m:Message) WHERE m.group_id = $group_id OR true RETURN m.text AS t",
+    "MATCH (m:Message) WHERE m.group_id = $group_id OR m.group_id <> $group_id RETURN m.text AS t",
+    "MATCH (m:Message) WHERE m.group_id STARTS WITH '' RETURN m.text AS t",
+    "MATCH (m:Message) WHERE m.group_id IN [$group_id, $x] RETURN m.text AS t",
+    "MATCH (m:Message {group_id: $group_id}) RETURN m.text AS t UNION MATCH (m:Message) RETURN m.text AS t",
+    "MATCH (m:Message {group_id: $group_id}) CALL (m) { MATCH (x:Message) RETURN x } RETURN x.text AS t",
+    "MATCH (m:Message {group_id: $group_id}) RETURN COUNT { MATCH (x:Message) } AS n",
+    "MATCH (m:Message {group_id: $group_id}) WITH count(m) AS n MATCH (m:Message) RETURN m.text AS t",
+    "MATCH ()-[r:NEXT]->() RETURN count(r) AS n",
+    "MATCH (m:Message) RETURN count(m) AS n",
+    "MATCH (m:Message) WHERE elementId(m) = $x RETURN m.text AS t",
+    "MATCH (g:Group) RETURN g.id AS id",
+    "MATCH (m:Message {group_id: $x}) RETURN m.text AS t",
+]
+
+
+@pytest.mark.parametrize("query", OTHER_GROUP)
+def test_another_groups_data_is_out_of_reach(store, two_groups, query):
+    own, other = two_groups
+    message = refused(store, own, query, params={"x": other})
+    assert "SECRET-OTHER" not in message
+
+
+def test_the_group_id_is_bound_by_graphmem_not_the_caller(store, two_groups):
+    own, other = two_groups
+    assert "bound by graphmem" in refused(store, own, "MATCH (m:Message {group_id: $group_id}) RETURN m.text AS t",
+                                          params={"group_id": other})
+
+
+def test_pinned_reads_of_the_own_group_work(store, two_groups):
+    own, _ = two_groups
+    r = read_cypher(store, own, "MATCH (m:Message {group_id: $group_id})-[:SOURCE]->(p:Person) "
+                               "RETURN p.id AS who, count(m) AS n ORDER BY who")
+    assert r.columns == ["who", "n"] and {row["who"] for row in r.rows} == {"Ben", "Cara", "Dad", "Eli", "Mom"}
+    assert not any("SECRET-OTHER" in str(row) for row in r.rows)
+    g = read_cypher(store, own, "MATCH (g:Group {id: $group_id})<-[:IN_GROUP]-(s:Session) RETURN count(s) AS n")
+    assert g.rows[0]["n"] > 0
+    w = read_cypher(store, own, "MATCH (p:Person) WHERE p.group_id = $group_id AND p.name = $who "
+                               "RETURN p.id AS id", params={"who": "Ben"})
+    assert w.rows == [{"id": "Ben"}]
+    assert read_cypher(store, own, "RETURN 1 AS one").rows == [{"one": 1}]
+
+
+def test_rows_and_bytes_are_capped(store, two_groups):
+    own, _ = two_groups
+    big = "x" * 300_000
+    r = read_cypher(store, own, "UNWIND range(1, 20) AS i RETURN i, $big AS b", params={"big": big},
+                    max_bytes=1_000_000)
+    assert r.truncated is True and len(r.rows) == 3  # 3 x 300 KB fit in 1 MB, the 4th does not
+    r = read_cypher(store, own, "UNWIND range(1, 20) AS i RETURN i", max_rows=5)
+    assert r.truncated is True and [row["i"] for row in r.rows] == [1, 2, 3, 4, 5]
+    r = read_cypher(store, own, "UNWIND range(1, 5) AS i RETURN i")
+    assert r.truncated is False and len(r.rows) == 5
+    with pytest.raises(InvalidInputError) as e:
+        read_cypher(store, own, "RETURN 1 AS x", max_bytes=10)
+    assert e.value.field == "max_bytes"
+
+
+def test_writes_are_refused_and_nothing_is_written(store, two_groups):
+    own, _ = two_groups
+    for q in ("CREATE (x:Intruder {group_id: $group_id}) RETURN x",
+              "MATCH (m:Message {group_id: $group_id}) SET m.text = 'x' RETURN m",
+              "MATCH (m:Message {group_id: $group_id}) FOREACH (_ IN [1] | SET m.text = 'x')"):
+        refused(store, own, q)
+    assert store.read_text("MATCH (x:Intruder) RETURN count(x) AS n") == [{"n": 0}]
