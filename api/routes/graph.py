@@ -20,7 +20,7 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, HTTPException, Path as PathParam, Query, Request
 from fastapi.responses import FileResponse, HTMLResponse, Response
 
-from api.deps import StoreDep, get_access, get_store
+from api.deps import StoreDep, get_access, get_runtime, get_store
 from graphmem.core.errors import NotFoundError
 from graphmem.groups.service import get_group
 from graphmem.views import (
@@ -108,7 +108,7 @@ def get_view(group_id: GroupId, request: Request) -> HTMLResponse:
     access = get_access(request)
     if access is not None and access.reaches(group_id):
         try:
-            get_group(get_store(request), group_id)
+            get_group(get_store(get_runtime(request)), group_id)
         except NotFoundError:
             return HTMLResponse(page, status_code=404, headers=_PAGE_HEADERS)
     return HTMLResponse(page, headers=_PAGE_HEADERS)
