@@ -46,7 +46,7 @@ except ImportError:  # a venv made before orjson was a dependency: the standard 
 from graphmem.bulk_import import HEADERS, CsvFiles, write_csv, write_group
 from graphmem.errors import InvalidInputError
 from graphmem.ingest import IngestSummary
-from graphmem.limits import MAX_ID_CHARS, MAX_NAME_CHARS, MAX_TEXT_CHARS, has_visible
+from graphmem.limits import MAX_NAME_CHARS, MAX_TEXT_CHARS, has_visible, id_ok
 from graphmem.times import parse_ts
 
 log = logging.getLogger(__name__)
@@ -95,9 +95,10 @@ class _Rec:
 
 
 def _id_ok(value: str) -> bool:
-    """:func:`graphmem.limits.check_id` would pass it (``/`` is checked by the caller)."""
-    return (0 < len(value) <= MAX_ID_CHARS and value == value.strip() and _BAD.search(value) is None
-            and has_visible(value))
+    """:func:`graphmem.limits.check_id` would pass it (``/`` is checked by the caller): the
+    grammar's own predicate, so an id with an invisible character goes to the reference path,
+    which refuses it naming line and field."""
+    return id_ok(value)
 
 
 def _name_ok(value: str) -> bool:

@@ -104,7 +104,8 @@ class GroupData:
         self.group_id = group_id
         self.name = group.name
         self.roster = read_roster(store, group_id)
-        self.names = {m.id: m.name for m in self.roster}
+        # what a person is shown as: the roster label ("Name (id)" where two share a display form)
+        self.names = {m.id: m.label or m.name for m in self.roster}
         self.names[memory.GROUP] = group.name
         self.messages = store.read("writer/list_messages", group_id=group_id, pending_only=False)
         self.position = {m["id"]: i for i, m in enumerate(self.messages)}

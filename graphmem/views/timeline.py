@@ -54,7 +54,7 @@ def build_timeline(store: Store, group_id: str) -> Timeline:
         NotFoundError: unknown group.
     """
     data = GroupData(store, group_id, heads_only=False, layers=None)
-    people = [(m.id, m.name) for m in sorted(data.roster, key=lambda m: (m.name.casefold(), m.id))]
+    people = [(m.id, data.names[m.id]) for m in sorted(data.roster, key=lambda m: (m.name.casefold(), m.id))]
     return Timeline(
         group_id=group_id, name=data.name, people=people, sessions=data.sessions(),
         messages=[TimelineMark(person=m["person_id"], position=i) for i, m in enumerate(data.messages)],
