@@ -283,9 +283,9 @@ def check_budget(value: int, *, field: str, low: int, high: int) -> None:
             integer ("5", 2.5, True: a library caller's slip would otherwise be a TypeError).
     """
     if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidInputError(f"{field} must be an integer between {low} and {high}, got {value!r}", field=field)
+        raise InvalidInputError(f"{field} must be an integer between {low} and {high}", field=field, value=value)
     if not low <= value <= high:
-        raise InvalidInputError(f"{field} must be between {low} and {high}, got {value}", field=field)
+        raise InvalidInputError(f"{field} must be between {low} and {high}", field=field, value=value)
 
 
 def session_id(channel: str, session: str, *, record: str = "", source: str = "") -> str:

@@ -36,6 +36,7 @@ from pydantic import BaseModel, Field
 from api.schemas import IngestPublic, MessageCreate
 from graphmem import __version__, limits
 from graphmem.config import Settings, get_settings
+from graphmem.redact import redact_text
 from graphmem.analyst import CypherResult, GroupExport, export_group, read_cypher
 from graphmem.db import Store, open_driver
 from graphmem.errors import GraphMemError, InvalidInputError
@@ -146,7 +147,7 @@ def _tool_errors(fn: Callable[[], T]) -> T:
     try:
         return fn()
     except GraphMemError as e:
-        raise ToolError(f"{type(e).__name__}: {e}") from e
+        raise ToolError(f"{type(e).__name__}: {redact_text(str(e))}") from e
 
 
 #: The messages of one append_messages call: 1 to 10,000, as ``POST /groups/{id}/messages``.

@@ -79,9 +79,9 @@ def parse_layers(values: Iterable[str] | None) -> list[str] | None:
             code = by_name.get(part.casefold())
             if code is None:
                 raise InvalidInputError(
-                    f"unknown layer {part!r}; one of {', '.join(memory.LAYERS)} "
+                    f"unknown layer; one of {', '.join(memory.LAYERS)} "
                     f"(or {', '.join(memory.LAYER_LABELS.values())})",
-                    field="layer",
+                    field="layer", value=part,
                 )
             wanted.add(code)
     return [code for code in memory.LAYERS if code in wanted] or None
@@ -93,7 +93,7 @@ def _instant(value: str | None, field: str) -> float | None:
     try:
         return to_instant(value)
     except InvalidInputError as e:
-        raise InvalidInputError(f"unparsable time {value!r} (ISO-8601 expected)", field=field) from e
+        raise InvalidInputError("unparsable time (ISO-8601 expected)", field=field, value=value) from e
 
 
 class GroupData:

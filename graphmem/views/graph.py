@@ -197,7 +197,7 @@ def build_graph(
         raise NotFoundError(f"no person {person!r} in group {group_id!r}")
     sessions = data.sessions()
     if session is not None and session not in {s.id for s in sessions}:
-        raise NotFoundError(f"no session {session!r} in group {group_id!r}")
+        raise NotFoundError(f"no such session in group {group_id!r} (field 'session')")
 
     def in_time(instant: float | None) -> bool:  # a stored time that cannot be read passes no bound
         if instant is None:
