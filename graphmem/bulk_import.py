@@ -31,6 +31,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TextIO
 
 from graphmem.config import Settings
 from graphmem.db import Store, open_driver
@@ -74,13 +75,30 @@ NODE_FILES = ("groups", "persons", "sessions", "messages")
 MESSAGE_LABELS = f"Message{ARRAY_DELIMITER}PendingEmbedding"  # labels are split like arrays
 
 
+def open_private(path: Path) -> TextIO:
+    """Open ``path`` for writing text, readable by its owner only (0600, also when it existed
+    with a wider mode); a symlink at ``path`` is refused, never followed (``O_NOFOLLOW``).
+
+    Raises:
+        InvalidInputError: field ``csv_dir``: ``path`` is a symlink or cannot be written.
+    """
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    except OSError as e:
+        why = "is a symlink (refused: the CSV files hold every message)" if path.is_symlink() else (e.strerror or str(e))
+        raise InvalidInputError(f"CSV file {path.name} {why}", field="csv_dir") from e
+    os.fchmod(fd, 0o600)
+    return os.fdopen(fd, "w", encoding="utf-8", newline="")
+
+
 class CsvFiles:
-    """Open CSV writers, one per file of :data:`HEADERS` (``<name><suffix>.csv`` in ``folder``)."""
+    """Open CSV writers, one per file of :data:`HEADERS` (``<name><suffix>.csv`` in ``folder``),
+    each 0600 and never through a symlink (:func:`open_private`)."""
 
     def __init__(self, folder: Path, suffix: str = "", *, header: bool = True) -> None:
-        folder.mkdir(parents=True, exist_ok=True)
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         self.paths = {name: folder / f"{name}{suffix}.csv" for name in HEADERS}
-        self._files = {name: p.open("w", encoding="utf-8", newline="") for name, p in self.paths.items()}
+        self._files = {name: open_private(p) for name, p in self.paths.items()}
         self.w = {k: csv.writer(f, quoting=csv.QUOTE_ALL, lineterminator="\n") for k, f in self._files.items()}
         if header:
             for name, cols in HEADERS.items():
@@ -382,14 +400,26 @@ def importer_cause(output: str) -> str:
 def csv_folder(folder: Path) -> None:
     """Make the folder of the CSV files (checked before the input is read or the server stopped).
 
+    The files hold every message of the input, so the folder is the owner's alone: made (or
+    set) 0700, and refused when it is a symlink or holds one (a link planted where a CSV file or
+    the importer's report will be written would send them elsewhere). The files themselves are
+    written 0600 without following links (:func:`open_private`).
+
     Raises:
-        InvalidInputError: it cannot be a folder (a file has that name, no permission, ...),
-            field ``csv_dir``.
+        InvalidInputError: it cannot be a folder (a file has that name, no permission, ...), it
+            is a symlink or holds one, field ``csv_dir``.
     """
+    if folder.is_symlink():
+        raise InvalidInputError("the CSV folder is a symlink (refused: give the real folder)", field="csv_dir")
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        folder.chmod(0o700)
+        planted = sorted(p.name for p in folder.iterdir() if p.is_symlink())
+        if planted:
+            raise InvalidInputError(f"the CSV folder holds symlinks ({', '.join(planted[:5])}); refused, "
+                                    "use an empty folder of your own", field="csv_dir")
         probe = folder / f".graphmem-write-check-{os.getpid()}"
-        probe.touch()
+        open_private(probe).close()
         probe.unlink()
     except OSError as e:
         raise InvalidInputError(f"cannot write the CSV files into {str(folder)!r}: {e.strerror or e}",
