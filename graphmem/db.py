@@ -21,6 +21,7 @@ import neo4j
 from neo4j import Driver, GraphDatabase, RoutingControl
 from neo4j.exceptions import (
     AuthError,
+    ConfigurationError,
     ConstraintError,
     IncompleteCommit,
     Neo4jError,
@@ -109,7 +110,7 @@ def open_driver(settings: Settings | None = None) -> Driver:
             s.neo4j_uri, auth=(s.neo4j_user, s.neo4j_password.get_secret_value())
         )
         driver.verify_connectivity()
-    except (ServiceUnavailable, AuthError, OSError, ValueError) as e:
+    except (ServiceUnavailable, AuthError, ConfigurationError, OSError, ValueError) as e:
         raise StoreUnavailableError(
             f"cannot reach Neo4j at {redact_url(s.neo4j_uri)}: {redact_text(str(e))}. Start the local server with "
             "`graphmem neo4j start`, or set GRAPHMEM_NEO4J_URI/USER/PASSWORD."
