@@ -31,7 +31,6 @@ import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
 
 from graphmem.config import Settings
 from graphmem.db import Store, open_driver
@@ -39,6 +38,7 @@ from graphmem.errors import GraphMemError, InvalidInputError, LocalServerError
 from graphmem.ingest import IngestSummary, collapse, person_key, validate
 from graphmem.llm.timing import Stopwatch
 from graphmem.order import plan_order
+from graphmem.private_files import csv_folder, open_private
 from graphmem.local_server import ADMIN_TOOL, LocalServer
 from graphmem.model import Conversation
 from graphmem.scope import group_key
@@ -73,22 +73,6 @@ HEADERS: dict[str, list[str]] = {
 }
 NODE_FILES = ("groups", "persons", "sessions", "messages")
 MESSAGE_LABELS = f"Message{ARRAY_DELIMITER}PendingEmbedding"  # labels are split like arrays
-
-
-def open_private(path: Path) -> TextIO:
-    """Open ``path`` for writing text, readable by its owner only (0600, also when it existed
-    with a wider mode); a symlink at ``path`` is refused, never followed (``O_NOFOLLOW``).
-
-    Raises:
-        InvalidInputError: field ``csv_dir``: ``path`` is a symlink or cannot be written.
-    """
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-    except OSError as e:
-        why = "is a symlink (refused: the CSV files hold every message)" if path.is_symlink() else (e.strerror or str(e))
-        raise InvalidInputError(f"CSV file {path.name} {why}", field="csv_dir") from e
-    os.fchmod(fd, 0o600)
-    return os.fdopen(fd, "w", encoding="utf-8", newline="")
 
 
 class CsvFiles:
@@ -395,35 +379,6 @@ def importer_cause(output: str) -> str:
         return causes[-1]
     plain = [ln for ln in lines if not ln.startswith("at ") and not ln.startswith("...")]
     return plain[0] if plain else "no output"
-
-
-def csv_folder(folder: Path) -> None:
-    """Make the folder of the CSV files (checked before the input is read or the server stopped).
-
-    The files hold every message of the input, so the folder is the owner's alone: made (or
-    set) 0700, and refused when it is a symlink or holds one (a link planted where a CSV file or
-    the importer's report will be written would send them elsewhere). The files themselves are
-    written 0600 without following links (:func:`open_private`).
-
-    Raises:
-        InvalidInputError: it cannot be a folder (a file has that name, no permission, ...), it
-            is a symlink or holds one, field ``csv_dir``.
-    """
-    if folder.is_symlink():
-        raise InvalidInputError("the CSV folder is a symlink (refused: give the real folder)", field="csv_dir")
-    try:
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        folder.chmod(0o700)
-        planted = sorted(p.name for p in folder.iterdir() if p.is_symlink())
-        if planted:
-            raise InvalidInputError(f"the CSV folder holds symlinks ({', '.join(planted[:5])}); refused, "
-                                    "use an empty folder of your own", field="csv_dir")
-        probe = folder / f".graphmem-write-check-{os.getpid()}"
-        open_private(probe).close()
-        probe.unlink()
-    except OSError as e:
-        raise InvalidInputError(f"cannot write the CSV files into {str(folder)!r}: {e.strerror or e}",
-                                field="csv_dir") from e
 
 
 def check_can_import(settings: Settings, *, overwrite: bool, running_ok: bool = False) -> LocalServer:

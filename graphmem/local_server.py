@@ -32,6 +32,7 @@ from pathlib import Path
 
 from graphmem.config import LEGACY_PASSWORD, Settings, password_file
 from graphmem.errors import LocalServerError
+from graphmem.private_files import write_private
 
 # Flags of the official launcher (neo4j.conf ``server.jvm.additional`` defaults of 5.26).
 JVM_FLAGS = [
@@ -69,21 +70,6 @@ POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
   </dependencies>
 </project>
 """
-
-
-def write_private(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` readable by its owner only (0600), replacing it atomically;
-    the folder is made 0700. A symlink at ``path`` is replaced, never followed."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.parent.chmod(0o700)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    try:
-        os.write(fd, text.encode("utf-8"))
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
 
 
 def new_password() -> str:
