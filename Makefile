@@ -36,7 +36,7 @@ demo: neo4j
 	$(BIN)/graphmem stats --group trail-trip
 	@echo
 	@echo "Where to look:"
-	@echo "  Neo4j Browser  http://127.0.0.1:$${GRAPHMEM_NEO4J_HTTP_PORT:-7474}/browser/  (user neo4j, password $${GRAPHMEM_NEO4J_PASSWORD:-graphmem-local})"
+	@echo "  Neo4j Browser  http://127.0.0.1:$${GRAPHMEM_NEO4J_HTTP_PORT:-7474}/browser/  (user neo4j; password in .graphmem/neo4j-password, print it with: $(BIN)/graphmem neo4j password)"
 	@echo "    MATCH (d:Derived {group_id:'trail-trip'})-[r:OWNER|SOURCE|FROM]->(x) RETURN d, r, x"
 	@echo "    ready queries: docs/browser.md"
 	@echo "  Graph page     $(BIN)/graphmem serve   then open http://127.0.0.1:$${GRAPHMEM_API_PORT:-8000}/groups/trail-trip/view"

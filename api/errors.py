@@ -1,7 +1,9 @@
 """graphmem errors -> HTTP statuses (403/404/409/422/503), with one JSON body shape.
 
 Every error body is ``{"detail": str, "error": str}`` plus ``"field"`` when one field is at
-fault (always for 422). Request-validation errors (a body or parameter the request models
+fault (always for 422). No body echoes the refused value (messages name the field and the
+rule; :attr:`graphmem.errors.InvalidInputError.value` stays out) nor a credential of a URL
+(:func:`graphmem.core.redact.redact_text`). Request-validation errors (a body or parameter the request models
 refuse) use the same shape, with ``error: "InvalidInputError"`` and the field as a dotted path
 (``messages.3.ts``); the input is never echoed back (a 10,000-message request must not come
 back in its own error, and a value that is not valid Unicode could not be encoded).
@@ -30,6 +32,7 @@ from graphmem.core.errors import (
     no_group,
 )
 from graphmem.core.limits import check_id
+from graphmem.core.redact import redact_text
 
 logger = logging.getLogger(__name__)
 
@@ -55,8 +58,9 @@ def status_for(exc: GraphMemError) -> int:
 def error_body(exc: GraphMemError) -> tuple[int, dict[str, object]]:
     """The status and the one JSON body of a graphmem error."""
     code = status_for(exc)
-    # backslashreplace: a message can never carry text that UTF-8 cannot encode (-> no 500).
-    detail = str(exc).encode("utf-8", "backslashreplace").decode("utf-8")
+    # backslashreplace: a message can never carry text that UTF-8 cannot encode (-> no 500);
+    # redact_text: no credential of a URL quoted by a driver or HTTP error reaches the body.
+    detail = redact_text(str(exc)).encode("utf-8", "backslashreplace").decode("utf-8")
     body: dict[str, object] = {"detail": detail, "error": type(exc).__name__}
     if isinstance(exc, InvalidInputError) and exc.field:
         body["field"] = exc.field
@@ -67,7 +71,7 @@ async def _handle(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, GraphMemError)
     code, body = error_body(exc)
     if code >= 500:
-        logger.warning("%s %s -> %d: %s", request.method, request.url.path, code, exc)
+        logger.warning("%s %s -> %d: %s", request.method, request.url.path, code, body["detail"])
     return JSONResponse(status_code=code, content=body)
 
 

@@ -48,6 +48,7 @@ from graphmem.analyst import READ_CYPHER_MAX_BYTES, CypherResult, GroupExport, e
 from graphmem.runtime import Runtime
 from graphmem.store.db import Store
 from graphmem.core.errors import GraphMemError, InvalidInputError
+from graphmem.core.redact import redact_text
 from graphmem.query import AskResult, ForgetSummary, PersonMemory, RecordProvenance, RosterMember
 
 logger = logging.getLogger(__name__)
@@ -142,7 +143,7 @@ def _tool_errors(fn: Callable[[], T]) -> T:
     try:
         return fn()
     except GraphMemError as e:
-        raise ToolError(f"{type(e).__name__}: {e}") from e
+        raise ToolError(f"{type(e).__name__}: {redact_text(str(e))}") from e
 
 
 #: The messages of one append_messages call: 1 to 10,000, as ``POST /groups/{id}/messages``.

@@ -22,7 +22,8 @@ from graphmem.cli import eval as eval_group
 from graphmem.core import telemetry
 from graphmem.cli.common import emit_json, err, open_store, out
 from graphmem.core.config import get_settings
-from graphmem.core.errors import GraphMemError
+from graphmem.core.errors import GraphMemError, InvalidInputError
+from graphmem.core.redact import MASK, redact_text
 
 __all__ = ["app", "emit_json", "err", "open_store", "out", "run_cli"]
 
@@ -59,13 +60,21 @@ def run_cli() -> None:
         telemetry.configure(get_settings().otel_enabled)
         app()
     except GraphMemError as e:
-        err.print(f"[red]error:[/red] {escape(str(e))}", markup=True, highlight=False, soft_wrap=True)
+        # the refused value is shown here only, to the user who gave it (never in API/MCP bodies)
+        got = f" (got {e.value})" if isinstance(e, InvalidInputError) and e.value is not None else ""
+        err.print(f"[red]error:[/red] {escape(redact_text(str(e)) + got)}", markup=True, highlight=False,
+                  soft_wrap=True)
         raise SystemExit(1) from None
     except ValidationError as e:  # a GRAPHMEM_* setting that does not parse
         if e.title != "Settings":
             raise
         for problem in e.errors():
             name = "GRAPHMEM_" + "_".join(str(p) for p in problem["loc"]).upper()
-            msg = f"setting {name}={problem.get('input')!r}: {problem['msg']}"
+            shown = problem.get("input")
+            if any(w in name for w in ("KEY", "PASSWORD", "SECRET", "TOKEN")):
+                shown = MASK
+            elif isinstance(shown, str):
+                shown = redact_text(shown)
+            msg = f"setting {name}={shown!r}: {problem['msg']}"
             err.print(f"[red]error:[/red] {escape(msg)}", markup=True, highlight=False, soft_wrap=True)
         raise SystemExit(1) from None

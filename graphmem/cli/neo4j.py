@@ -1,4 +1,4 @@
-"""``graphmem neo4j start|stop|import|status``: the real local Neo4j Community server."""
+"""``graphmem neo4j start|stop|import|status|password``: the real local Neo4j Community server."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from graphmem.cli.common import emit_json, open_store, out
+from graphmem.cli.common import emit_json, open_store, out, err
 from graphmem.core.config import get_settings
 from graphmem.llm.timing import Stopwatch
 
@@ -27,6 +27,43 @@ def start() -> None:
     out.print(f"  Bolt:    {st.bolt_uri}")
     out.print(f"  Browser: {st.browser_url}")
     out.print(f"  Home:    {st.home}")
+    s = server.settings
+    if s.password_source == "file":
+        out.print(f"  Login:   user {s.neo4j_user}, password in {server.password_path} "
+                  "(print it with `graphmem neo4j password`)")
+    elif s.password_source == "legacy":
+        err.print("[yellow]warning:[/yellow] this store still uses the old published fixed password; "
+                  "replace it with `graphmem neo4j password --rotate` "
+                  "(docs/security.md, \"Local store\")", markup=True, highlight=False, soft_wrap=True)
+
+
+@app.command("password")
+def password(
+    rotate: Annotated[bool, typer.Option(
+        "--rotate", help="Replace the running store's password with a new random one first.")] = False,
+) -> None:
+    """Print the local store's Neo4j password (for Neo4j Browser or cypher-shell), on stdout alone.
+
+    It is generated on the first `graphmem neo4j start` and kept in <GRAPHMEM_HOME>/neo4j-password
+    (mode 0600); GRAPHMEM_NEO4J_PASSWORD, when set, is used instead. --rotate gives a running
+    store a new random password (also the upgrade of a store made with the old fixed password).
+    """
+    from graphmem.core.errors import LocalServerError
+    from graphmem.store.local_server import LocalServer
+
+    server = LocalServer(get_settings())
+    s = server.settings
+    if rotate:
+        server.rotate_password()
+        err.print(f"new password stored in {server.password_path}", highlight=False, soft_wrap=True)
+    elif s.password_source == "none":
+        raise LocalServerError(f"no local store under {s.home} yet: `graphmem neo4j start` makes one and its password")
+    where = {"given": "from GRAPHMEM_NEO4J_PASSWORD", "file": f"from {server.password_path}",
+             "legacy": "the old fixed password (replace it: graphmem neo4j password --rotate)",
+             "none": ""}[s.password_source]
+    if not rotate:
+        err.print(f"user {s.neo4j_user}, password {where}", highlight=False, soft_wrap=True)
+    typer.echo(s.neo4j_password.get_secret_value())
 
 
 @app.command("stop")
@@ -69,7 +106,8 @@ def import_(
     import tempfile
     import threading
 
-    from graphmem.verbatim.bulk_import import csv_folder, import_conversations
+    from graphmem.core.private_files import csv_folder
+    from graphmem.verbatim.bulk_import import import_conversations
     from graphmem.verbatim.bulk_jsonl import import_jsonl
     from graphmem.cli.common import command_embedder
     from graphmem.store.local_server import LocalServer

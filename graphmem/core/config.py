@@ -7,10 +7,14 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
-from pydantic import Field, SecretStr, model_validator
+from pydantic import Field, PrivateAttr, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+PasswordSource = Literal["given", "file", "legacy", "none"]
+"""Where the Neo4j password came from (:attr:`Settings.password_source`)."""
 
 
 class Settings(BaseSettings):
@@ -21,7 +25,9 @@ class Settings(BaseSettings):
     # --- Neo4j ------------------------------------------------------------------------
     neo4j_uri: str = ""  # "" = the local server: bolt://127.0.0.1:<neo4j_bolt_port>
     neo4j_user: str = "neo4j"
-    neo4j_password: SecretStr = SecretStr("graphmem-local")
+    # "" = the local store's own password (:func:`read_local_password`): generated on the first
+    # `graphmem neo4j start` and kept 0600 in <home>/neo4j-password. Set it for any other server.
+    neo4j_password: SecretStr = SecretStr("")
     neo4j_database: str = "neo4j"
 
     # --- local Neo4j server (``graphmem neo4j start``) ---------------------------------
@@ -148,16 +154,66 @@ class Settings(BaseSettings):
     eval_bootstrap_seed: int = 0  # MeanN CI: generator seed (same records -> same interval)
     eval_recall_ks: str = "1,5,10,40"  # cut-offs of evidence recall@k / hit@k, comma-separated
 
+    _password_source: PasswordSource = PrivateAttr("given")
+
     @model_validator(mode="after")
     def _default_uri(self) -> "Settings":
         if not self.neo4j_uri:
             self.neo4j_uri = f"bolt://127.0.0.1:{self.neo4j_bolt_port}"
+        if not self.neo4j_password.get_secret_value():
+            password, self._password_source = read_local_password(self.home)
+            self.neo4j_password = SecretStr(password)
         return self
+
+    @property
+    def password_source(self) -> PasswordSource:
+        """Where :attr:`neo4j_password` came from: ``given`` (GRAPHMEM_NEO4J_PASSWORD, ``.env``
+        or an argument), ``file`` (:func:`password_file`), ``legacy`` (a local store made
+        before passwords were generated: :data:`LEGACY_PASSWORD`) or ``none`` (no store yet)."""
+        return self._password_source
+
+    def use_password(self, password: str, source: PasswordSource) -> None:
+        """Take ``password`` from now on (the local server just generated or rotated it)."""
+        self.neo4j_password = SecretStr(password)
+        self._password_source = source
 
     @property
     def neo4j_home(self) -> Path:
         """Folder of the locally assembled Neo4j server (jars, config, data, logs)."""
         return self.home / "neo4j"
+
+
+PASSWORD_FILE = "neo4j-password"
+"""Name of the local store's password file inside GRAPHMEM_HOME (mode 0600, home 0700)."""
+
+LEGACY_PASSWORD = "graphmem-local"
+"""The fixed password of local stores made before graphmem generated one. Such a store (a
+system database and no password file) keeps working with it until ``graphmem neo4j password
+--rotate`` replaces it (docs/security.md, "Local store")."""
+
+
+def password_file(home: Path) -> Path:
+    """The local store's password file: ``<home>/neo4j-password``."""
+    return home / PASSWORD_FILE
+
+
+def read_local_password(home: Path) -> tuple[str, PasswordSource]:
+    """The password of the local store under ``home`` and where it came from.
+
+    Returns:
+        ``(text of the password file, "file")`` when the file exists; ``(LEGACY_PASSWORD,
+        "legacy")`` when the store's system database exists without it (a store made before
+        passwords were generated); else ``("", "none")``: no local store yet (its first start
+        writes the file), or a server that needs GRAPHMEM_NEO4J_PASSWORD.
+    """
+    path = password_file(home)
+    try:
+        return path.read_text(encoding="utf-8").strip(), "file"
+    except FileNotFoundError:
+        pass
+    if (home / "neo4j" / "data" / "dbms").exists():
+        return LEGACY_PASSWORD, "legacy"
+    return "", "none"
 
 
 @lru_cache(maxsize=1)

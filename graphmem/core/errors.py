@@ -19,13 +19,18 @@ class InvalidInputError(GraphMemError, ValueError):
         record: the record that is wrong (line number, message id, index), or "".
         field: the offending field name, or "".
         reason: the rule broken, without the source, record and field.
+        value: a short ``repr`` of the refused value, or None. Never part of the message (the
+            API and MCP bodies are the message: they name the field and the rule, never echo
+            the input); the command line adds it for the user who typed it.
     """
 
-    def __init__(self, message: str, *, source: str = "", record: str = "", field: str = "") -> None:
+    def __init__(self, message: str, *, source: str = "", record: str = "", field: str = "",
+                 value: object = None) -> None:
         self.reason = message
         self.source = source
         self.record = record
         self.field = field
+        self.value = None if value is None else _short(value)
         where = ", ".join(
             part
             for part in (
@@ -37,6 +42,11 @@ class InvalidInputError(GraphMemError, ValueError):
             if part
         )
         super().__init__(f"{where}: {message}" if where else message)
+
+
+def _short(value: object, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 class NotFoundError(GraphMemError, LookupError):

@@ -9,6 +9,12 @@ Id grammar (group, channel, session, message, speaker_id and reply_to ids):
 
 - 1 to :data:`MAX_ID_CHARS` characters, no leading or trailing whitespace;
 - no control characters (Unicode Cc: NUL, tab, newline, ...) and no lone UTF-16 surrogates;
+- no invisible characters (:func:`invisible_in_id`): format characters (Unicode Cf: zero-width
+  space U+200B, joiners, direction marks U+200E/U+202E, BOM, tags), line and paragraph
+  separators, spaces other than U+0020 (no-break, thin, ideographic ...), the grapheme joiner,
+  the Hangul fillers and the blank braille pattern; a variation selector only right after a
+  symbol (an emoji's presentation) and a zero-width joiner only between two symbols (an emoji
+  sequence such as a family) are drawn, so ``"dad"`` and ``"dad\u200b"`` can never be two people;
 - group ids and channel names also contain no ``/``: a group id is a URL path segment of the
   API, and ``/`` separates the channel from the session name in a session id.
 
@@ -49,7 +55,11 @@ __all__ = [
     "check_message_text",
     "check_name",
     "check_text",
+    "display_form",
+    "id_ok",
+    "invisible_in_id",
     "session_id",
+    "visible_id",
 ]
 
 MAX_ID_CHARS = 200
@@ -115,6 +125,82 @@ def has_visible(value: str) -> bool:
                for ch in value)
 
 
+_ID_INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+_VARIATION_SELECTORS = frozenset(chr(c) for c in (*range(0xFE00, 0xFE10), *range(0xE0100, 0xE01F0)))
+_ZWJ = "\u200d"
+_KEYCAP_BASES = frozenset("0123456789#*")
+
+
+def _refused_at(value: str, i: int) -> str | None:
+    """Why the character at ``value[i]`` may not stand in an id (in its context), or None."""
+    ch = value[i]
+    prev = value[i - 1] if i > 0 else ""
+    nxt = value[i + 1] if i + 1 < len(value) else ""
+    if ch == _ZWJ:
+        if prev and nxt and unicodedata.category(prev) == "So" and unicodedata.category(nxt) == "So":
+            return None
+        return "zero-width joiner U+200D outside an emoji sequence"
+    if ch in _VARIATION_SELECTORS:
+        if prev and (unicodedata.category(prev) == "So" or prev in _KEYCAP_BASES):
+            return None
+        return f"variation selector U+{ord(ch):04X} that does not follow a symbol"
+    cat = unicodedata.category(ch)
+    name = unicodedata.name(ch, "unnamed")
+    if cat in _ID_INVISIBLE_CATEGORIES:
+        kind = {"Cc": "control", "Cf": "invisible format", "Cs": "lone surrogate",
+                "Zl": "line separator", "Zp": "paragraph separator"}[cat]
+        return f"{kind} character U+{ord(ch):04X} ({name})"
+    if cat == "Zs" and ch != " ":
+        return f"space character U+{ord(ch):04X} ({name}); only U+0020 is allowed"
+    if ch == "\u034f" or ch in _BLANK_LOOKING:
+        return f"invisible character U+{ord(ch):04X} ({name})"
+    return None
+
+
+def invisible_in_id(value: str) -> tuple[int, str] | None:
+    """The first character of ``value`` that an id may not hold because nobody sees it, as
+    ``(position, why)``, or None.
+
+    Refused: control characters (Cc), format characters (Cf: zero-width space, joiners,
+    direction marks, BOM, tag characters), lone surrogates, line and paragraph separators, every
+    space but U+0020, the grapheme joiner U+034F, the blank-looking letters of
+    :data:`_BLANK_LOOKING`; a variation selector that does not follow a symbol or keycap base,
+    and a zero-width joiner that does not stand between two symbols (emoji sequences stay
+    valid: ``"\u2764\ufe0f"``, a family joined by U+200D).
+    """
+    for i in range(len(value)):
+        why = _refused_at(value, i)
+        if why is not None:
+            return i, why
+    return None
+
+
+def id_ok(value: str) -> bool:
+    """Whether :func:`check_id` passes ``value`` (``/`` aside): the predicate of fast paths
+    (:mod:`graphmem.bulk_jsonl`) that hand anything else to the checking path."""
+    return (0 < len(value) <= MAX_ID_CHARS and value == value.strip() and has_visible(value)
+            and invisible_in_id(value) is None)
+
+
+def visible_id(value: str) -> str:
+    """``value`` with every character :func:`invisible_in_id` refuses written as ``\\uXXXX``:
+    how an id stored before the rule is shown beside a display name (``Dad (dad\\u200b)``)."""
+    return "".join(f"\\u{ord(ch):04x}" if _refused_at(value, i) is not None else ch
+                   for i, ch in enumerate(value))
+
+
+def display_form(name: str) -> str:
+    """The form two display names are compared in: NFC, invisible characters (format, controls,
+    :data:`_BLANK_LOOKING`, variation selectors) dropped, runs of whitespace as one space,
+    case-folded. ``"Dad"``, ``"dad\u200b"`` and ``" DAD "`` share one form, as do
+    ``"Jos\u00e9"`` and ``"Jose\u0301"``.
+    Stored names are never changed; the roster marks persons sharing a form (:class:`graphmem.roster.Roster`)."""
+    text = unicodedata.normalize("NFC", name)
+    kept = "".join(ch for ch in text if unicodedata.category(ch) not in ("Cc", "Cf", "Cs")
+                   and ch not in _BLANK_LOOKING and ch not in _VARIATION_SELECTORS and ch != "\u034f")
+    return " ".join(kept.split()).casefold()
+
+
 def check_message_text(value: str, *, record: str = "", source: str = "", field: str = "text") -> None:
     """Check a message text: at least one visible character (not whitespace, not only zero-width
     or direction marks: :func:`has_visible`), at most :data:`MAX_TEXT_CHARS` characters, no lone
@@ -162,8 +248,11 @@ def check_id(value: str, *, field: str, record: str = "", source: str = "", slas
     m = _CONTROL.search(value)
     if m is not None:
         raise bad(f"id holds control character U+{ord(m.group()):04X} at character {m.start()}")
+    hidden = invisible_in_id(value)
+    if hidden is not None:
+        raise bad(f"id holds {hidden[1]} at character {hidden[0]} (ids may hold no invisible characters)")
     if not slash and "/" in value:
-        raise bad(f"id {value!r} contains '/' (not allowed in group ids and channel names)")
+        raise bad("id contains '/' (not allowed in group ids and channel names)")
 
 
 def check_name(value: str, *, field: str, record: str = "", source: str = "") -> None:
@@ -197,9 +286,9 @@ def check_budget(value: int, *, field: str, low: int, high: int) -> None:
             integer ("5", 2.5, True: a library caller's slip would otherwise be a TypeError).
     """
     if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidInputError(f"{field} must be an integer between {low} and {high}, got {value!r}", field=field)
+        raise InvalidInputError(f"{field} must be an integer between {low} and {high}", field=field, value=value)
     if not low <= value <= high:
-        raise InvalidInputError(f"{field} must be between {low} and {high}, got {value}", field=field)
+        raise InvalidInputError(f"{field} must be between {low} and {high}", field=field, value=value)
 
 
 def session_id(channel: str, session: str, *, record: str = "", source: str = "") -> str:

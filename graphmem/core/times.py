@@ -101,7 +101,7 @@ def parse_ts(value: Any, *, source: str = "", record: str = "", field: str = "ts
     """
     if not isinstance(value, str):
         raise InvalidInputError(
-            f"timestamp must be a string, got {type(value).__name__} {short_repr(value)}",
+            f"timestamp must be a string, got {type(value).__name__}", value=value,
             source=source,
             record=record,
             field=field,
@@ -112,7 +112,7 @@ def parse_ts(value: Any, *, source: str = "", record: str = "", field: str = "ts
     m = _ISO_RE.fullmatch(value.strip())
     if m is None:
         raise InvalidInputError(
-            f"unparsable timestamp {short_repr(value)} (expected ISO-8601)", source=source, record=record, field=field
+            "unparsable timestamp (expected ISO-8601)", source=source, record=record, field=field, value=value
         )
     try:
         tz = _parse_offset(m.group("tz"))
@@ -130,7 +130,7 @@ def parse_ts(value: Any, *, source: str = "", record: str = "", field: str = "ts
         )
     except ValueError as e:
         raise InvalidInputError(
-            f"invalid timestamp {short_repr(value)}: {e}", source=source, record=record, field=field
+            f"invalid timestamp: {e}", source=source, record=record, field=field, value=value
         ) from e
     aware = dt if dt.tzinfo is not None else dt.replace(tzinfo=timezone.utc)
     # Subtraction works on (date, offset) pairs and never builds the UTC datetime, so it cannot
@@ -229,7 +229,7 @@ def to_instant(at: str | datetime | float | int) -> float:
         try:
             return parse_ts(at, field="at").instant  # the one rule for every entry point
         except InvalidInputError as e:
-            raise InvalidInputError(f"unparsable time {short_repr(at)}", field="at") from e
+            raise InvalidInputError("unparsable time (use ISO-8601)", field="at", value=at) from e
     if at.tzinfo is None:
         at = at.replace(tzinfo=timezone.utc)
     return at.timestamp()
@@ -247,7 +247,7 @@ def parse_as_of(as_of: str | datetime | None) -> tuple[str, float | None]:
     try:
         return text, to_instant(text)
     except InvalidInputError as e:
-        raise InvalidInputError(f"unparsable as-of time {text!r} (use ISO-8601)", field="as_of") from e
+        raise InvalidInputError("unparsable as-of time (use ISO-8601)", field="as_of", value=text) from e
 
 
 def short_ts(ts: str) -> str:

@@ -102,7 +102,7 @@ def layer_label(layer: str) -> str:
     try:
         return LAYER_LABELS[layer]
     except KeyError:
-        raise InvalidInputError(f"unknown layer {layer!r}; one of {', '.join(LAYERS)}", field="layer") from None
+        raise InvalidInputError(f"unknown layer; one of {', '.join(LAYERS)}", field="layer", value=layer) from None
 
 
 def layer_scope(layer: str) -> Literal["PERSON", "GROUP"]:

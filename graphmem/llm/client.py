@@ -34,6 +34,7 @@ from graphmem.core.errors import LLMError
 from graphmem.llm.timing import Stopwatch
 from graphmem.llm.usage import TokenLedger, Usage, estimate_tokens
 from graphmem.core.text import strip_think
+from graphmem.core.redact import redact_text, redact_url
 
 logger = logging.getLogger(__name__)
 
@@ -249,6 +250,8 @@ class ChatModel:
         if timeout_s <= 0:
             raise ValueError(f"timeout_s must be > 0, got {timeout_s}")
         self.base_url = base_url.rstrip("/")
+        # what messages, logs and spans show: the endpoint without credentials (graphmem.core.redact)
+        self.shown_url = redact_url(self.base_url)
         self.model = model
         self.timeout_s = float(timeout_s)
         self.max_retries = int(max_retries)
@@ -265,7 +268,7 @@ class ChatModel:
         )
 
     def __repr__(self) -> str:
-        return f"ChatModel(base_url={self.base_url!r}, model={self.model!r})"
+        return f"ChatModel(base_url={self.shown_url!r}, model={self.model!r})"
 
     @property
     def json_mode_supported(self) -> bool:
@@ -341,7 +344,7 @@ class ChatModel:
         except ValueError as e:
             cut = " (answer cut off: finish_reason=length)" if finish_reason == "length" else ""
             raise LLMOutputError(
-                f"stage '{stage}': model '{self.model}' at {self.base_url} returned no parseable "
+                f"stage '{stage}': model '{self.model}' at {self.shown_url} returned no parseable "
                 f"JSON{cut}: {e}",
                 stage=stage,
                 model=self.model,
@@ -366,9 +369,9 @@ class ChatModel:
             "LLM stage %r (model %s at %s): attempt %d failed (%s); retrying in %.2f s",
             stage,
             self.model,
-            self.base_url,
+            self.shown_url,
             state.attempt_number,
-            _error_text(exc) if exc else "?",
+            redact_text(_error_text(exc)) if exc else "?",
             state.next_action.sleep if state.next_action else 0.0,
         )
 
@@ -387,7 +390,7 @@ class ChatModel:
                     self._json_mode_supported = False
                     logger.info(
                         "%s (model %s) rejected response_format; sending JSON requests without it",
-                        self.base_url,
+                        self.shown_url,
                         self.model,
                     )
         return self._client.chat.completions.create(**kwargs)
@@ -428,15 +431,15 @@ class ChatModel:
         except (openai.OpenAIError, ValueError) as e:
             # ValueError: a body that is not JSON, or not the shape of a chat completion.
             raise LLMError(
-                f"stage '{stage}': chat completion failed at {self.base_url} (model "
-                f"'{self.model}') after {attempts} attempt(s): {_error_text(e)}"
+                f"stage '{stage}': chat completion failed at {self.shown_url} (model "
+                f"'{self.model}') after {attempts} attempt(s): {redact_text(_error_text(e))}"
             ) from e
         latency_s = watch.elapsed_s
 
         choices = getattr(response, "choices", None)
         if not choices:
             raise LLMError(
-                f"stage '{stage}': {self.base_url} (model '{self.model}') returned no choices"
+                f"stage '{stage}': {self.shown_url} (model '{self.model}') returned no choices"
             )
         text = choices[0].message.content or ""
         finish_reason = choices[0].finish_reason or ""

@@ -86,7 +86,7 @@ def person_memory(
         try:
             states = memory.state_as_of(store, group_id, text)
         except InvalidInputError as e:
-            raise InvalidInputError(f"unparsable as-of time {text!r}", field="as_of") from e
+            raise InvalidInputError("unparsable as-of time (use ISO-8601)", field="as_of", value=text) from e
         mine = [r for r in states if r.owner_kind == "person" and r.owner == person_id]
         chains = [[r] for r in mine]
         if mode == "full" and mine:

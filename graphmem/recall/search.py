@@ -409,7 +409,7 @@ def search_group(
     if not limits.has_visible(query):
         raise InvalidInputError("query is empty (no visible character)", field="query")
     if mode not in ("hybrid", "fulltext", "vector"):
-        raise InvalidInputError(f"mode must be hybrid, fulltext or vector, not {mode!r}", field="mode")
+        raise InvalidInputError("mode must be hybrid, fulltext or vector", field="mode", value=mode)
     limits.check_budget(k, field="k", low=1, high=limits.MAX_S1_K)
     limits.check_budget(pool_n, field="pool_n", low=1, high=limits.MAX_RECALL_N)
     limits.check_budget(expand, field="expand", low=0, high=5)

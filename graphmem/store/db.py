@@ -23,6 +23,7 @@ import neo4j
 from neo4j import Driver, GraphDatabase, RoutingControl
 from neo4j.exceptions import (
     AuthError,
+    ConfigurationError,
     ConstraintError,
     IncompleteCommit,
     Neo4jError,
@@ -32,6 +33,7 @@ from neo4j.exceptions import (
 
 from graphmem.core.config import Settings
 from graphmem.core.errors import ConflictError, StoreUnavailableError
+from graphmem.core.redact import redact_text, redact_url
 
 T = TypeVar("T")
 
@@ -110,9 +112,9 @@ def open_driver(settings: Settings) -> Driver:
             s.neo4j_uri, auth=(s.neo4j_user, s.neo4j_password.get_secret_value())
         )
         driver.verify_connectivity()
-    except (ServiceUnavailable, AuthError, OSError, ValueError) as e:
+    except (ServiceUnavailable, AuthError, ConfigurationError, OSError, ValueError) as e:
         raise StoreUnavailableError(
-            f"cannot reach Neo4j at {s.neo4j_uri}: {e}. Start the local server with "
+            f"cannot reach Neo4j at {redact_url(s.neo4j_uri)}: {redact_text(str(e))}. Start the local server with "
             "`graphmem neo4j start`, or set GRAPHMEM_NEO4J_URI/USER/PASSWORD."
         ) from e
     return driver
@@ -277,7 +279,7 @@ def _translated() -> Iterator[None]:
     except ConstraintError as e:
         raise ConflictError(str(e.message)) from e
     except (ServiceUnavailable, SessionExpired) as e:
-        raise StoreUnavailableError(f"Neo4j unavailable: {e}") from e
+        raise StoreUnavailableError(f"Neo4j unavailable: {redact_text(str(e))}") from e
     except Neo4jError as e:
         if e.code and e.code.startswith("Neo.TransientError"):
             raise StoreUnavailableError(f"Neo4j transient error: {e.message}") from e

@@ -1,5 +1,11 @@
 """A real local Neo4j Community server, assembled from Maven Central and run in the background.
 
+Only its owner can open it: the first start generates a random password, kept in
+``<GRAPHMEM_HOME>/neo4j-password`` (mode 0600, the home folder 0700; graphmem reads it when
+GRAPHMEM_NEO4J_PASSWORD is not set), and Neo4j's HTTP API answers cross-origin requests only for
+its own Browser origin, so a web page on another origin can neither read nor write the store
+(docs/security.md, "Local store").
+
 Layout under ``<GRAPHMEM_HOME>/neo4j`` (git-ignored, default ``.graphmem/neo4j``)::
 
     pom.xml      the server artifacts (neo4j, neo4j-server, neo4j-browser) at pinned versions
@@ -15,6 +21,7 @@ The JVM is launched like the official launcher does (``CommunityEntryPoint`` wit
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -23,8 +30,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from graphmem.core.config import Settings
+from graphmem.core.config import Settings, LEGACY_PASSWORD, password_file
 from graphmem.core.errors import LocalServerError
+from graphmem.core.private_files import write_private
 
 # Flags of the official launcher (neo4j.conf ``server.jvm.additional`` defaults of 5.26).
 JVM_FLAGS = [
@@ -64,6 +72,11 @@ POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
 """
 
 
+def new_password() -> str:
+    """A random password for a local store: 32 URL-safe characters (192 bits)."""
+    return secrets.token_urlsafe(24)
+
+
 def _port_in_use(port: int) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.settimeout(0.5)
@@ -92,6 +105,7 @@ class LocalServer:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.home = settings.neo4j_home.resolve()
+        self.password_path = password_file(settings.home).resolve()
         self.lib = self.home / "lib"
         self.conf = self.home / "conf"
         self.pid_file = self.home / "run" / "neo4j.pid"
@@ -164,6 +178,10 @@ class LocalServer:
             f"server.memory.pagecache.size={s.neo4j_pagecache_mb}m",
             "dbms.usage_report.enabled=false",
             "dbms.security.auth_enabled=true",
+            # CORS: Neo4j answers "Access-Control-Allow-Origin: *" by default, so any web page
+            # the user opens could POST Cypher to /db/neo4j/tx/commit; only the server's own
+            # Browser origin is allowed (the Browser served here is same-origin anyway)
+            f"dbms.security.http_access_control_allow_origin=http://127.0.0.1:{s.neo4j_http_port}",
             "db.tx_log.rotation.retention_policy=2 files",
             f"server.directories.data={self.home / 'data'}",
             f"server.directories.logs={self.home / 'logs'}",
@@ -175,8 +193,20 @@ class LocalServer:
         (self.conf / "neo4j.conf").write_text("\n".join(lines) + "\n")
 
     def _set_initial_password(self) -> None:
+        """Give a new store its password (a store with a system database has one already).
+
+        GRAPHMEM_NEO4J_PASSWORD when set; else the password file's, generated here
+        (:func:`new_password`, written 0600 by :func:`write_private`) when there is none. The
+        settings take the new password, so the rest of this process connects with it.
+        """
+        self.settings.home.mkdir(parents=True, exist_ok=True)
+        self.settings.home.chmod(0o700)  # the home holds the password file and the database
         if (self.home / "data" / "dbms").exists():
             return  # the system database exists: the password was set on first start
+        if self.settings.password_source in ("none", "legacy"):
+            password = new_password()
+            write_private(self.password_path, password)
+            self.settings.use_password(password, "file")
         env = dict(os.environ, NEO4J_HOME=str(self.home), NEO4J_CONF=str(self.conf))
         proc = subprocess.run(
             [
@@ -187,6 +217,40 @@ class LocalServer:
         )
         if proc.returncode != 0:
             raise LocalServerError(f"set-initial-password failed: {proc.stdout}{proc.stderr}")
+
+    def rotate_password(self) -> None:
+        """Replace the running store's password with a new random one and keep it in the
+        password file: the upgrade of a store made with :data:`~graphmem.config.LEGACY_PASSWORD`,
+        or a rotation. The new password is written (0600) beside the file before Neo4j takes
+        it, so an interrupted rotation leaves it in ``neo4j-password.new``.
+
+        Raises:
+            LocalServerError: GRAPHMEM_NEO4J_PASSWORD is set (that password is yours to change),
+                the server is not running, or Neo4j refused the change.
+        """
+        from neo4j import GraphDatabase
+
+        s = self.settings
+        if s.password_source == "given":
+            raise LocalServerError(
+                "GRAPHMEM_NEO4J_PASSWORD is set, so graphmem does not manage this password: change it "
+                "with ALTER CURRENT USER in Neo4j, or unset the variable to use the password file"
+            )
+        if self.pid() is None:
+            raise LocalServerError("the local server is not running (graphmem neo4j start)")
+        old = s.neo4j_password.get_secret_value()
+        new = new_password()
+        pending = self.password_path.with_name(self.password_path.name + ".new")
+        write_private(pending, new)
+        try:
+            with GraphDatabase.driver(f"bolt://127.0.0.1:{s.neo4j_bolt_port}", auth=(s.neo4j_user, old)) as d:
+                d.execute_query("ALTER CURRENT USER SET PASSWORD FROM $old TO $new",
+                                old=old, new=new, database_="system")
+        except Exception as e:  # noqa: BLE001 - any refusal: the old password stays
+            pending.unlink(missing_ok=True)
+            raise LocalServerError(f"Neo4j refused the new password: {type(e).__name__}") from e
+        os.replace(pending, self.password_path)
+        s.use_password(new, "file")
 
     # ---------------------------------------------------------------- lifecycle
     def pid(self) -> int | None:

@@ -44,6 +44,7 @@ from graphmem.store.local_server import ADMIN_TOOL, LocalServer
 from graphmem.core.model import Conversation
 from graphmem.store.scope import group_key
 from graphmem.core.times import instant
+from graphmem.core.private_files import csv_folder, open_private
 
 ARRAY_DELIMITER = "\x1f"  # unit separator: never part of a display name
 
@@ -77,12 +78,13 @@ MESSAGE_LABELS = f"Message{ARRAY_DELIMITER}PendingEmbedding"  # labels are split
 
 
 class CsvFiles:
-    """Open CSV writers, one per file of :data:`HEADERS` (``<name><suffix>.csv`` in ``folder``)."""
+    """Open CSV writers, one per file of :data:`HEADERS` (``<name><suffix>.csv`` in ``folder``),
+    each 0600 and never through a symlink (:func:`open_private`)."""
 
     def __init__(self, folder: Path, suffix: str = "", *, header: bool = True) -> None:
-        folder.mkdir(parents=True, exist_ok=True)
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         self.paths = {name: folder / f"{name}{suffix}.csv" for name in HEADERS}
-        self._files = {name: p.open("w", encoding="utf-8", newline="") for name, p in self.paths.items()}
+        self._files = {name: open_private(p) for name, p in self.paths.items()}
         self.w = {k: csv.writer(f, quoting=csv.QUOTE_ALL, lineterminator="\n") for k, f in self._files.items()}
         if header:
             for name, cols in HEADERS.items():
@@ -372,23 +374,6 @@ def importer_cause(output: str) -> str:
         return causes[-1]
     plain = [ln for ln in lines if not ln.startswith("at ") and not ln.startswith("...")]
     return plain[0] if plain else "no output"
-
-
-def csv_folder(folder: Path) -> None:
-    """Make the folder of the CSV files (checked before the input is read or the server stopped).
-
-    Raises:
-        InvalidInputError: it cannot be a folder (a file has that name, no permission, ...),
-            field ``csv_dir``.
-    """
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        probe = folder / f".graphmem-write-check-{os.getpid()}"
-        probe.touch()
-        probe.unlink()
-    except OSError as e:
-        raise InvalidInputError(f"cannot write the CSV files into {str(folder)!r}: {e.strerror or e}",
-                                field="csv_dir") from e
 
 
 def check_can_import(settings: Settings, *, overwrite: bool, running_ok: bool = False) -> LocalServer:

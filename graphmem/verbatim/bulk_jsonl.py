@@ -47,7 +47,7 @@ from graphmem.core.model import Conversation
 from graphmem.verbatim.bulk_import import HEADERS, CsvFiles, CsvWritten, ImportReport, import_files, write_csv, write_group
 from graphmem.core.errors import InvalidInputError
 from graphmem.verbatim.ingest import IngestSummary
-from graphmem.core.limits import MAX_ID_CHARS, MAX_NAME_CHARS, MAX_TEXT_CHARS, existing_path, has_visible
+from graphmem.core.limits import MAX_ID_CHARS, MAX_NAME_CHARS, MAX_TEXT_CHARS, existing_path, has_visible, id_ok
 from graphmem.core.times import parse_ts
 
 log = logging.getLogger(__name__)
@@ -81,9 +81,10 @@ class _Rec:
 
 
 def _id_ok(value: str) -> bool:
-    """:func:`graphmem.core.limits.check_id` would pass it (``/`` is checked by the caller)."""
-    return (0 < len(value) <= MAX_ID_CHARS and value == value.strip() and _BAD.search(value) is None
-            and has_visible(value))
+    """:func:`graphmem.core.limits.check_id` would pass it (``/`` is checked by the caller): the
+    grammar's own predicate, so an id with an invisible character goes to the reference path,
+    which refuses it naming line and field."""
+    return id_ok(value)
 
 
 def _name_ok(value: str) -> bool:

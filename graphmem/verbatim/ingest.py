@@ -151,9 +151,10 @@ def validate(conv: Conversation) -> None:
         limits.check_message_text(m.text, record=ref, source=src)
         if not m.session:
             raise InvalidInputError("session is missing", source=src, record=ref, field="session")
+        if m.channel:  # the channel first: it is part of the session id
+            limits.check_id(m.channel, field="channel", record=ref, source=src, slash=False)
         limits.check_id(m.session, field="session", record=ref, source=src)
         if m.channel:
-            limits.check_id(m.channel, field="channel", record=ref, source=src, slash=False)
             if not m.session.startswith(m.channel + "/"):
                 raise InvalidInputError(
                     f"session id is not channel-qualified (expected '{m.channel}/<session>')",

@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 from graphmem.store.db import Store
 from graphmem.core.model import GROUP
 from graphmem.core.text import STOP_WORDS
+from graphmem.core.limits import display_form, visible_id
 
 __all__ = ["Roster", "RosterEntry", "RosterMember", "find_persons", "name_pattern", "read_roster", "resolve_person"]
 
@@ -31,6 +32,10 @@ class RosterMember(BaseModel):
         speaker_id: stable id from the source, or "".
         aliases: every display name seen.
         messages: number of messages the person sent in the group.
+        label: how the person is shown: the display name, or ``"Name (id)"`` when another
+            member shares its display form (:func:`graphmem.limits.display_form`: NFC, no
+            invisible characters, any case), with invisible characters of the id written as
+            ``\\uXXXX``. Filled by :func:`read_roster`.
     """
 
     id: str
@@ -38,6 +43,7 @@ class RosterMember(BaseModel):
     speaker_id: str = ""
     aliases: list[str] = Field(default_factory=list)
     messages: int = 0
+    label: str = ""
 
 
 @dataclass(frozen=True)
@@ -56,23 +62,26 @@ class Roster:
     Built from :class:`RosterMember` objects or from mappings with ``id``, ``name`` and
     ``aliases``. Used by the Writer (owner/source names) and by Project (row names).
 
-    Labels are display names; a display name shared by several persons (or equal to
-    ``GROUP``) is shown as ``"Name (id)"``. :meth:`resolve` accepts a label, a Person id, a
-    display name or an alias (case-insensitive) when it names exactly one person, and
-    ``GROUP`` (any case) for the group.
+    Labels are display names; a display name whose display form
+    (:func:`graphmem.limits.display_form`: NFC, invisible characters dropped, case-folded) is
+    shared by several persons (or is ``GROUP``'s) is shown as ``"Name (id)"``, the id's
+    invisible characters written as ``\\uXXXX`` (so ``Dad`` and ``Dad\u200b`` are told apart).
+    :meth:`resolve` accepts a label, a Person id, a display name or an alias (compared in
+    display form) when it names exactly one person, and ``GROUP`` (any case) for the group.
     """
 
     def __init__(self, persons: Sequence[Mapping[str, Any] | RosterMember]) -> None:
         rows: list[Mapping[str, Any]] = [p.model_dump() if isinstance(p, BaseModel) else p for p in persons]
         names: dict[str, int] = {}
         for p in rows:
-            key = str(p.get("name") or p["id"]).casefold()
+            key = display_form(str(p.get("name") or p["id"]))
             names[key] = names.get(key, 0) + 1
         entries = []
         for p in rows:
             name = str(p.get("name") or p["id"])
-            clash = names[name.casefold()] > 1 or name.casefold() == GROUP.casefold()
-            label = f"{name} ({p['id']})" if clash else name
+            form = display_form(name)
+            clash = names[form] > 1 or form == GROUP.casefold()
+            label = f"{name} ({visible_id(str(p['id']))})" if clash else name
             aliases = tuple(str(a) for a in (p.get("aliases") or []) if a)
             entries.append(RosterEntry(str(p["id"]), name, aliases, label))
         self.entries: tuple[RosterEntry, ...] = tuple(entries)
@@ -81,7 +90,7 @@ class Roster:
         loose: dict[str, set[str]] = {}
         for e in self.entries:
             for n in {e.name, e.id, *e.aliases}:
-                loose.setdefault(n.casefold(), set()).add(e.id)
+                loose.setdefault(display_form(n), set()).add(e.id)
         self._loose = loose
 
     def __len__(self) -> int:
@@ -117,7 +126,7 @@ class Roster:
             return s, ""
         if folded == GROUP.casefold():
             return GROUP, ""
-        ids = self._loose.get(folded, set())
+        ids = self._loose.get(display_form(s), set())
         if len(ids) == 1:
             return next(iter(ids)), ""
         if len(ids) > 1:
@@ -137,7 +146,9 @@ def read_roster(store: Store, group_id: str, *, counts: bool = True) -> list[Ros
     not need.
     """
     name = "query/list_roster" if counts else "query/list_members"
-    return [RosterMember(**r) for r in store.read(name, group_id=group_id)]
+    members = [RosterMember(**r) for r in store.read(name, group_id=group_id)]
+    roster = Roster(members)
+    return [m.model_copy(update={"label": roster.label(m.id)}) for m in members]
 
 
 def resolve_person(name: Any, roster: Sequence[RosterMember] | Roster) -> str | None:

@@ -79,9 +79,9 @@ def parse_layers(values: Iterable[str] | None) -> list[str] | None:
             code = by_name.get(part.casefold())
             if code is None:
                 raise InvalidInputError(
-                    f"unknown layer {part!r}; one of {', '.join(memory.LAYERS)} "
+                    f"unknown layer; one of {', '.join(memory.LAYERS)} "
                     f"(or {', '.join(memory.LAYER_LABELS.values())})",
-                    field="layer",
+                    field="layer", value=part,
                 )
             wanted.add(code)
     return [code for code in memory.LAYERS if code in wanted] or None
@@ -93,7 +93,7 @@ def _instant(value: str | None, field: str) -> float | None:
     try:
         return to_instant(value)
     except InvalidInputError as e:
-        raise InvalidInputError(f"unparsable time {value!r} (ISO-8601 expected)", field=field) from e
+        raise InvalidInputError("unparsable time (ISO-8601 expected)", field=field, value=value) from e
 
 
 class GroupData:
@@ -104,7 +104,8 @@ class GroupData:
         self.group_id = group_id
         self.name = group.name
         self.roster = read_roster(store, group_id)
-        self.names = {m.id: m.name for m in self.roster}
+        # what a person is shown as: the roster label ("Name (id)" where two share a display form)
+        self.names = {m.id: m.label or m.name for m in self.roster}
         self.names[memory.GROUP] = group.name
         self.messages = store.read("writer/list_messages", group_id=group_id, pending_only=False)
         self.position = {m["id"]: i for i, m in enumerate(self.messages)}

@@ -37,7 +37,8 @@ class GraphNode(BaseModel):
     Attributes:
         id: ``Person.id`` (speaker_id, else display name), or :data:`graphmem.derived.memory.GROUP`.
         kind: ``"person"`` or ``"group"``.
-        name: display name (the group's name for GROUP).
+        name: the roster label: display name, or ``"Name (id)"`` where two members share a
+            display form (:class:`graphmem.roster.Roster`); the group's name for GROUP.
         messages: messages the person sent within the session and time filters (0 for GROUP).
         records_owned / records_sourced: records in this graph about / from this node.
         x / y: layout position in [-1, 1] (GROUP at the centre, people on a ring by name).
@@ -196,7 +197,7 @@ def build_graph(
         raise NotFoundError(f"no person {person!r} in group {group_id!r}")
     sessions = data.sessions()
     if session is not None and session not in {s.id for s in sessions}:
-        raise NotFoundError(f"no session {session!r} in group {group_id!r}")
+        raise NotFoundError(f"no such session in group {group_id!r} (field 'session')")
 
     def in_time(instant: float | None) -> bool:  # a stored time that cannot be read passes no bound
         if instant is None:
@@ -255,7 +256,7 @@ def build_graph(
     nodes = [GraphNode(id=memory.GROUP, kind="group", name=data.name, records_owned=owned[memory.GROUP],
                        records_sourced=sourced[memory.GROUP], x=layout[memory.GROUP][0], y=layout[memory.GROUP][1])]
     nodes += [
-        GraphNode(id=m.id, kind="person", name=m.name, messages=sent[m.id], records_owned=owned[m.id],
+        GraphNode(id=m.id, kind="person", name=data.names[m.id], messages=sent[m.id], records_owned=owned[m.id],
                   records_sourced=sourced[m.id], x=layout[m.id][0], y=layout[m.id][1])
         for m in people
     ]

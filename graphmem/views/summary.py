@@ -17,7 +17,8 @@ class PersonSummary(BaseModel):
     """One person's part in the conversation and in the derived memory.
 
     Attributes:
-        id / name: the person.
+        id / name: the person (``name`` is the roster label: ``"Name (id)"`` where two members
+            share a display form).
         messages: messages sent.
         replies_sent / replies_received: REPLY_TO links to / from other people's messages.
         records_owned: current (head) records about the person.
@@ -138,7 +139,7 @@ def summarize(store: Store, group_id: str) -> GroupSummary:
     stance = Counter(r.owner for r in data.records if _is_stance_change(r))
     people = [
         PersonSummary(
-            id=m.id, name=m.name, messages=sent[m.id], replies_sent=replies_sent[m.id],
+            id=m.id, name=data.names[m.id], messages=sent[m.id], replies_sent=replies_sent[m.id],
             replies_received=replies_received[m.id], records_owned=owned[m.id],
             records_sourced=sourced[m.id], said_about_others=about_others[m.id],
             stance_changes=stance[m.id], first_ts=first.get(m.id, ""), last_ts=last.get(m.id, ""),

@@ -58,7 +58,7 @@ def build_timeline(store: Store, group_id: str) -> Timeline:
         NotFoundError: unknown group.
     """
     data = GroupData(store, group_id, heads_only=False, layers=None)
-    people = [(m.id, m.name) for m in sorted(data.roster, key=lambda m: (m.name.casefold(), m.id))]
+    people = [(m.id, data.names[m.id]) for m in sorted(data.roster, key=lambda m: (m.name.casefold(), m.id))]
     return Timeline(
         group_id=group_id, name=data.name, people=people, sessions=data.sessions(),
         messages=[TimelineMark(person=m["person_id"], position=i) for i, m in enumerate(data.messages)],
@@ -71,9 +71,12 @@ def build_timeline(store: Store, group_id: str) -> Timeline:
 
 
 def _plain(text: str, limit: int) -> str:
-    """Text matplotlib's default font can draw: no characters beyond the BMP (emoji), cut."""
+    """Text matplotlib draws as written: no characters beyond the BMP (emoji: the default font
+    has none), cut to ``limit`` characters, and every ``$`` escaped, so a name such as
+    ``$\\foo$`` is not read as mathtext (which fails the whole plot on an unknown command)."""
     text = "".join(c for c in text if ord(c) <= 0xFFFF).strip()
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+    text = text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+    return text.replace("$", "\\$")
 
 
 #: Decisions listed under the timeline plot; more are counted, not listed.

@@ -39,7 +39,8 @@ def test_parse_layers_accepts_codes_labels_and_lists():
     assert graphview.parse_layers(["", " "]) is None
     with pytest.raises(InvalidInputError) as e:
         graphview.parse_layers(["Core", "Gossip"])
-    assert e.value.field == "layer" and "Gossip" in str(e.value)
+    # the rule and the field, never the value (issue 24): it is carried for the command line only
+    assert e.value.field == "layer" and "Gossip" not in str(e.value) and e.value.value == "'Gossip'"
 
 
 def test_render_timeline_png_without_database():

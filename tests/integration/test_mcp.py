@@ -210,8 +210,10 @@ def test_example_agent_config_starts_the_server(group_id):
     assert command.exists(), command
     from graphmem.core.config import get_settings
 
-    # the snippet's Neo4j location is an example: point it at the server these tests use
+    # the snippet's Neo4j location and home are examples: point them at the server these tests use
+    assert "GRAPHMEM_NEO4J_PASSWORD" not in spec["env"]  # no password in a file people copy
     env = {**spec["env"], "GRAPHMEM_NEO4J_URI": get_settings().neo4j_uri,
+           "GRAPHMEM_HOME": str(get_settings().home.resolve()),
            **{k: v for k, v in os.environ.items() if k.startswith("GRAPHMEM_")}}
     params = StdioServerParameters(command=str(command), args=spec["args"], env=env, cwd=str(ROOT))
 

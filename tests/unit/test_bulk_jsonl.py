@@ -215,3 +215,18 @@ def test_an_unusable_csv_dir_is_a_clear_error_before_anything_runs(tmp_path, fmt
     assert res.returncode == 1 and "Traceback" not in res.stderr, res.stderr
     assert f"cannot write the CSV files into {str(blocker)!r}" in res.stderr and "field 'csv_dir'" in res.stderr, \
         res.stderr
+
+
+@pytest.mark.parametrize("field", ["speaker_id", "id", "reply_to", "session"])
+def test_fast_path_refuses_invisible_characters_in_ids_as_the_reference(tmp_path, field):
+    """Issue 24: ``"dad\\u200b"`` beside ``"dad"`` would be two people nobody tells apart; the
+    fast path takes it to the reference path, which names line and field; nothing is written."""
+    good = {"group": "g", "session": "s", "speaker": "Dad", "speaker_id": "dad", "text": "hi",
+            "ts": "2026-03-01T10:00:00", "id": "m0"}
+    bad = {**good, "id": "m1", field: "m0\u200b" if field == "reply_to" else good.get(field, "x") + "\u200b"}
+    path = write_lines(tmp_path / "in.jsonl", [good, bad])
+    out = tmp_path / "csv"
+    with pytest.raises(InvalidInputError) as e:
+        write_csv_jsonl(path, out, workers=2)
+    assert (e.value.record, e.value.field) == ("line 2", field) and "U+200B" in str(e.value)
+    assert not list(out.glob("*.csv"))

@@ -1,0 +1,49 @@
+"""No secret in what graphmem prints (issue 24, point 10), without a database: the URL rule, and
+a model endpoint with credentials that fails: its error, its log lines and its repr name the
+host, never the user, password or key."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from graphmem.core.errors import LLMError
+from graphmem.llm.client import ChatModel
+from graphmem.core.redact import MASK, redact_text, redact_url
+from tests.processes import free_port
+
+SECRETS = ("s3cret-pass", "k3y-in-query", "alice")
+
+
+@pytest.mark.parametrize(("url", "shown"), [
+    ("https://alice:s3cret-pass@llm.example/v1", "https://***@llm.example/v1"),
+    ("https://alice@llm.example/v1", "https://***@llm.example/v1"),
+    ("https://llm.example/v1?api_key=k3y-in-query&model=m", "https://llm.example/v1?api_key=***&model=m"),
+    ("https://llm.example/v1?Key=k3y-in-query", "https://llm.example/v1?Key=***"),
+    ("neo4j+s://neo4j:s3cret-pass@x.databases.neo4j.io", "neo4j+s://***@x.databases.neo4j.io"),
+    ("http://127.0.0.1:8000/v1", "http://127.0.0.1:8000/v1"),  # nothing to hide: unchanged
+])
+def test_redact_url(url, shown):
+    assert redact_url(url) == shown
+
+
+def test_redact_text_cleans_every_url_in_a_message():
+    text = ("failed at https://alice:s3cret-pass@a.example/v1 and then "
+            "'http://b.example/x?token=k3y-in-query', giving up")
+    out = redact_text(text)
+    assert not any(s in out for s in SECRETS) and out.count(MASK) == 2
+    assert "a.example/v1" in out and "b.example/x" in out and out.endswith("giving up")
+
+
+def test_a_failing_model_endpoint_with_credentials_never_prints_them(caplog):
+    port = free_port()  # nothing listens: connection refused, then one retry
+    url = f"http://alice:s3cret-pass@127.0.0.1:{port}/v1?api_key=k3y-in-query"
+    model = ChatModel(base_url=url, model="m", max_retries=1, timeout_s=5, backoff_initial_s=0.01)
+    assert not any(s in repr(model) for s in SECRETS)
+    with caplog.at_level(logging.DEBUG, logger="graphmem"), pytest.raises(LLMError) as e:
+        model.complete_text([{"role": "user", "content": "hi"}], stage="answer")
+    assert f"127.0.0.1:{port}" in str(e.value)  # where it failed is still said
+    assert not any(s in str(e.value) for s in SECRETS), str(e.value)
+    logged = "\n".join(r.getMessage() for r in caplog.records)
+    assert "retrying" in logged and not any(s in logged for s in SECRETS), logged
