@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import logging
 
-from api.deps import StoreDep, get_store
-from graphmem.core.wire import HealthPublic
+from fastapi import APIRouter, Request
+
+from api.deps import get_runtime, get_store
 from graphmem import __version__
 from graphmem.core.errors import StoreUnavailableError
-from fastapi import APIRouter, Request
 from graphmem.core.redact import redact_text
+from graphmem.core.wire import HealthPublic
 
 router = APIRouter(tags=["health"])
 logger = logging.getLogger(__name__)
@@ -24,7 +25,7 @@ def health(request: Request) -> HealthPublic:
     """200 when Neo4j answers a query; 503 (StoreUnavailableError, :data:`HEALTH_DOWN`) when it
     does not. Neither answer names the Neo4j URI."""
     try:
-        get_store(request).driver.verify_connectivity()
+        get_store(get_runtime(request)).driver.verify_connectivity()
     except Exception as e:  # noqa: BLE001 - any driver failure means the store is unavailable
         logger.warning("health: %s", redact_text(str(e)))
         raise StoreUnavailableError(HEALTH_DOWN) from e

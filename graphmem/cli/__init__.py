@@ -19,7 +19,6 @@ from rich.markup import escape
 from graphmem.cli import ask, derive, embed, forget, ingest, mcp, neo4j, schema, search, serve, stats, summary
 from graphmem.cli import train
 from graphmem.cli import eval as eval_group
-from graphmem.core import telemetry
 from graphmem.cli.common import emit_json, err, open_store, out
 from graphmem.core.config import get_settings
 from graphmem.core.errors import GraphMemError, InvalidInputError
@@ -57,7 +56,7 @@ def run_cli() -> None:
     """
     logging.getLogger("neo4j").setLevel(logging.ERROR)
     try:
-        telemetry.configure(get_settings().otel_enabled)
+        get_settings()  # a GRAPHMEM_* setting that does not parse fails here, in one line (below)
         app()
     except GraphMemError as e:
         # the refused value is shown here only, to the user who gave it (never in API/MCP bodies)
