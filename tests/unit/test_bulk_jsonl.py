@@ -227,6 +227,6 @@ def test_fast_path_refuses_invisible_characters_in_ids_as_the_reference(tmp_path
     path = write_lines(tmp_path / "in.jsonl", [good, bad])
     out = tmp_path / "csv"
     with pytest.raises(InvalidInputError) as e:
-        write_csv_jsonl(path, out, workers=2)
+        write_csv_jsonl(path, out, reference=jsonl_reference, workers=2)
     assert (e.value.record, e.value.field) == ("line 2", field) and "U+200B" in str(e.value)
     assert not list(out.glob("*.csv"))
