@@ -51,6 +51,8 @@ ARRAY_DELIMITER = "\x1f"  # unit separator: never part of a display name
 #: ``GRAPHMEM_HOME``), so that erasing a person also clears the intermediate copies of their
 #: group's messages (:func:`clear_csv_files`, called by :func:`graphmem.groups.forget_person`).
 CSV_MANIFEST = "import-csv.json"
+#: neo4j-admin's report of skipped entries, written beside the CSV files (it names their ids).
+IMPORT_REPORT = "import.report"
 
 
 @dataclass
@@ -423,7 +425,8 @@ def clear_csv_files(settings: Settings, group_id: str) -> list[str]:
     """Delete the importer's intermediate CSV files that hold a group's messages.
 
     A set of files holds every group of one import, so the whole set goes (the database has the
-    data; the files were only the importer's input); an emptied folder is removed too. The set's
+    data; the files were only the importer's input), with neo4j-admin's report beside them
+    (:data:`IMPORT_REPORT`); an emptied folder is removed too. The set's
     entry leaves :data:`CSV_MANIFEST`. A file already gone is skipped, so a second call removes
     nothing.
 
@@ -446,12 +449,13 @@ def clear_csv_files(settings: Settings, group_id: str) -> list[str]:
         if group_id not in (entry.get("groups") or []):
             kept.append(entry)
             continue
-        for name in entry.get("files") or []:
+        folder = Path(str(entry.get("csv_dir") or ""))
+        names = [*(entry.get("files") or []), *([str(folder / IMPORT_REPORT)] if str(folder) else [])]
+        for name in names:
             f = Path(str(name))
             if f.is_file() and not f.is_symlink():
                 f.unlink()
                 removed.append(str(f))
-        folder = Path(str(entry.get("csv_dir") or ""))
         if str(folder) and folder.is_dir() and not any(folder.iterdir()):
             folder.rmdir()
     if len(kept) != len(entries):
@@ -575,7 +579,7 @@ def run_importer(
         "--id-type=integer", "--multiline-fields=true", "--array-delimiter=U+001F",
         # the importer's list of skipped entries, next to the CSV files (by default it lands
         # in the current directory as ``import.report``)
-        f"--report-file={folder / 'import.report'}",
+        f"--report-file={folder / IMPORT_REPORT}",
         "--overwrite-destination=true", f"--threads={os.cpu_count() or 2}", "--high-parallel-io=off",
         # the default is 90% of the machine's *free* memory, which on a machine whose RAM is
         # mostly file cache is a few hundred MB; the server's page cache size is the budget
