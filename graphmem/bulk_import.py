@@ -20,23 +20,27 @@ database folder counts as data, :func:`check_can_import`). The input is checked 
 files written while a running server keeps running; ``graphmem neo4j import`` stops it only
 then (``stop_server``), so a bad record leaves the server and the store as they were. If
 neo4j-admin itself fails, the database's folders (moved aside before it ran) are put back and
-the stopped server is started again; the error gives the importer's cause either way.
+the stopped server is started again; the error gives the importer's cause either way. Each set
+of CSV files is noted for erasure (:mod:`graphmem.import_files`) before the importer runs.
+
+Size (over 500 lines on purpose): the first load is one flow - check, write the files, note
+them, stop, import, put the database back on failure - and the restore belongs beside the run
+it undoes.
 """
 
 from __future__ import annotations
 
 import csv
-import json
 import os
 import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from graphmem.config import Settings
 from graphmem.db import Store, open_driver
 from graphmem.errors import GraphMemError, InvalidInputError, LocalServerError
+from graphmem.import_files import record_csv_files
 from graphmem.ingest import IngestSummary, collapse, person_key, validate
 from graphmem.llm.timing import Stopwatch
 from graphmem.order import plan_order
@@ -46,13 +50,6 @@ from graphmem.scope import group_key
 from graphmem.times import instant
 
 ARRAY_DELIMITER = "\x1f"  # unit separator: never part of a display name
-
-#: Where the importer notes each set of CSV files it wrote (a JSON file in the project's home,
-#: ``GRAPHMEM_HOME``), so that erasing a person also clears the intermediate copies of their
-#: group's messages (:func:`clear_csv_files`, called by :func:`graphmem.groups.forget_person`).
-CSV_MANIFEST = "import-csv.json"
-#: neo4j-admin's report of skipped entries, written beside the CSV files (it names their ids).
-IMPORT_REPORT = "import.report"
 
 
 @dataclass
@@ -271,7 +268,6 @@ def import_conversations(
     report.summary = write_csv(conversations, folder)
     report.seconds["csv"] = t.elapsed_s
     files = {k: [folder / f"{k}.csv"] for k in HEADERS}
-    record_csv_files(settings, folder, report.summary.group_ids, files)
     report.stopped_server = _stop_for_import(server, report)
     report.seconds["import"], report.tool_output = _import_or_restore(settings, server, folder, files, report)
     return report
@@ -300,6 +296,7 @@ def _import_or_restore(
             database is as it was and whether the server runs again (if it could not be
             started, why and how to start it).
     """
+    record_csv_files(settings, folder, report.summary.group_ids, files)  # forget clears them
     db = settings.neo4j_database
     data = server.home / "data"
     live = [data / "databases" / db, data / "transactions" / db]
@@ -373,94 +370,9 @@ def import_jsonl(
     report.summary = result.summary
     report.seconds["csv"] = t.elapsed_s
     report.csv_path, report.csv_parts = result.path, result.parts
-    record_csv_files(settings, folder, result.summary.group_ids, result.files)
     report.stopped_server = _stop_for_import(server, report)
     report.seconds["import"], report.tool_output = _import_or_restore(settings, server, folder, result.files, report)
     return report
-
-
-def _read_manifest(path: Path) -> list[dict[str, Any]]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return []
-    except (OSError, ValueError) as e:
-        raise InvalidInputError(f"cannot read the importer's list of CSV files {str(path)!r}: {e}",
-                                field="csv_manifest") from e
-    entries = data.get("imports") if isinstance(data, dict) else None
-    return [e for e in entries if isinstance(e, dict)] if isinstance(entries, list) else []
-
-
-def _write_manifest(path: Path, entries: list[dict[str, Any]]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        json.dump({"imports": entries}, f, ensure_ascii=False, indent=1)
-    os.replace(tmp, path)
-
-
-def record_csv_files(settings: Settings, folder: Path, group_ids: list[str], files: dict[str, list[Path]]) -> None:
-    """Note a set of CSV files the importer wrote, and the groups they hold, in :data:`CSV_MANIFEST`.
-
-    Args:
-        settings: graphmem settings (``home``: where the manifest lives).
-        folder: the CSV folder.
-        group_ids: the groups whose messages the files hold.
-        files: per kind, the files written (as :class:`graphmem.bulk_jsonl.CsvResult`).
-
-    Raises:
-        InvalidInputError: the manifest exists but cannot be read (field ``csv_manifest``).
-        OSError: the manifest cannot be written.
-    """
-    path = Path(settings.home) / CSV_MANIFEST
-    entries = _read_manifest(path)
-    paths = sorted({str(p.resolve()) for kind in files.values() for p in kind})
-    entries = [e for e in entries if e.get("csv_dir") != str(folder.resolve())]  # rewritten in place
-    entries.append({"csv_dir": str(folder.resolve()), "groups": sorted(set(group_ids)), "files": paths})
-    _write_manifest(path, entries)
-
-
-def clear_csv_files(settings: Settings, group_id: str) -> list[str]:
-    """Delete the importer's intermediate CSV files that hold a group's messages.
-
-    A set of files holds every group of one import, so the whole set goes (the database has the
-    data; the files were only the importer's input), with neo4j-admin's report beside them
-    (:data:`IMPORT_REPORT`); an emptied folder is removed too. The set's
-    entry leaves :data:`CSV_MANIFEST`. A file already gone is skipped, so a second call removes
-    nothing.
-
-    Args:
-        settings: graphmem settings (``home``: where the manifest lives).
-        group_id: the group.
-
-    Returns:
-        The paths removed (sorted; empty when there was nothing to remove).
-
-    Raises:
-        InvalidInputError: the manifest cannot be read (field ``csv_manifest``).
-        OSError: a listed file exists but cannot be removed (the manifest keeps its entry).
-    """
-    path = Path(settings.home) / CSV_MANIFEST
-    entries = _read_manifest(path)
-    removed: list[str] = []
-    kept = []
-    for entry in entries:
-        if group_id not in (entry.get("groups") or []):
-            kept.append(entry)
-            continue
-        folder = Path(str(entry.get("csv_dir") or ""))
-        names = [*(entry.get("files") or []), *([str(folder / IMPORT_REPORT)] if str(folder) else [])]
-        for name in names:
-            f = Path(str(name))
-            if f.is_file() and not f.is_symlink():
-                f.unlink()
-                removed.append(str(f))
-        if str(folder) and folder.is_dir() and not any(folder.iterdir()):
-            folder.rmdir()
-    if len(kept) != len(entries):
-        _write_manifest(path, kept)
-    return sorted(removed)
 
 
 def importer_cause(output: str) -> str:
@@ -579,7 +491,7 @@ def run_importer(
         "--id-type=integer", "--multiline-fields=true", "--array-delimiter=U+001F",
         # the importer's list of skipped entries, next to the CSV files (by default it lands
         # in the current directory as ``import.report``)
-        f"--report-file={folder / IMPORT_REPORT}",
+        f"--report-file={folder / 'import.report'}",
         "--overwrite-destination=true", f"--threads={os.cpu_count() or 2}", "--high-parallel-io=off",
         # the default is 90% of the machine's *free* memory, which on a machine whose RAM is
         # mostly file cache is a few hundred MB; the server's page cache size is the budget

@@ -253,7 +253,7 @@ def forget_person(store: Store, group_id: str, person_id: str, *, settings: Sett
     wrote an erased record drop their stored validation report (it quotes what the Writer
     wrote). A chain whose head was erased gets its latest remaining state back as head. After
     the transaction, the first-load importer's CSV files that held the group's messages are
-    deleted (:func:`graphmem.bulk_import.clear_csv_files`) and this process's cached BM25
+    deleted (:func:`graphmem.import_files.clear_csv_files`) and this process's cached BM25
     statistics of the group are dropped. Running it again is a no-op (all counts zero, lists
     empty). Source of the words erased: DESIGN.md "Guarantees"; docs/reliability.md;
     docs/security.md "Erasure".
@@ -273,7 +273,7 @@ def forget_person(store: Store, group_id: str, person_id: str, *, settings: Sett
         InvalidInputError: the importer's list of CSV files cannot be read (the store is
             erased by then; a second call clears the files once the list is mended).
     """
-    from graphmem.bulk_import import clear_csv_files
+    from graphmem.import_files import clear_csv_files
     from graphmem.local_bm25 import forget_stats
 
     def work(tx: neo4j.ManagedTransaction) -> ForgetSummary:

@@ -78,14 +78,12 @@ from graphmem.writer.segments import (
     max_actions_for,
     plan_segments,
 )
+from graphmem.writer.attribution import ATTRIBUTION_REASONS, Attribution, check_attribution
 from graphmem.writer.validate import (
-    ATTRIBUTION_REASONS,
     REASONS,
     ActionOutcome,
-    Attribution,
     ValidatedAction,
     ValidationReport,
-    check_attribution,
     coerce_actions,
     validate_actions,
 )

@@ -4,7 +4,7 @@ The user message shows the roster, the session and its time, the CURRENT MEMORY 
 head: ``<entry_id> [layer|owner(by source)@date] content``) and the NEW MESSAGES. Memory and
 messages are fenced (:func:`graphmem.text.fence`) and the system prompt says that fenced text
 is data, never instructions; the validator enforces the attribution rules whatever the model
-answers (:func:`graphmem.writer.validate.check_attribution`).
+answers (:func:`graphmem.writer.attribution.check_attribution`).
 """
 
 from __future__ import annotations

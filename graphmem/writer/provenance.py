@@ -74,7 +74,7 @@ def supporting_messages(
     spoke in the segment always has one of their messages among the result (it replaces the
     weakest), and for GROUP as source a second member's message of the same tier replaces the
     weakest when the chosen ones all come from one member. Whether the credit holds is decided
-    by :func:`graphmem.writer.validate.check_attribution`, which refuses the record otherwise.
+    by :func:`graphmem.writer.attribution.check_attribution`, which refuses the record otherwise.
 
     Returns:
         ``(messages, confidence, tier name)``.
@@ -122,7 +122,7 @@ def _with_attribution(
     as source: when the chosen messages come from one member only, the best message of another
     member *in the same tier* takes that place (a message sharing no word with the record does
     not speak for the group). What cannot be fixed here is refused by
-    :func:`graphmem.writer.validate.check_attribution`.
+    :func:`graphmem.writer.attribution.check_attribution`.
     """
     keep = max(1, limit - 1)
     if source != GROUP:
@@ -195,7 +195,7 @@ def record_time(support: Sequence[SegmentMessage], source: str) -> SegmentMessag
 
     Raises:
         InvalidInputError: a person source spoke none of ``support`` (the attribution rules of
-            :func:`graphmem.writer.validate.check_attribution` refuse such a record first), or
+            :func:`graphmem.writer.attribution.check_attribution` refuse such a record first), or
             ``support`` is empty.
     """
     spoken = list(support) if source == GROUP else [m for m in support if m.person_id == source]

@@ -117,7 +117,8 @@ def imported_settings(tmp_path: Path) -> Settings:
 
 
 def test_api_forget_clears_the_importers_csv_copy_and_lists_what_it_touched(store, embedder, group_id, tmp_path):
-    from graphmem.bulk_import import CSV_MANIFEST, import_conversations
+    from graphmem.bulk_import import import_conversations
+    from graphmem.import_files import CSV_MANIFEST
 
     settings = imported_settings(tmp_path)
     folder = tmp_path / "csv"
@@ -145,7 +146,8 @@ def test_api_forget_clears_the_importers_csv_copy_and_lists_what_it_touched(stor
 
 
 def test_forget_leaves_another_groups_importer_files(store, embedder, make_group, tmp_path):
-    from graphmem.bulk_import import record_csv_files, write_csv
+    from graphmem.bulk_import import write_csv
+    from graphmem.import_files import record_csv_files
 
     mine, other = make_group(), make_group()
     settings = Settings(_env_file=None, home=tmp_path / "gm")
