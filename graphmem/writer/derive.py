@@ -24,6 +24,7 @@ from graphmem.llm import ChatModel, LLMOutputError, Stopwatch, TokenLedger, Usag
 from graphmem.memory import NewRecord
 from graphmem.roster import Roster
 from graphmem.writer.prompt import build_writer_messages
+from graphmem.writer.attribution import ATTRIBUTION_REASONS
 from graphmem.writer.provenance import record_time
 from graphmem.writer.segments import (
     WriterSegment,
@@ -327,6 +328,9 @@ def _derive_segment(
     # credited must have spoken in the record's FROM), whatever the Writer (or the file) says
     accepted, report = validate_actions(actions or [], roster=roster, heads=heads, max_actions=budget,
                                         report=report, messages=seg.messages, from_max=s.writer_from_max)
+    for o in report.outcomes:  # a refused credit may be a chat steering the Writer: say so (no content)
+        if o.status == "rejected" and o.reason in ATTRIBUTION_REASONS:
+            logger.warning("group %r, %s: Writer action #%d refused: %s", group_id, segment_id, o.index, o.reason)
 
     # code fills id, ts, turn_created, confidence and FROM; embeddings before the transaction
     records: list[NewRecord] = []

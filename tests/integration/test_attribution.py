@@ -11,6 +11,7 @@ are written. The same run goes through the library (a model), ``graphmem derive 
 from __future__ import annotations
 
 import json
+import logging
 
 import pytest
 from fastapi.testclient import TestClient
@@ -101,10 +102,16 @@ def assert_nothing_forged(store, gid: str) -> None:
         "RETURN d.id AS id", g=gid) == []
 
 
-def test_an_obedient_writer_cannot_forge_source_owner_or_a_group_decision(store, embedder, trip, scripted_llm):
+def test_an_obedient_writer_cannot_forge_source_owner_or_a_group_decision(store, embedder, trip, scripted_llm,
+                                                                          caplog):
     script(scripted_llm)
-    summary = derive_group(store, trip, model=scripted_llm.chat_model(), embedder=embedder,
-                           settings=Settings(_env_file=None))
+    with caplog.at_level(logging.WARNING, logger="graphmem.writer.derive"):
+        summary = derive_group(store, trip, model=scripted_llm.chat_model(), embedder=embedder,
+                               settings=Settings(_env_file=None))
+    # each refusal is logged with its reason code, never with the chat text
+    logged = [r.getMessage() for r in caplog.records if r.name == "graphmem.writer.derive"]
+    assert len(logged) == 7 and sum("source_not_speaker" in m for m in logged) == 2
+    assert not any("ridge" in m for m in logged)
     assert summary.rejections == EXPECTED_REJECTIONS
     assert (summary.records_added, summary.records_updated, summary.actions_rejected) == (2, 0, 7)
     assert_nothing_forged(store, trip)
