@@ -155,7 +155,7 @@ class Memory:
 
     def forget_person(self, group_id: str, person_id: str) -> ForgetSummary:
         """Erase one person's words from the group; returns the erasure report."""
-        return forget_person(self.runtime.store, group_id, person_id)
+        return forget_person(self.runtime.store, group_id, person_id, settings=self.runtime.settings)
 
     def forget_group(self, group_id: str) -> int:
         """Delete a whole group; returns the number of nodes removed."""

@@ -351,13 +351,14 @@ def build_server(
     @server.tool(annotations=annotations("Erase a person", read_only=False, destructive=True))
     def forget_person(group_id: str, person_id: str, ctx: Context) -> ForgetSummary:
         """Erase one person from a group for good: the messages they sent, every derived record
-        they own or are the source of (all versions), and their roster entry, with their
-        vectors and index entries. Other people's messages stay. Cannot be undone; a second
-        call erases nothing."""
+        that holds their words whoever its source (written from their messages or quoting
+        them), every record they own or are the source of (all versions), the importer's CSV
+        files of the group, and their roster entry, with their vectors and index entries. Other
+        people's messages stay. Cannot be undone; a second call erases nothing."""
         from graphmem.groups.service import forget_person as forget
 
         allow(ctx, group_id, write=True)
-        return _tool_errors(lambda: forget(backend.store(), group_id, person_id))
+        return _tool_errors(lambda: forget(backend.store(), group_id, person_id, settings=backend.settings))
 
     if tools == "all":
         # --- extended --------------------------------------------------------------------------

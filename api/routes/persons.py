@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Path, Query
 
-from api.deps import StoreDep
+from api.deps import StoreDep, SettingsDep
 from graphmem.groups.service import ForgetSummary, forget_person
 from graphmem.query import PersonMemory, person_memory
 
@@ -32,9 +32,12 @@ def get_memory(
 
 
 @router.delete("", response_model=ForgetSummary, summary="Erase one person's data from the group")
-def delete_person(group_id: GroupId, person_id: PersonId, store: StoreDep) -> ForgetSummary:
-    """Delete the messages the person sent, the derived records they own or are the source of
-    (every version), records left without supporting messages, and the Person node, with their
-    vectors and fulltext entries. Other people's messages stay. A second call is a no-op that
-    answers 200 with zero counts. 404 only for an unknown group."""
-    return forget_person(store, group_id, person_id)
+def delete_person(group_id: GroupId, person_id: PersonId, store: StoreDep, settings: SettingsDep) -> ForgetSummary:
+    """Delete the messages the person sent, every derived record that holds their words whoever
+    its source (written from their messages, or quoting them), the records they own or are the
+    source of (every version), records left without supporting messages, the first-load
+    importer's CSV files of the group, and the Person node, with their vectors and fulltext
+    entries; the answer lists the erased record ids and removed files. Other people's messages
+    stay. A second call is a no-op that answers 200 with zero counts. 404 only for an unknown
+    group."""
+    return forget_person(store, group_id, person_id, settings=settings)

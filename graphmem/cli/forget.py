@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from graphmem.cli.common import emit_json, open_store, out
+from graphmem.cli.common import emit_json, open_runtime, out
 
 
 def forget(
@@ -17,18 +17,22 @@ def forget(
 ) -> None:
     """Erase one person's data from a group (idempotent).
 
-    Deletes their messages, the records they own or are the source of, records supported only
-    by them, their words in the neighbours' search documents, and the Person node. Running it
-    again erases nothing. Exit status 1 for an unknown group."""
+    Deletes their messages, every record that holds their words whoever its source (written
+    from their messages, or quoting them), the records they own or are the source of, their
+    words in the neighbours' search documents, the first-load importer's CSV files of the
+    group, and the Person node. Running it again erases nothing. Exit status 1 for an unknown
+    group."""
     from graphmem.groups.service import forget_person
 
-    with open_store() as store:
-        summary = forget_person(store, group, person)
+    with open_runtime(models=False) as rt:
+        summary = forget_person(rt.store, group, person, settings=rt.settings)
     if as_json:
         emit_json(summary.model_dump())
     else:
         out.print(
             f"{person} in {group}: {summary.messages_deleted} messages and {summary.records_deleted} "
-            f"records erased, {summary.chains_repaired} chains repaired, person "
+            f"records erased ({summary.records_with_their_words} of other sources held their words), "
+            f"{summary.chains_repaired} chains repaired, {summary.segments_redacted} segment reports "
+            f"redacted, {len(summary.import_files_removed)} importer files removed, person "
             f"{'erased' if summary.person_deleted else 'not found'}"
         )

@@ -110,3 +110,29 @@ def short_repr(value: Any, limit: int = 60) -> str:
     """``repr(value)`` cut to ``limit`` characters (``...`` marks the cut), for error messages."""
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def fence(label: str, lines: list[str], basis: str | None = None) -> list[str]:
+    """Quoted chat text for a model prompt, between an opening and a closing fence line.
+
+    ``<<<LABEL tag>>>``, the lines, ``<<<END LABEL tag>>>``. The tag is the first 12 hex digits
+    of SHA-256 over the quoted lines, so the same input gives the same prompt (recorded prompts
+    can be compared) while a message cannot carry the closing line of the fence around it: it
+    would have to contain a hash of itself. The prompts tell the model that what is fenced is
+    data, never instructions (docs/security.md "Attribution").
+
+    Args:
+        label: upper-case name of what is quoted (``MESSAGES``, ``MEMORY``, ``MATERIAL``).
+        lines: the quoted lines (may be empty).
+        basis: hash this instead of ``lines``: text that holds, or that an author of the quoted
+            lines cannot know in advance (the answer prompt uses the question and the excerpts,
+            so both QA arms of one question share a tag).
+
+    Returns:
+        ``[opening line, *lines, closing line]``.
+    """
+    import hashlib
+
+    seed = "\n".join(lines) if basis is None else basis
+    tag = hashlib.sha256(seed.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return [f"<<<{label} {tag}>>>", *lines, f"<<<END {label} {tag}>>>"]

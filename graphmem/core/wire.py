@@ -111,6 +111,9 @@ class DerivePublic(BaseModel):
         segments_skipped: written segments with nothing to read (every message blank): no
             Writer call was made for them.
         records_added / records_updated: derived records created by ADD / UPDATE.
+        actions_attempted / actions_rejected / noops: Writer actions of this call.
+        rejections: ``{reason: count}`` of the rejected actions (docs/writer.md "Validation"),
+            e.g. ``{"source_not_speaker": 1}`` for a record credited to someone who did not speak.
         pending_messages: messages no segment covers yet; 0 means derivation is complete.
         done: ``pending_messages == 0``.
         calls / prompt_tokens / completion_tokens / model_s / wall_s: Writer cost of this call.
@@ -128,6 +131,7 @@ class DerivePublic(BaseModel):
     actions_attempted: int
     actions_rejected: int
     noops: int
+    rejections: dict[str, int] = Field(default_factory=dict)
     calls: int
     prompt_tokens: int
     completion_tokens: int

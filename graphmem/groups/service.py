@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import neo4j
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from graphmem.core import limits
 from graphmem.store.db import Store, run_tx
@@ -27,6 +27,8 @@ from graphmem.llm import ChatModel
 from graphmem.core.model import Conversation, MessageRecord
 from graphmem.store.scope import scope_index
 from graphmem.runtime import Runtime
+from graphmem.core.config import Settings
+from graphmem.core.text import FUNCTION_WORDS, normalise_content
 
 
 class GroupInfo(BaseModel):
@@ -175,15 +177,25 @@ def derive_step(
 
 
 class ForgetSummary(BaseModel):
-    """What erasing one person removed (all zero when there was nothing left to erase).
+    """What erasing one person removed (all zero / empty when there was nothing left to erase).
 
     Attributes:
         group_id / person_id: whose data.
         messages_deleted: messages the person sent.
-        records_deleted: derived records the person owned or was the source of, plus records
-            left without any supporting message.
+        records_deleted: derived records (nodes, every version) erased: those that hold the
+            person's words whoever their source (``records_with_their_words``), those the
+            person owned or was the source of, and those left without any supporting message.
+        records_with_their_words: of these, records of any owner and source that were written
+            FROM a message of the person or whose content quotes them (five words in a row of
+            one of their messages, or a whole message of three or four words), with the later
+            states of their chains.
+        record_ids: the entry ids of every erased record, sorted.
         chains_repaired: superseded records that became heads again because their successor
             was erased.
+        segments_redacted: Writer segments whose stored validation report was replaced (it
+            quoted actions written from the person's messages or of erased records).
+        import_files_removed: the first-load importer's intermediate CSV files (``graphmem neo4j
+            import``) that held the group's messages, deleted (paths, sorted).
         person_deleted: whether the Person node was still there and was deleted.
     """
 
@@ -191,40 +203,116 @@ class ForgetSummary(BaseModel):
     person_id: str
     messages_deleted: int = 0
     records_deleted: int = 0
+    records_with_their_words: int = 0
+    record_ids: list[str] = Field(default_factory=list)
     chains_repaired: int = 0
+    segments_redacted: int = 0
+    import_files_removed: list[str] = Field(default_factory=list)
     person_deleted: bool = False
 
 
-def forget_person(store: Store, group_id: str, person_id: str) -> ForgetSummary:
+#: A derived record quotes a person when it holds this many consecutive words (normalised) of one
+#: of their messages, at least two of them not function words; a message shorter than that (but
+#: of three words or more) counts when the record holds all of it.
+QUOTE_WORDS = 5
+
+
+def quoting_records(texts: Sequence[str], records: Sequence[tuple[str, str]]) -> list[str]:
+    """The records whose content quotes one of ``texts`` (see :data:`QUOTE_WORDS`).
+
+    Words are compared normalised (:func:`graphmem.text.normalise_content`: case-folded word
+    runs), so punctuation and case do not hide a quote; a run of function words ("and I want
+    to go") is not a quote.
+
+    Args:
+        texts: everything the person wrote (message texts and their earlier versions).
+        records: ``(record id, content)`` pairs.
+
+    Returns:
+        The ids of the quoting records, in the order given.
+    """
+    grams: set[tuple[str, ...]] = set()
+    for text in texts:
+        words = normalise_content(text).split()
+        n = min(QUOTE_WORDS, len(words))
+        if n < 3:
+            continue
+        for i in range(len(words) - n + 1):
+            gram = tuple(words[i:i + n])
+            if sum(w not in FUNCTION_WORDS for w in gram) >= 2:
+                grams.add(gram)
+    sizes = sorted({len(g) for g in grams})
+    found = []
+    for record_id, content in records:
+        words = normalise_content(content or "").split()
+        if any(tuple(words[i:i + n]) in grams for n in sizes for i in range(len(words) - n + 1)):
+            found.append(record_id)
+    return found
+
+
+def forget_person(store: Store, group_id: str, person_id: str, *, settings: Settings) -> ForgetSummary:
     """Erase one person's data from a group, in one write transaction.
 
-    Deletes the messages the person sent, every derived record (all versions) the person owns
-    or is the source of, records left with no supporting message, and the Person node; the
-    nodes' embeddings and text leave the vector and fulltext indexes with them. Other people's
+    Deletes the messages the person sent; every derived record that holds their words whoever
+    its source - written FROM one of their messages, or quoting them (:func:`quoting_records`)
+    - with the later states of its chain; every record (all versions) the person owns or is the
+    source of; records left with no supporting message; and the Person node. The nodes'
+    embeddings and text leave the vector and fulltext indexes with them. Other people's
     messages stay; the NEXT chain of each touched channel is relinked over the gap, turns and
     positions close up, and every neighbour whose search document quoted an erased message as
-    its previous turn gets it rebuilt; Writer segments that covered the person's messages drop
-    their stored validation report (it quotes what the Writer wrote). A chain whose head was
-    erased gets its latest remaining state back as head. Running it again is a no-op (all
-    counts zero). Source of the words erased: DESIGN.md "Guarantees"; docs/reliability.md.
+    its previous turn gets it rebuilt; Writer segments that covered the person's messages or
+    wrote an erased record drop their stored validation report (it quotes what the Writer
+    wrote). A chain whose head was erased gets its latest remaining state back as head. After
+    the transaction, the first-load importer's CSV files that held the group's messages are
+    deleted (:func:`graphmem.verbatim.import_files.clear_csv_files`) and this process's cached BM25
+    statistics of the group are dropped. Running it again is a no-op (all counts zero, lists
+    empty). Source of the words erased: DESIGN.md "Guarantees"; docs/reliability.md;
+    docs/security.md "Erasure".
+
+    Args:
+        store: open store.
+        group_id / person_id: whose data.
+        settings: where the importer's list of CSV files lives (``home``).
+
+    Returns:
+        A :class:`ForgetSummary` listing what was touched.
 
     Raises:
         NotFoundError: no such group (checked inside the transaction; nothing is written).
         StoreUnavailableError: Neo4j failed (nothing is erased then).
+        InvalidInputError: the importer's list of CSV files cannot be read (the store is
+            erased by then; a second call clears the files once the list is mended).
     """
+    from graphmem.verbatim.import_files import clear_csv_files
+    from graphmem.recall.lexical import forget_stats
 
     def work(tx: neo4j.ManagedTransaction) -> ForgetSummary:
         out = ForgetSummary(group_id=group_id, person_id=person_id)
         if not run_tx(tx, "ingest/lock_group", group_id=group_id, n=0):  # serialise with loads
             raise no_group(group_id)
-        run_tx(tx, "groups/redact_segment_reports", group_id=group_id, person_id=person_id,
-               note=json.dumps({"redacted": "a person covered by this segment was erased"}))
+        # records of any source that hold the person's words: cited messages, or quotes
+        texts = [t for r in run_tx(tx, "groups/person_words", group_id=group_id, person_id=person_id)
+                 for t in r["texts"] if t]
+        quoted = quoting_records(texts, [(r["id"], r["content"]) for r in
+                                         run_tx(tx, "groups/list_record_contents", group_id=group_id)]) if texts else []
+        rows = run_tx(tx, "groups/delete_records_with_words", group_id=group_id, person_id=person_id,
+                      quoted=quoted)
+        erased: list[str] = list(rows[0]["ids"]) if rows else []
+        out.records_with_their_words = len(erased)
+        note = json.dumps({"redacted": "a person covered by this segment was erased"})
+        segments = sorted(set(rows[0]["segments"])) if rows else []
+        out.segments_redacted = int(run_tx(tx, "groups/redact_segments", group_id=group_id, segment_ids=segments,
+                                           note=note)[0]["redacted"]) if segments else 0
+        rows = run_tx(tx, "groups/redact_segment_reports", group_id=group_id, person_id=person_id, note=note)
+        out.segments_redacted += int(rows[0]["redacted"]) if rows else 0
         rows = run_tx(tx, "groups/delete_person_records", group_id=group_id, person_id=person_id)
-        out.records_deleted = int(rows[0]["deleted"]) if rows else 0
+        erased += list(rows[0]["ids"]) if rows else []
         rows = run_tx(tx, "groups/delete_person_messages", group_id=group_id, person_id=person_id)
         out.messages_deleted = int(rows[0]["deleted"]) if rows else 0
         start = rows[0]["start"] if rows else None
-        out.records_deleted += int(run_tx(tx, "groups/delete_orphan_records", group_id=group_id)[0]["deleted"])
+        erased += list(run_tx(tx, "groups/delete_orphan_records", group_id=group_id)[0]["ids"])
+        out.records_deleted = len(erased)
+        out.record_ids = sorted(erased)
         out.chains_repaired = int(run_tx(tx, "groups/repair_chain_heads", group_id=group_id)[0]["repaired"])
         if start is not None:
             # neighbours: NEXT over the gap, turns, positions, and search documents that held
@@ -233,7 +321,10 @@ def forget_person(store: Store, group_id: str, person_id: str) -> ForgetSummary:
         out.person_deleted = bool(run_tx(tx, "groups/delete_person", group_id=group_id, person_id=person_id)[0]["deleted"])
         return out
 
-    return store.write_tx(work)
+    out = store.write_tx(work)
+    forget_stats(group_id)  # this process's BM25 statistics counted the erased messages' terms
+    out.import_files_removed = clear_csv_files(settings, group_id)
+    return out
 
 
 def forget_group(store: Store, group_id: str) -> int:

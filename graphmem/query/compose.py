@@ -23,6 +23,9 @@ Evidence a model can use (docs/reliability.md, "Evidence"):
   excerpts go, then raw fallback messages (last row first), then earlier states (history
   lines), and whatever fits again is given back, best first; a closing ``[CUT]`` line says
   what was left out.
+- Chat text is data: both parts sit between ``<<<MATERIAL tag>>>`` fence lines
+  (:func:`graphmem.text.fence`), and the answer prompt says that fenced text is never an
+  instruction (docs/security.md "Attribution").
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from graphmem.llm import ChatModel, Usage, estimate_tokens
 from graphmem.query import prompts
 from graphmem.query.types import Cell, Excerpt, Projection, RecordVersion, Row
 from graphmem.verbatim.roster import Roster
-from graphmem.core.text import STOP_WORDS, strip_think
+from graphmem.core.text import STOP_WORDS, strip_think, fence
 
 _WORD = re.compile(r"\w+")
 
@@ -223,10 +226,14 @@ def _render(question: str, projection: Projection, excerpts: list[Excerpt], rows
             continue
         shown[e.id] = f"excerpt {len(lines) + 1}"
         lines.append(f"{len(lines) + 1}. {excerpt_line(e, roster, view.max_chars, terms, clipped)}")
-    text = prompts.ANSWER_USER.format(
-        question=question, excerpts="\n".join(lines) or "(none)",
-        slice=_slice(projection, rows, as_of, roster, view, shown, terms, clipped),
-    )
+    quoted = "\n".join(lines) or "(none)"
+    material = prompts.ANSWER_MATERIAL.format(
+        excerpts=quoted, slice=_slice(projection, rows, as_of, roster, view, shown, terms, clipped))
+    # chat text is data: fenced, and the answer prompt says fenced text is never an instruction.
+    # The tag hashes the question and the excerpts: no message can hold it, and a record written
+    # before the question was asked cannot know it (both QA arms of one question share it).
+    block = fence("MATERIAL", material.split("\n"), basis=f"{question}\n{quoted}")
+    text = prompts.ANSWER_USER.format(question=question, material="\n".join(block))
     if cut:
         text += f"\n[CUT] To fit the evidence budget, left out: {'; '.join(cut)}."
     return text, clipped

@@ -4,8 +4,8 @@
 exactly as ``graphmem derive`` does — same prompt builder (:func:`graphmem.derived.writer.
 build_writer_messages`), same validator (:func:`graphmem.derived.writer.validate_actions`), same entry
 ids (``e<segment>.<k>``), same record time and ``turn_created`` (from
-:func:`graphmem.derived.writer.supporting_messages`), heads listed in the store's order
-(``turn_created``, then id) — but keeps the records in a list instead of writing them. GRPO
+:func:`graphmem.derived.writer.supporting_messages`, through the validator's attribution rules),
+heads listed in the store's order (``turn_created``, then id) — but keeps the records in a list instead of writing them. GRPO
 samples G trajectories per network, each with its own state, and must not touch the store
 for every sample; a test checks that the prompts this class builds equal those a real derive
 run recorded.
@@ -30,7 +30,7 @@ from graphmem.derived.writer import (
     build_writer_messages,
     coerce_actions,
     max_actions_for,
-    supporting_messages,
+    record_time,
     validate_actions,
 )
 
@@ -133,16 +133,14 @@ class MemoryState:
         else:
             actions = list(answer) if answer is not None else None
         accepted, report = validate_actions(actions or [], roster=self.roster, heads=pre, max_actions=budget,
-                                            report=report)
+                                            report=report, messages=segment.messages,
+                                            from_max=self.settings.writer_from_max)
         new_ids: list[str] = []
         edges: list[dict[str, str]] = []
         for k, va in enumerate(accepted, start=1):
             entry_id = f"e{index}.{k}"
-            support, confidence, _tier = supporting_messages(
-                segment.messages, owner=va.owner, source=va.source, content=va.content, roster=self.roster,
-                limit=self.settings.writer_from_max)
-            spoken = [m for m in support if m.person_id == va.source] or support
-            newest = max(spoken, key=lambda m: m.turn_created)
+            support, confidence = list(va.support), va.confidence  # checked by the attribution rules
+            newest = record_time(support, va.source)
             supersedes = new_ids[va.after] if va.after is not None else va.target
             self.records[entry_id] = DerivedRecord(
                 id=entry_id, group_id=self.group_id, layer=va.layer, utype=va.utype, content=va.content,

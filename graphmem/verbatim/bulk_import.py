@@ -20,7 +20,12 @@ database folder counts as data, :func:`check_can_import`). The input is checked 
 files written while a running server keeps running; ``graphmem neo4j import`` stops it only
 then (``stop_server``), so a bad record leaves the server and the store as they were. If
 neo4j-admin itself fails, the database's folders (moved aside before it ran) are put back and
-the stopped server is started again; the error gives the importer's cause either way.
+the stopped server is started again; the error gives the importer's cause either way. Each set
+of CSV files is noted for erasure (:mod:`graphmem.verbatim.import_files`) before the importer runs.
+
+Size (over 500 lines on purpose): the first load is one flow - check, write the files, note
+them, stop, import, put the database back on failure - and the restore belongs beside the run
+it undoes.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from graphmem.core.config import Settings
 from graphmem.store.db import Store, open_driver
 from graphmem.core.errors import GraphMemError, InvalidInputError, LocalServerError
 from graphmem.verbatim.ingest import IngestSummary, collapse, person_key, validate
+from graphmem.verbatim.import_files import record_csv_files
 from graphmem.llm.timing import Stopwatch
 from graphmem.verbatim.order import plan_order
 from graphmem.store.local_server import ADMIN_TOOL, LocalServer
@@ -327,6 +333,7 @@ def _import_or_restore(
             database is as it was and whether the server runs again (if it could not be
             started, why and how to start it).
     """
+    record_csv_files(settings, folder, report.summary.group_ids, files)  # forget clears them
     db = settings.neo4j_database
     data = server.home / "data"
     live = [data / "databases" / db, data / "transactions" / db]

@@ -150,7 +150,11 @@ def test_delete_person_leaves_no_trace(store, embedder, client, group_id):
     r = client.delete(f"/groups/{group_id}/persons/Ben")
     assert r.status_code == 200, r.text
     assert r.json() == {"group_id": group_id, "person_id": "Ben", "messages_deleted": 3,
-                        "records_deleted": 2, "chains_repaired": 0, "person_deleted": True}
+                        "records_deleted": 2, "chains_repaired": 0, "person_deleted": True,
+                        # issue 24: the report lists what was touched (r-ben-ridge is written FROM
+                        # Ben's messages; the three segments covered them; no importer files here)
+                        "records_with_their_words": 1, "record_ids": ["r-ben-late", "r-ben-ridge"],
+                        "segments_redacted": 3, "import_files_removed": []}
     again = client.delete(f"/groups/{group_id}/persons/Ben").json()  # a no-op
     assert (again["messages_deleted"], again["records_deleted"], again["person_deleted"]) == (0, 0, False)
 

@@ -7,6 +7,7 @@ import pytest
 from graphmem.core.errors import InvalidInputError
 from graphmem.verbatim.ingest import ingest_conversations
 from tests.factories import conversation
+from graphmem.core.config import get_settings
 
 pytestmark = pytest.mark.neo4j
 
@@ -231,6 +232,6 @@ def test_forget_person_in_an_unknown_group_is_not_found_and_writes_nothing(store
     ingest_conversations(store, [conversation(kept, ROWS)], embedder)
     before = counts(store, kept)
     with pytest.raises(NotFoundError, match=missing):
-        forget_person(store, missing, "Ana")
+        forget_person(store, missing, "Ana", settings=get_settings())
     assert counts(store, missing) == {}
     assert counts(store, kept) == before

@@ -27,6 +27,7 @@ from graphmem.recall.search import search_messages
 from graphmem.derived.writer import load_messages
 from tests.factories import conversation
 from tests.test_query_fixtures import rec
+from graphmem.core.config import get_settings
 
 pytestmark = pytest.mark.neo4j
 
@@ -392,7 +393,7 @@ def test_erasing_a_person_removes_their_words_everywhere(store, embedder, client
         erasure_group(store, embedder, gid)
         doc = store.read_text("MATCH (m:Message {group_id: $g, id: 'e3'}) RETURN m.search_text AS d", g=gid)
         assert "Quillebeuf" in doc[0]["d"]  # the neighbour's document quotes Ben
-    out = forget_person(store, lib, "Ben")
+    out = forget_person(store, lib, "Ben", settings=get_settings())
     assert (out.messages_deleted, out.records_deleted) == (1, 1)
     r = client.delete(f"/groups/{api}/persons/Ben")
     assert r.status_code == 200 and r.json()["messages_deleted"] == 1

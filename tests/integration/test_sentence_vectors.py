@@ -132,7 +132,7 @@ def _follow(store, embedder, group_id: str) -> None:
     edited = [ROWS[0], {"speaker": "Bo", "text": "We stayed home."}, ROWS[2], more[3]]
     ingest_conversations(store, [conversation(group_id, edited)], embedder)
     assert [r["id"] for r in _ranking(store, group_id, q)] == ["m0003"]  # the cached matrix was stale
-    forget_person(store, group_id, "Cy")
+    forget_person(store, group_id, "Cy", settings=get_settings())
     assert _ranking(store, group_id, q) == []
 
 

@@ -154,7 +154,7 @@ def test_the_matrices_follow_the_groups_writes(store, embedder, group_id):
 
     # forgetting a person deletes their messages and moves vector_rev: no stale ranking survives
     rev = group_state(store, group_id).vector_rev
-    forget_person(store, group_id, "Ben")
+    forget_person(store, group_id, "Ben", settings=get_settings())
     assert group_state(store, group_id).vector_rev == rev + 1
     assert _ranked(_rank(store, group_id, vec, ("Ben",))) == {}
 
@@ -264,7 +264,7 @@ def test_a_matrix_larger_than_the_cache_is_not_loaded_again_for_every_query(stor
     assert cache.load(store, state, "Ana").ids  # read once, too large to keep
     assert cache.get_many(store, state, ["Ana"]) == {}
     assert not cache._loading  # no background load started for it
-    forget_person(store, group_id, "Ben")  # moves vector_rev: one load may try again
+    forget_person(store, group_id, "Ben", settings=get_settings())  # moves vector_rev: one load may try again
     assert cache.get_many(store, group_state(store, group_id), ["Ana"]) == {}
     deadline = time.monotonic() + 10
     while cache._loading:  # the retry ran (and did not fit either)

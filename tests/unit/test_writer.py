@@ -237,14 +237,16 @@ def test_update_of_a_superseded_id_does_not_resolve():
 def test_update_keeps_head_coordinates_and_two_updates_chain():
     heads = [head("e1.1", "38% complete", owner=GROUP, source="Dad", layer="group_interaction", utype="fact")]
     accepted, rep = run([
-        {"action": "UPDATE", "entry_id": "e1.1", "content": "60% complete", "owner": "Cara", "layer": "per_speaker_core"},
+        {"action": "UPDATE", "entry_id": "e1.1", "content": "60% complete", "owner": "GROUP", "layer": "per_speaker_core"},
         {"action": "UPDATE", "entry_id": "e1.1", "content": "97% complete"},
         {"action": "UPDATE", "entry_id": "e1.1", "content": "97 % complete"},  # same key as #1
+        # another owner is refused, not silently ignored (issue 24: an UPDATE keeps its owner)
+        {"action": "UPDATE", "entry_id": "e1.1", "content": "99% complete", "owner": "Cara"},
     ], heads)
     assert [(a.owner, a.source, a.layer, a.target, a.after) for a in accepted] == [
         (GROUP, "Dad", "group_interaction", "e1.1", None), (GROUP, "Dad", "group_interaction", "e1.1", 0)]
-    assert "kept owner/source/layer" in rep.outcomes[0].detail
-    assert reasons(rep) == [(2, "duplicate")]
+    assert "kept layer" in rep.outcomes[0].detail
+    assert reasons(rep) == [(2, "duplicate"), (3, "update_owner_changed")]
 
 
 def test_duplicate_noop_and_duplicate_update():

@@ -11,7 +11,7 @@ the time, the CURRENT MEMORY (every head of the group, one line each:
    marker and printable (:meth:`ValidationReport.render`, ``graphmem derive --report``);
 2. fills what the model never writes: entry id (``e<segment>.<k>``), group, session, ts,
    turn_created, confidence and FROM links (:func:`supporting_messages`); an UPDATE inherits
-   owner, source and layer from the head it replaces;
+   owner and layer from the head it replaces, and its source unless it names a new one;
 3. embeds the new contents (before the transaction) and writes the segment atomically with
    its resume marker (:func:`graphmem.derived.memory.write_segment`).
 
@@ -34,7 +34,15 @@ applied to the actions in output order; the first failing rule is the rejection 
   ``unchanged_update``;
 - duplicates -> ``duplicate``: ADD key = (action, owner, source, layer, normalised content),
   repeated in the output or equal to a head already in memory; UPDATE key = (action, entry_id,
-  normalised content); NOOP key = the action type.
+  normalised content); NOOP key = the action type;
+- attribution (:func:`check_attribution`, against the segment's messages, whatever the model
+  wrote): a person source who is not the speaker of any FROM message -> ``source_not_speaker``;
+  a source whom another member's message reports (that message names them and carries more of
+  the record's words than anything they wrote) -> ``reported_claim_source``; GROUP as source
+  with FROM messages from fewer than two members -> ``group_source_single_speaker``; an UPDATE
+  naming another owner than its head's -> ``update_owner_changed``; an UPDATE that would give a
+  group decision another source -> ``update_recredits_decision``. An UPDATE may change the
+  source of any other record, to a speaker of its new FROM messages.
 
 Two UPDATEs of one head in one answer are applied in order (old -> first -> second), so the
 chain never forks.
@@ -61,7 +69,7 @@ from graphmem.derived.writer.prompt import (
     build_writer_messages,
     memory_line,
 )
-from graphmem.derived.writer.provenance import SUPPORT_CONFIDENCE, supporting_messages
+from graphmem.derived.writer.provenance import SUPPORT_CONFIDENCE, record_time, reported_claim, supporting_messages
 from graphmem.derived.writer.segments import (
     SegmentMessage,
     WriterSegment,
@@ -70,6 +78,7 @@ from graphmem.derived.writer.segments import (
     max_actions_for,
     plan_segments,
 )
+from graphmem.derived.writer.attribution import ATTRIBUTION_REASONS, Attribution, check_attribution
 from graphmem.derived.writer.validate import (
     REASONS,
     ActionOutcome,
@@ -80,11 +89,13 @@ from graphmem.derived.writer.validate import (
 )
 
 __all__ = [
+    "ATTRIBUTION_REASONS",
     "REASONS",
     "STAGE",
     "SUPPORT_CONFIDENCE",
     "WRITER_SYSTEM_PROMPT",
     "ActionOutcome",
+    "Attribution",
     "DeriveSummary",
     "ReplayWriter",
     "Roster",
@@ -95,6 +106,7 @@ __all__ = [
     "ValidationReport",
     "WriterSegment",
     "build_writer_messages",
+    "check_attribution",
     "coerce_actions",
     "derive_group",
     "load_messages",
@@ -102,6 +114,8 @@ __all__ = [
     "max_actions_for",
     "memory_line",
     "plan_segments",
+    "record_time",
+    "reported_claim",
     "supporting_messages",
     "validate_actions",
 ]

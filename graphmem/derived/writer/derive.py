@@ -24,7 +24,8 @@ from graphmem.llm import ChatModel, LLMOutputError, Stopwatch, TokenLedger, Usag
 from graphmem.derived.memory import NewRecord
 from graphmem.verbatim.roster import Roster
 from graphmem.derived.writer.prompt import build_writer_messages
-from graphmem.derived.writer.provenance import supporting_messages
+from graphmem.derived.writer.attribution import ATTRIBUTION_REASONS
+from graphmem.derived.writer.provenance import record_time
 from graphmem.derived.writer.segments import (
     WriterSegment,
     load_messages,
@@ -325,8 +326,13 @@ def _derive_segment(
         summary.prompt_tokens += spent.prompt_tokens
         summary.completion_tokens += spent.completion_tokens
         summary.model_s += spent.latency_s
+    # every action passes the attribution rules against this segment's messages (who is
+    # credited must have spoken in the record's FROM), whatever the Writer (or the file) says
     accepted, report = validate_actions(actions or [], roster=roster, heads=heads, max_actions=budget,
-                                        report=report)
+                                        report=report, messages=seg.messages, from_max=s.writer_from_max)
+    for o in report.outcomes:  # a refused credit may be a chat steering the Writer: say so (no content)
+        if o.status == "rejected" and o.reason in ATTRIBUTION_REASONS:
+            logger.warning("group %r, %s: Writer action #%d refused: %s", group_id, segment_id, o.index, o.reason)
 
     # code fills id, ts, turn_created, confidence and FROM; embeddings before the transaction
     records: list[NewRecord] = []
@@ -335,14 +341,8 @@ def _derive_segment(
     new_ids: list[str] = []
     for k, va in enumerate(accepted, start=1):
         entry_id = f"e{index}.{k}"
-        support, confidence, _tier = supporting_messages(
-            seg.messages, owner=va.owner, source=va.source, content=va.content, roster=roster,
-            limit=s.writer_from_max,
-        )
-        # the record's time: the source's own latest supporting message when the source spoke
-        # in the support, else the latest supporting message
-        spoken = [m for m in support if m.person_id == va.source] or support
-        newest = max(spoken, key=lambda m: m.turn_created)
+        support, confidence = list(va.support), va.confidence  # checked by the attribution rules
+        newest = record_time(support, va.source)
         supersedes = new_ids[va.after] if va.after is not None else va.target
         records.append(NewRecord(
             id=entry_id, layer=va.layer, utype=va.utype, content=va.content, owner=va.owner,

@@ -70,6 +70,12 @@ def supporting_messages(
     Blank messages (whitespace only) are never chosen. So the result is never empty for a
     segment with at least one non-blank message.
 
+    The choice shows whom the record credits where the segment allows it: a person source who
+    spoke in the segment always has one of their messages among the result (it replaces the
+    weakest), and for GROUP as source a second member's message of the same tier replaces the
+    weakest when the chosen ones all come from one member. Whether the credit holds is decided
+    by :func:`graphmem.writer.attribution.check_attribution`, which refuses the record otherwise.
+
     Returns:
         ``(messages, confidence, tier name)``.
     """
@@ -96,7 +102,104 @@ def supporting_messages(
     )
     for name, pool in tiers:
         if pool:
-            best = sorted(pool, key=lambda s: (s[2], s[0].turn_created), reverse=True)[: max(1, limit)]
+            ranked = sorted(pool, key=lambda s: (s[2], s[0].turn_created), reverse=True)
+            best = _with_attribution(ranked[: max(1, limit)], ranked, scored, source=source, limit=limit)
             chosen = sorted((s[0] for s in best), key=lambda m: m.turn_created)
             return chosen, SUPPORT_CONFIDENCE[name], name
     raise AssertionError("unreachable")  # the last tier holds every message
+
+
+_Scored = tuple[SegmentMessage, bool, int]
+
+
+def _with_attribution(
+    best: list[_Scored], ranked: list[_Scored], scored: list[_Scored], *, source: str, limit: int,
+) -> list[_Scored]:
+    """Make the chosen messages show who the record is credited to, where the segment allows it.
+
+    A person source: when none of the chosen messages is theirs but they spoke in the segment,
+    their best message (overlap, then recency) takes the place of the weakest chosen one. GROUP
+    as source: when the chosen messages come from one member only, the best message of another
+    member *in the same tier* takes that place (a message sharing no word with the record does
+    not speak for the group). What cannot be fixed here is refused by
+    :func:`graphmem.writer.attribution.check_attribution`.
+    """
+    keep = max(1, limit - 1)
+    if source != GROUP:
+        if any(s[0].person_id == source for s in best):
+            return best
+        own = sorted((s for s in scored if s[0].person_id == source),
+                     key=lambda s: (s[2], s[0].turn_created), reverse=True)
+        return best[:keep] + own[:1] if own else best
+    speakers = {s[0].person_id for s in best}
+    if len(speakers) >= 2:
+        return best
+    others = [s for s in ranked if s[0].person_id not in speakers]
+    return best[:keep] + others[:1] if others else best
+
+
+def _name_words(roster: Roster) -> set[str]:
+    """Stemmed words of every roster name, id and alias (not evidence of what was said)."""
+    words: set[str] = set()
+    for e in roster.entries:
+        for name in {e.name, e.id, *e.aliases}:
+            words |= {_stem(w) for w in memory.normalise_content(name).split()}
+    return words
+
+
+def reported_claim(
+    messages: Sequence[SegmentMessage], *, source: str, content: str, roster: Roster,
+) -> SegmentMessage | None:
+    """The message that shows a record credited to ``source`` is someone else's report about them.
+
+    "Dad decided we take the ridge trail", written by Ana, is Ana's claim about Dad: the
+    record's words are in Ana's message that names Dad, not in anything Dad wrote. This finds
+    the message by another member that names ``source`` (display name, id or alias) and shares
+    more of the record's content words (names left out) than the best of ``source``'s own
+    messages in the segment; ties go to ``source``.
+
+    Args:
+        messages: the segment's messages.
+        source: a Person id (GROUP never has a report: returns None).
+        content: the record's content.
+        roster: the group's roster.
+
+    Returns:
+        The reporting message (most overlap, then most recent), or None when the record's words
+        are at least as much ``source``'s own.
+    """
+    if source == GROUP:
+        return None
+    entry = roster.entry(source)
+    words = _content_words(content) - _name_words(roster)
+    if entry is None or not words:
+        return None
+    own = 0
+    reports: list[tuple[int, int, SegmentMessage]] = []
+    for m in messages:
+        if not m.text.strip():
+            continue
+        norm = memory.normalise_content(m.text)
+        overlap = len(words & {_stem(w) for w in norm.split()})
+        if m.person_id == source:
+            own = max(own, overlap)
+        elif _mentions(norm, entry):
+            reports.append((overlap, m.turn_created, m))
+    strongest = max(reports, key=lambda r: (r[0], r[1]), default=None)
+    return strongest[2] if strongest is not None and strongest[0] > own else None
+
+
+def record_time(support: Sequence[SegmentMessage], source: str) -> SegmentMessage:
+    """The message that dates a record: the newest FROM message its source spoke (a person
+    source), or the newest FROM message (GROUP as source).
+
+    Raises:
+        InvalidInputError: a person source spoke none of ``support`` (the attribution rules of
+            :func:`graphmem.writer.attribution.check_attribution` refuse such a record first), or
+            ``support`` is empty.
+    """
+    spoken = list(support) if source == GROUP else [m for m in support if m.person_id == source]
+    if not spoken:
+        raise InvalidInputError(f"source {source!r} spoke none of the record's supporting messages",
+                                field="source")
+    return max(spoken, key=lambda m: m.turn_created)

@@ -25,6 +25,8 @@ from graphmem.derived.memory import (
     DerivedRecord,
 )
 from graphmem.verbatim.roster import Roster
+from graphmem.derived.writer.attribution import Attribution, check_attribution
+from graphmem.derived.writer.segments import SegmentMessage
 
 #: Every rejection reason a report can carry.
 REASONS: tuple[str, ...] = (
@@ -43,7 +45,12 @@ REASONS: tuple[str, ...] = (
     "unresolved_entry_id",
     "unchanged_update",
     "duplicate",
-)
+    "source_not_speaker",
+    "reported_claim_source",
+    "group_source_single_speaker",
+    "update_owner_changed",
+    "update_recredits_decision",
+)  # the last five: graphmem.writer.attribution.ATTRIBUTION_REASONS
 
 
 class ActionOutcome(BaseModel):
@@ -157,6 +164,10 @@ class ValidatedAction:
         after: for a second UPDATE of the same head in one answer, the position (in the list
             of accepted actions) of the earlier UPDATE it chains onto, else None.
         outcome: the report entry of this action.
+        support: the FROM messages (conversation order) that attribution was checked against;
+            empty only when :func:`validate_actions` ran without the segment's messages.
+        confidence: the support tier's confidence (:data:`graphmem.writer.provenance.SUPPORT_CONFIDENCE`), 0.0
+            without messages.
     """
 
     kind: Literal["ADD", "UPDATE"]
@@ -168,6 +179,8 @@ class ValidatedAction:
     outcome: ActionOutcome
     target: str | None = None
     after: int | None = None
+    support: tuple[SegmentMessage, ...] = ()
+    confidence: float = 0.0
 
 
 def coerce_actions(value: Any) -> list[Any]:
@@ -219,7 +232,11 @@ class AnswerState:
         seen: action key -> index of the first action with that key in this answer.
         latest_content: head id -> content after this answer's UPDATEs so far.
         chain_tip: head id -> position in ``accepted`` of its latest UPDATE.
+        latest_source: head id -> source after this answer's UPDATEs so far.
         accepted: accepted ADD/UPDATE actions in answer order.
+        messages: the segment's messages (attribution and FROM are checked against them);
+            None skips the attribution rules (a dry score of an answer without its segment).
+        from_max: at most this many FROM messages per record.
     """
 
     roster: Roster
@@ -229,7 +246,10 @@ class AnswerState:
     seen: dict[tuple[str, ...], int] = field(default_factory=dict)
     latest_content: dict[str, str] = field(default_factory=dict)
     chain_tip: dict[str, int] = field(default_factory=dict)
+    latest_source: dict[str, str] = field(default_factory=dict)
     accepted: list[ValidatedAction] = field(default_factory=list)
+    messages: Sequence[SegmentMessage] | None = None
+    from_max: int = 5
 
     def reject(self, i: int, kind: str, action: Any, reason: str, detail: str) -> None:
         self.report.outcomes.append(ActionOutcome(
@@ -298,10 +318,25 @@ def validate_add(st: AnswerState, i: int, kind: str, a: Mapping[str, Any], note:
     if key in st.head_keys:
         st.reject(i, kind, a, "duplicate", f"{prefix}already in memory as {st.head_keys[key]}")
         return None
+    credit = _credit(st, owner, source, content)
+    if credit is not None and credit.reason:
+        st.reject(i, kind, a, credit.reason, f"{prefix}{credit.detail}")
+        return None
     st.seen[key] = i
     outcome = ActionOutcome(index=i, kind=kind, status="accepted", applied_as="ADD", detail=note,
                             action=_clip(dict(a)))
-    return ValidatedAction("ADD", owner, source, layer, utype, content, outcome)
+    va = ValidatedAction("ADD", owner, source, layer, utype, content, outcome)
+    if credit is not None:
+        va.support, va.confidence = credit.support, credit.confidence
+    return va
+
+
+def _credit(st: AnswerState, owner: str, source: str, content: str) -> Attribution | None:
+    """:func:`check_attribution` against the segment, or None when validation runs without it."""
+    if st.messages is None:
+        return None
+    return check_attribution(st.messages, owner=owner, source=source, content=content, roster=st.roster,
+                             from_max=st.from_max)
 
 
 def validate_update(st: AnswerState, i: int, a: Mapping[str, Any]) -> None:
@@ -336,6 +371,32 @@ def validate_update(st: AnswerState, i: int, a: Mapping[str, Any]) -> None:
     if norm == memory.normalise_content(current):
         st.reject(i, kind, a, "unchanged_update", f"content equals the current state of {entry_id}")
         return
+    if _text(a, "owner"):
+        owner, _why = st.roster.resolve(a["owner"])
+        if owner != head.owner:
+            st.reject(i, kind, a, "update_owner_changed",
+                      f"{entry_id} is about {st.roster.label(head.owner)!r}; an UPDATE keeps its owner "
+                      f"(write an ADD for {_text(a, 'owner')!r})")
+            return
+    old_source = st.latest_source.get(entry_id, head.source)
+    source = old_source
+    if _text(a, "source"):
+        given_source, why = st.roster.resolve(a["source"])
+        if given_source is None:
+            st.reject(i, kind, a, "unknown_source", f"source {why}")
+            return
+        source = given_source
+    if source != old_source and head.layer in GROUP_LAYERS and head.utype == "decision":
+        st.reject(i, kind, a, "update_recredits_decision",
+                  f"{entry_id} is a group decision credited to {st.roster.label(old_source)!r}; an UPDATE "
+                  f"cannot hand it to {st.roster.label(source)!r} (a new announcement is an ADD of its own)")
+        return
+    credit = _credit(st, head.owner, source, content)
+    if credit is not None and credit.reason:
+        kept = "keeps" if source == old_source else "gives"
+        st.reject(i, kind, a, credit.reason,
+                  f"UPDATE of {entry_id} {kept} source {st.roster.label(source)!r}: {credit.detail}")
+        return
     st.seen[key] = i
     utype = _text(a, "utype").lower()
     notes = []
@@ -343,15 +404,19 @@ def validate_update(st: AnswerState, i: int, a: Mapping[str, Any]) -> None:
         utype = head.utype
     elif utype != head.utype:
         notes.append(f"utype {head.utype} -> {utype}")
-    given = {k: _text(a, k) for k in ("owner", "source", "layer") if _text(a, k)}
-    if given:
-        notes.append(f"kept owner/source/layer of {entry_id} (ignored {', '.join(sorted(given))})")
+    if source != old_source:
+        notes.append(f"source {st.roster.label(old_source)} -> {st.roster.label(source)}")
+    if _text(a, "layer"):
+        notes.append(f"kept layer of {entry_id} (ignored layer)")
     outcome = ActionOutcome(index=i, kind=kind, status="accepted", applied_as="UPDATE",
                             target=entry_id, detail="; ".join(notes), action=_clip(a))
-    va = ValidatedAction("UPDATE", head.owner, head.source, head.layer, utype, content, outcome,
+    va = ValidatedAction("UPDATE", head.owner, source, head.layer, utype, content, outcome,
                          target=entry_id, after=st.chain_tip.get(entry_id))
+    if credit is not None:
+        va.support, va.confidence = credit.support, credit.confidence
     st.chain_tip[entry_id] = len(st.accepted)
     st.latest_content[entry_id] = content
+    st.latest_source[entry_id] = source
     st.accept(va)
 
 
@@ -362,11 +427,17 @@ def validate_actions(
     heads: Sequence[DerivedRecord],
     max_actions: int,
     report: ValidationReport | None = None,
+    messages: Sequence[SegmentMessage] | None = None,
+    from_max: int = 5,
 ) -> tuple[list[ValidatedAction], ValidationReport]:
-    """Validate a Writer answer's actions against the roster and the current heads.
+    """Validate a Writer answer's actions against the roster, the current heads and the segment.
 
     Rules and reasons: see :mod:`graphmem.derived.writer` (SpeakerMem-R1 App. B.2, App. E eq. 19-21).
     The budget and the action type are checked here; each kind then has its own validator.
+    With ``messages``, every ADD and UPDATE also passes :func:`check_attribution` (whom it
+    credits against who spoke in its FROM messages), and an UPDATE keeps its owner and never
+    hands a group decision to another source; each accepted action carries its FROM messages.
+    Every write path (``derive``, ``--replay``, the training rollouts) passes them.
 
     Args:
         actions: the action list (see :func:`coerce_actions`).
@@ -374,9 +445,15 @@ def validate_actions(
         heads: the current heads of the group (the pre-state the Writer saw).
         max_actions: the budget; later actions are rejected as ``too_many_actions``.
         report: a report to fill (e.g. one that already lists parse errors); new when None.
+        messages: the segment's messages; None checks the coordinates only (no attribution,
+            no FROM: for scoring an answer without its segment, never for writing).
+        from_max: at most this many FROM messages per record.
 
     Returns:
         ``(accepted ADD/UPDATE actions in answer order, report)``; NOOPs are in the report only.
+
+    Raises:
+        InvalidInputError: ``messages`` holds no non-blank message while an action needs FROM.
     """
     rep = report or ValidationReport()
     rep.max_actions = max_actions
@@ -386,6 +463,8 @@ def validate_actions(
         report=rep,
         head_by_id={h.id: h for h in heads},
         head_keys={("ADD", h.owner, h.source, h.layer, memory.normalise_content(h.content)): h.id for h in heads},
+        messages=messages,
+        from_max=from_max,
     )
     for i, a in enumerate(actions):
         kind_raw = a.get("action") if isinstance(a, dict) else None

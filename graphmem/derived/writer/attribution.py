@@ -1,0 +1,106 @@
+"""Attribution: whom a derived record credits, checked against who spoke in its FROM messages.
+
+The rules hold for every ADD and UPDATE whatever the Writer model answered, so no text in a
+chat can change who is credited (DESIGN.md "Guarantees"; docs/writer.md "Attribution";
+docs/security.md "Attribution"). :func:`graphmem.writer.validate.validate_actions` calls
+:func:`check_attribution` for each action; the UPDATE-only rules (``update_owner_changed``,
+``update_recredits_decision``) live there beside the other UPDATE rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from graphmem.derived.memory import GROUP
+from graphmem.verbatim.roster import Roster
+from graphmem.derived.writer.provenance import reported_claim, supporting_messages
+from graphmem.derived.writer.segments import SegmentMessage
+
+#: The attribution reasons among :data:`graphmem.writer.validate.REASONS`: who a record credits,
+#: checked against who spoke in its FROM messages (docs/writer.md "Attribution").
+ATTRIBUTION_REASONS: tuple[str, ...] = (
+    "source_not_speaker",
+    "reported_claim_source",
+    "group_source_single_speaker",
+    "update_owner_changed",
+    "update_recredits_decision",
+)
+
+
+@dataclass(frozen=True)
+class Attribution:
+    """The outcome of :func:`check_attribution` for one record.
+
+    Attributes:
+        support: the FROM messages, conversation order (chosen even when refused).
+        confidence: the support tier's confidence.
+        reason: "" when the credit holds, else one of :data:`ATTRIBUTION_REASONS`.
+        detail: why, naming the people and messages involved.
+    """
+
+    support: tuple[SegmentMessage, ...]
+    confidence: float
+    reason: str = ""
+    detail: str = ""
+
+
+def check_attribution(
+    messages: Sequence[SegmentMessage],
+    *,
+    owner: str,
+    source: str,
+    content: str,
+    roster: Roster,
+    from_max: int = 5,
+) -> Attribution:
+    """Check whom a record credits against who spoke in the messages it is written FROM.
+
+    The rules hold whatever the Writer model answered (a chat message that tells the model to
+    credit someone cannot move the credit):
+
+    - a person SOURCE is the speaker of at least one FROM message (FROM always includes a
+      message of theirs when they spoke in the segment) -> else ``source_not_speaker``;
+    - a person SOURCE is not someone whom another member's message *reports*: when a message
+      by another member names the source and carries more of the record's words than anything
+      the source wrote, the record is that member's claim about them (SOURCE = the reporter,
+      OWNER = the one named) -> ``reported_claim_source``;
+    - GROUP as SOURCE needs FROM messages from at least two distinct members ->
+      else ``group_source_single_speaker``.
+
+    Args:
+        messages: the segment's messages.
+        owner / source: Person ids or :data:`GROUP`.
+        content: the record's content.
+        roster: the group's roster.
+        from_max: at most this many FROM messages.
+
+    Returns:
+        An :class:`Attribution` (``reason`` "" when the credit holds).
+
+    Raises:
+        InvalidInputError: the segment has no non-blank message.
+    """
+    support, confidence, _tier = supporting_messages(messages, owner=owner, source=source, content=content,
+                                                     roster=roster, limit=from_max)
+    found = tuple(support)
+    if source == GROUP:
+        speakers = {m.person_id for m in support}
+        if len(speakers) < 2:
+            who = ", ".join(repr(roster.label(p)) for p in sorted(speakers)) or "nobody"
+            return Attribution(found, confidence, "group_source_single_speaker",
+                               f"GROUP as source needs messages from two members; the messages behind "
+                               f"this record are from {who} only")
+        return Attribution(found, confidence)
+    name = roster.label(source)
+    if not any(m.person_id == source for m in support):
+        return Attribution(found, confidence, "source_not_speaker",
+                           f"source {name!r} did not speak in this segment; a record is credited only to "
+                           "a speaker of its messages")
+    report = reported_claim(messages, source=source, content=content, roster=roster)
+    if report is not None:
+        reporter = roster.label(report.person_id) if report.person_id in roster else report.speaker
+        return Attribution(found, confidence, "reported_claim_source",
+                           f"the record's words are {reporter!r}'s report about {name!r} (message "
+                           f"{report.id}), not {name!r}'s own: source {reporter!r}, owner {name!r}")
+    return Attribution(found, confidence)
