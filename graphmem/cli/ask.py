@@ -33,9 +33,8 @@ def ask_command(
     from graphmem.core.embed import get_embedder
     from graphmem.llm import answer_model
     from graphmem.query import ask
-    from graphmem.recall.cache import set_background_loads
 
-    set_background_loads(False)  # one question per process: a matrix loaded now would go unused
+    # one question per process: ask's throw-away GroupCache starts no background load
     if tense is not None and tense not in ("head", "full"):
         raise InvalidInputError("--tense must be head or full", field="tense")
     quiet_notifications()

@@ -46,6 +46,7 @@ from graphmem.eval.benchmarks import Unit
 from graphmem.llm import ChatModel, Stopwatch, Usage
 from graphmem.query import ask
 from graphmem.query.pipeline import budgets_from
+from graphmem.recall.cache import GroupCache
 
 SYSTEMS: tuple[str, ...] = ("speakermem", "bm25", "embed", "full-context")
 """Systems ``graphmem eval run`` evaluates (the ``--system`` choices)."""
@@ -267,12 +268,13 @@ class SpeakerMem:
         self.s2_k = s2_k
         self.ablate = ablate
         self.budgets = budgets_from(self.settings, ask_enabled=ask_enabled, s1_k=s1_k, s2_k=s2_k)
+        self.cache = GroupCache(self.settings.vector_cache_mb)  # the run's recall cache (no I/O here)
 
     def answer(self, unit: Unit, question: str) -> SystemOutput:
         watch = Stopwatch()
         result = ask(
             self.store, self.embedder, unit.group_id, question, model=self.model, settings=self.settings,
-            ask_enabled=self.ask_enabled, s1_k=self.s1_k, s2_k=self.s2_k, ablate=self.ablate,
+            ask_enabled=self.ask_enabled, s1_k=self.s1_k, s2_k=self.s2_k, ablate=self.ablate, cache=self.cache,
         )
         wall = watch.elapsed_s
         s1_ids = [e.id for e in result.excerpts]

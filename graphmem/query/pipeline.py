@@ -35,6 +35,7 @@ from graphmem.query.system1 import System1Result, run_system1
 from graphmem.query.system2 import System2Result, ablate_rows, run_system2
 from graphmem.query.types import Ablation, AskResult, Budgets, StageUsage, Tense
 from graphmem.verbatim.roster import Roster, RosterMember
+from graphmem.recall.cache import GroupCache
 from graphmem.recall.search import group_context
 from graphmem.core.times import parse_as_of, to_instant  # noqa: F401  (parse_as_of re-exported)
 
@@ -195,6 +196,7 @@ def ask(
     as_of: str | datetime | None = None,
     tense: Tense | None = None,
     ablate: Ablation | None = None,
+    cache: GroupCache | None = None,
 ) -> AskResult:
     """Answer ``question`` about group ``group_id`` from both memory tracks.
 
@@ -215,6 +217,8 @@ def ask(
         ablate: remove one path (SpeakerMem-R1 §5.3, Fig. 4): ``"s1"`` no verbatim track,
             ``"s2"`` no derived track, ``"s2-group"`` no Interaction/Insight records,
             ``"s2-person"`` no Core/Profile records (rows are filtered after retrieval).
+        cache: the process's :class:`graphmem.recall.cache.GroupCache` (BM25 statistics and
+            vector matrices, shared by both paths); None: a throw-away one for this ask.
 
     Returns:
         An :class:`AskResult` with the answer (or None), the projection, the excerpts, the
@@ -244,6 +248,7 @@ def ask(
         raise InvalidInputError("ablate must be one of s1, s2, s2-group, s2-person", field="ablate")
     budgets = budgets_from(s, ask_enabled=ask_enabled, s1_k=s1_k, s2_k=s2_k, source_k=source_k)
     as_of_text, max_instant = parse_as_of(as_of)
+    cache = cache or GroupCache.throwaway()  # one for both paths of this ask
     timings: dict[str, float] = {}
     usages: list[Usage] = []
     notes: list[str] = []
@@ -281,6 +286,7 @@ def ask(
                 store, embedder, group_id, projection, budgets, max_instant=max_instant, rrf_k=s.rrf_k,
                 max_candidates=s.s2_max_candidates,
                 members=None if max_instant is None else [m.id for m in roster], context=context,
+                cache=cache,
             )
         return out, t2.elapsed_s
 
@@ -293,6 +299,7 @@ def ask(
             s1 = run_system1(
                 store, embedder, group_id, question, budgets, model, max_instant=max_instant,
                 roster=roster, projection=projection, state=context.state if context else None,
+                cache=cache,
             )
     finally:
         s2, s2_s = s2_future.result()  # System 2's error, if any, surfaces here
