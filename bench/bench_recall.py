@@ -35,7 +35,7 @@ def main() -> None:
     from graphmem.store.db import Store, open_driver
     from graphmem.core.embed import get_embedder
     from graphmem.eval.benchmarks import load_bench, question_text
-    from graphmem.query.pipeline import _BatchedEmbedder
+    from graphmem.query.pipeline import BatchedEmbedder
     from graphmem.query.project import fallback_projection
     from graphmem.recall.pool import RecallConfig, recall_pool
     from graphmem.verbatim.roster import read_roster
@@ -56,7 +56,7 @@ def main() -> None:
         for q in unit.questions[: args.limit or None]:
             text, _ = question_text(q)
             projection = fallback_projection(text, roster)
-            emb = _BatchedEmbedder(base)
+            emb = BatchedEmbedder(base)
             emb.prefetch([text, projection.issue])  # ask encodes both in one batch
             for _ in range(args.repeat):
                 t = time.perf_counter()

@@ -116,6 +116,10 @@ def _execute(
                 m.close()
 
 
+execute = _execute
+"""The public name of :func:`_execute` for scripts (bench/eval_retrieval.py, bench/eval_scripted.py)."""
+
+
 def _print_outcome(outcome, as_json: bool) -> None:  # noqa: ANN001 - graphmem.eval.runner.RunOutcome
     from graphmem.eval.report import summarize
 

@@ -85,7 +85,7 @@ def budgets_from(
     return b
 
 
-class _BatchedEmbedder(Embedder):
+class BatchedEmbedder(Embedder):
     """The caller's embedder with a per-ask cache: texts known up front are encoded in one batch.
 
     ``ask`` prefetches the question and the issue together (one forward pass instead of two);
@@ -269,7 +269,7 @@ def ask(
     telemetry.end(span, used)
 
     t = Stopwatch()
-    embedder = _BatchedEmbedder(embedder)
+    embedder = BatchedEmbedder(embedder)
     embedder.prefetch([question, projection.issue])
     timings["embed"] = t.elapsed_s
     if model is not None and projection.method == "fallback":
