@@ -3,15 +3,13 @@
 System 1's person anchors and System 2's raw fallback rank one person's own messages by cosine
 to the query (SpeakerMem-R1 §3.3 Anchor; ``recall/vector_person_messages``). In a group with its
 own vector index, Neo4j answers that with an HNSW call asking for hundreds of neighbours of
-the whole group to keep a few dozen of the person's: about 27 ms of server CPU per call in a
-100k-message group (docs/scale.md, "third round"). A matrix of the person's vectors in this
-process ranks them exactly in about 1.5 ms (14,000 x 384 float32, one thread).
+the whole group to keep a few dozen of the person's; a matrix of the person's vectors in this
+process ranks them exactly with one matrix product (costs measured: docs/scale.md).
 
 The same cache keeps, per group, a :class:`SentenceMatrix`: the vectors of the group's turns of
 several sentences and of their sentences (``Message.sentence_embeddings``), so the recall pool's
-learned tail can rank turns by their best sentence (:func:`sentence_ranking`; docs/query.md,
-eighth round). Scored in Cypher the same ranking took 130-220 ms per question for a
-650-turn conversation; here it is one matrix product of about 2,900 x 384.
+learned tail can rank turns by their best sentence (:func:`sentence_ranking`, one matrix
+product instead of a Cypher scan; docs/lab/recall-rounds.md, eighth round).
 
 Freshness: an entry is used only while it matches the group's state that ``ask`` and
 ``search`` read first anyway (:class:`graphmem.recall.search.GroupState`, no extra round trip):
@@ -26,8 +24,8 @@ Freshness: an entry is used only while it matches the group's state that ``ask``
   ``vector_rev`` (``ingest/merge_group``; ``schema apply`` seeds the importer's groups).
 
 A person without a usable entry is ranked by Neo4j as before, and the entry is filled by a
-daemon thread for the next query, so no query waits for a load (14,000 vectors: about two
-seconds) and no process waits for one at exit. Entries are kept least recently used first
+daemon thread for the next query, so no query waits for a load and no process waits for one
+at exit. Entries are kept least recently used first
 within ``GRAPHMEM_VECTOR_CACHE_MB`` (0: off). Groups without their own index are not cached:
 their exact Cypher scan is already cheap.
 

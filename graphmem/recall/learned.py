@@ -275,7 +275,7 @@ def sentence_order(dense: DenseEvidence) -> list[tuple[str, float]]:
     cosine, best first (ties: the sentences' read first). Cosines in [-1, 1].
 
     A question about one clause of a long turn meets that clause's vector, not the turn's
-    average (docs/query.md, eighth round).
+    average (docs/lab/recall-rounds.md, eighth round).
     """
     scored = dict(dense.sentences)
     merged = dense.sentences + [(m, c) for m, c in dense.own if m not in scored]
