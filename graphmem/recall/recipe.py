@@ -112,11 +112,6 @@ class AnchorStage(_Stage):
     person_oversample: float = Field(default=2.0, ge=1)
 
 
-SEARCH_RRF_K = 60
-"""The RRF constant of :func:`graphmem.recall.search.search_messages` and System 2's fusion
-(``GRAPHMEM_RRF_K``'s default): the usual constant, which favours agreement."""
-
-
 class FusionStage(_Stage):
     """Weighted reciprocal-rank fusion: ``score = sum_r w_r / (rrf_k + rank_r)``.
 
@@ -132,6 +127,9 @@ class FusionStage(_Stage):
             default S1_TOP_K: the excerpts without a model.
         tail_rrf_k: the constant of the second fusion (None: there is none; only with the
             dense context window).
+        search_rrf_k: the constant of ``graphmem search``'s fusion of its fulltext and dense
+            rankings (:func:`graphmem.recall.search.search_messages`; also the default of
+            ``GRAPHMEM_RRF_K``, System 2's): the usual constant, which favours agreement.
     """
 
     depth: int = Field(default=40, ge=1)
@@ -143,6 +141,7 @@ class FusionStage(_Stage):
     rrf_k: int = Field(default=20, ge=1)
     head_n: int = Field(default=10, ge=0)
     tail_rrf_k: int | None = Field(default=60, ge=1)
+    search_rrf_k: int = Field(default=60, ge=1)
 
 
 class LearnedStage(_Stage):
@@ -228,3 +227,6 @@ class RecallRecipe(_Stage):
 
 SPEAKERMEM_POOL = RecallRecipe()
 """The product's recall pool: the one recipe every benchmark and every face uses (docs/query.md)."""
+
+SEARCH_RRF_K = SPEAKERMEM_POOL.fusion.search_rrf_k
+"""``search_messages``' default RRF constant (the product recipe's ``fusion.search_rrf_k``)."""

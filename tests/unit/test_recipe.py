@@ -21,7 +21,7 @@ from graphmem.recall.learned import (
     load_weights,
     tail_weights,
 )
-from graphmem.recall.recipe import SPEAKERMEM_POOL, RecallRecipe, RecipeError
+from graphmem.recall.recipe import SEARCH_RRF_K, SPEAKERMEM_POOL, RecallRecipe, RecipeError
 from graphmem.recall.rerank import Chain, LearnedHead, LearnedTail, NoRerank, reranker_for
 
 
@@ -35,7 +35,8 @@ def test_the_products_recipe_is_the_measured_configuration():
             a.person_exact_max, a.person_oversample) == (20, 2, 1, 20, 2, 0, 500, 2.0)
     f = r.fusion
     assert (f.depth, f.w_fulltext, f.w_vector, f.w_person, f.w_member, f.w_time, f.rrf_k, f.head_n,
-            f.tail_rrf_k) == (40, 1.0, 1.0, 0.5, 0.0, 1.0, 20, 10, 60)
+            f.tail_rrf_k, f.search_rrf_k) == (40, 1.0, 1.0, 0.5, 0.0, 1.0, 20, 10, 60, 60)
+    assert SEARCH_RRF_K == 60
     assert (r.learned.head, r.learned.tail_places, r.learned.sentence_load_max) == (True, 10, 5000)
     assert RecallRecipe() == SPEAKERMEM_POOL
 
