@@ -8,9 +8,10 @@ For every SocialMemBench question of the staged networks (``--bench locomo``: th
 ``--limit`` questions of each LoCoMo conversation; groups ingested beforehand, e.g. by
 bench/eval_retrieval.py), runs the plain fulltext+dense RRF search (``search_messages``, 40) and
 the recall pool (``recall_pool``, 40: group-local BM25, person and time anchors) with the
-configuration before the dense context window (issue-aware query and neighbour smoothing, RRF
-constant 60), with the default configuration without the learned tail (``tail_learned=0``) and
-with the default configuration, one after the other, so all see the same load.
+recipe before the dense context window (issue-aware query and neighbour smoothing, RRF
+constant 60), with the product's recipe without the learned tail (``learned.tail_places=0``)
+and with the product's recipe (``SPEAKERMEM_POOL``), one after the other, so all see the same
+load; all share one GroupCache, as a server's process does.
 The question's and the issue's vectors are encoded once up front, as ``ask`` does, so only
 store-side work and fusion are timed. Prints p50/p95 of each.
 """
@@ -36,9 +37,11 @@ def main() -> None:
     from graphmem.store.db import Store, open_driver
     from graphmem.core.embed import get_embedder
     from graphmem.eval.benchmarks import load_bench, question_text
-    from graphmem.query.pipeline import _BatchedEmbedder
+    from graphmem.query.pipeline import BatchedEmbedder
     from graphmem.query.project import fallback_projection
-    from graphmem.recall.pool import RecallConfig, recall_pool
+    from graphmem.recall.cache import GroupCache
+    from graphmem.recall.pool import recall_pool
+    from graphmem.recall.recipe import SPEAKERMEM_POOL
     from graphmem.verbatim.roster import read_roster
     from graphmem.recall.search import search_messages
 
@@ -50,29 +53,31 @@ def main() -> None:
     landed: list[float] = []
     no_tail: list[float] = []
     new: list[float] = []
-    before = RecallConfig(context_share=0.0, rrf_k=60)
-    head_only = RecallConfig(tail_learned=0)
+    before = SPEAKERMEM_POOL.evolve(dense={"context_share": 0.0}, fusion={"rrf_k": 60, "tail_rrf_k": None},
+                                    learned={"tail_places": 0})
+    head_only = SPEAKERMEM_POOL.evolve(learned={"tail_places": 0})
+    cache = GroupCache()
     for unit in data.units:
         roster = read_roster(store, unit.group_id)
         for q in unit.questions[: args.limit or None]:
             text, _ = question_text(q)
             projection = fallback_projection(text, roster)
-            emb = _BatchedEmbedder(base)
+            emb = BatchedEmbedder(base)
             emb.prefetch([text, projection.issue])  # ask encodes both in one batch
             for _ in range(args.repeat):
                 t = time.perf_counter()
-                search_messages(store, emb, unit.group_id, text, k=40, pool_n=40)
+                search_messages(store, emb, unit.group_id, text, k=40, pool_n=40, cache=cache)
                 old.append(time.perf_counter() - t)
                 t = time.perf_counter()
                 recall_pool(store, emb, unit.group_id, text, 40, roster=roster, projection=projection,
-                            config=before)
+                            recipe=before, cache=cache)
                 landed.append(time.perf_counter() - t)
                 t = time.perf_counter()
                 recall_pool(store, emb, unit.group_id, text, 40, roster=roster, projection=projection,
-                            config=head_only)
+                            recipe=head_only, cache=cache)
                 no_tail.append(time.perf_counter() - t)
                 t = time.perf_counter()
-                recall_pool(store, emb, unit.group_id, text, 40, roster=roster, projection=projection)
+                recall_pool(store, emb, unit.group_id, text, 40, roster=roster, projection=projection, cache=cache)
                 new.append(time.perf_counter() - t)
     for name, v in (("fused search", old), ("pool, no context window", landed), ("pool, no learned tail", no_tail),
                     ("pool, default", new)):

@@ -70,6 +70,17 @@ class _Cpu:
 _RECORDED: list[tuple[str, dict]] | None = None  # (template, parameters) while replay records
 
 
+def _group_cache():
+    from graphmem.core.config import get_settings
+    from graphmem.recall.cache import GroupCache
+
+    return GroupCache(get_settings().vector_cache_mb)
+
+
+CACHE = _group_cache()
+"""The benchmark process's recall cache (what a server's Runtime holds)."""
+
+
 def _instrument() -> None:
     """Time every named template read (Store.read) into _CALLS (and record it for --replay)."""
     original = Store.read
@@ -127,23 +138,22 @@ def bench_group(store: Store, embedder: Embedder, gid: str, corpus: Corpus, quer
     from graphmem.query import ask, read_roster
     from tests.scripted_llm import ScriptedLLM
 
-    from graphmem.recall import cache as vector_cache
     from graphmem.recall.search import group_state
 
     t = time.perf_counter()
-    held = vector_cache.warm(store, group_state(store, gid), [m.id for m in read_roster(store, gid, counts=False)])
+    held = CACHE.warm(store, group_state(store, gid), [m.id for m in read_roster(store, gid, counts=False)])
     if held:
         print(f"  {gid}: person vector matrices loaded in {time.perf_counter() - t:.1f} s "
               f"({held / 2**20:.0f} MiB; GRAPHMEM_VECTOR_CACHE_MB=0 measures without them)")
     qs = [corpus.query() for _ in range(queries + 3)]
     for q in qs[:3]:
-        search_messages(store, embedder, gid, q, k=10, pool_n=40)
+        search_messages(store, embedder, gid, q, k=10, pool_n=40, cache=CACHE)
     _CALLS.clear()
     walls = []
     with _Cpu() as cpu:
         for q in qs[3:]:
             t = time.perf_counter()
-            search_messages(store, embedder, gid, q, k=10, pool_n=40)
+            search_messages(store, embedder, gid, q, k=10, pool_n=40, cache=CACHE)
             walls.append((time.perf_counter() - t) * 1000)
     how = "serial" if serial else "overlapped"
     print(f"  {gid} [{how}]: search p50 {pct(walls, .5):.1f} ms p95 {pct(walls, .95):.1f} ms ({queries} queries); "
@@ -167,7 +177,7 @@ def bench_group(store: Store, embedder: Embedder, gid: str, corpus: Corpus, quer
                 if profile:
                     profile.enable()
             t = time.perf_counter()
-            r = ask(store, embedder, gid, q, model=model, settings=settings)
+            r = ask(store, embedder, gid, q, model=model, settings=settings, cache=CACHE)
             wall = time.perf_counter() - t
             if i < 3:
                 continue
@@ -211,7 +221,7 @@ def _replay(store: Store, embedder: Embedder, gid: str, questions: list[str], n:
         model = ChatModel(base_url=server.base_url, model=server.model, timeout_s=30, max_retries=0)
         _RECORDED = []
         for q in questions[3:3 + n]:
-            ask(store, embedder, gid, q, model=model, settings=Settings(_env_file=None))
+            ask(store, embedder, gid, q, model=model, settings=Settings(_env_file=None), cache=CACHE)
         recorded, _RECORDED = _RECORDED, None
         model.close()
     by: dict[str, list[dict]] = defaultdict(list)
@@ -242,14 +252,14 @@ def _ask_without_model(store: Store, embedder: Embedder, gid: str, questions: li
 
     settings = Settings(_env_file=None)
     for q in questions[:3]:
-        ask(store, embedder, gid, q, model=None, settings=settings)
+        ask(store, embedder, gid, q, model=None, settings=settings, cache=CACHE)
     _CALLS.clear()
     walls = []
     with _Cpu() as cpu:
         for i in range(n):
             q = questions[3 + i % max(len(questions) - 3, 1)]
             t = time.perf_counter()
-            ask(store, embedder, gid, q, model=None, settings=settings)
+            ask(store, embedder, gid, q, model=None, settings=settings, cache=CACHE)
             walls.append((time.perf_counter() - t) * 1000)
     print(f"  {gid} [{how}]: ask without a model p50 {pct(walls, .5):.1f} ms p95 {pct(walls, .95):.1f} ms "
           f"({n} asks); {cpu.line(n)}")

@@ -42,7 +42,7 @@ def main() -> None:
     for var in ("GRAPHMEM_LLM_BASE_URL", "GRAPHMEM_LLM_MODEL", "GRAPHMEM_JUDGE_BASE_URL", "GRAPHMEM_JUDGE_MODEL",
                 "GRAPHMEM_WRITER_BASE_URL", "GRAPHMEM_WRITER_MODEL"):
         os.environ.pop(var, None)
-    from graphmem.cli.eval import _execute
+    from graphmem.cli.eval import execute
     from graphmem.core.config import get_settings
     from graphmem.eval.report import summarize, write_report
     from graphmem.eval.runner import read_records
@@ -58,7 +58,7 @@ def main() -> None:
             if args.fresh and out.exists():
                 shutil.rmtree(out)
             t = time.perf_counter()
-            outcome = _execute(
+            outcome = execute(
                 bench=bench, data=args.data / DATA[bench], system=system, questions=None, ablate=None,
                 no_ask=False, s1_k=None, s2_k=None, recall_n=None, limit=None, units=None, concurrency=1,
                 group_prefix="", out_dir=out, settings=settings, quiet=True,

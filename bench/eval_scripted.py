@@ -153,7 +153,7 @@ def main() -> None:
     from graphmem.core.config import get_settings
 
     get_settings.cache_clear()
-    from graphmem.cli.eval import _execute
+    from graphmem.cli.eval import execute
     from graphmem.eval.report import write_report
 
     settings = get_settings()
@@ -166,7 +166,7 @@ def main() -> None:
                      for b in (2, 4, 6) for a in (5, 10, 20)]
         for system, ablate, no_ask, s1_k, s2_k, out_dir in jobs:
             t = time.perf_counter()
-            outcome = _execute(
+            outcome = execute(
                 bench=args.bench, data=args.data, system=system, questions=None, ablate=ablate, no_ask=no_ask,
                 s1_k=s1_k, s2_k=s2_k, recall_n=s1_k, limit=None, units=None, concurrency=args.concurrency,
                 group_prefix=args.prefix if system == "speakermem" else "", out_dir=out_dir,

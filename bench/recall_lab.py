@@ -18,7 +18,10 @@ one pickle under runs/ (git-ignored; benchmark data is never committed).
 it can (analyser, anchors, :func:`graphmem.recall.pool.fuse_recall`) and prints recall@1/5/10/40
 per benchmark (``--cats``: per category) for each variant. ``--split`` also prints a tune half
 (odd LoCoMo conversations, odd-numbered SocialMem networks) and a held-out half.
-A variant is a name from :data:`VARIANTS` (a dict of RecallConfig fields and lab switches).
+A variant is a name from :data:`VARIANTS`: a dict of recipe knobs (:data:`KNOBS`: flat names of
+the stage fields of :class:`graphmem.recall.recipe.RecallRecipe`, applied to
+:data:`graphmem.recall.recipe.SPEAKERMEM_POOL` by :func:`recipe_of`, which refuses a combination
+the recipe refuses) and lab switches.
 
 Switches of the fourth round (places 11-40 and documents, docs/query.md): ``hop2=(seeds, terms,
 weight, depth[, own_text])`` a second-hop BM25 ranking on the rarest terms of the pool's best
@@ -383,12 +386,58 @@ def top(scores: np.ndarray, k: int, mask: np.ndarray | None = None, positive: bo
 
 BASE: dict[str, Any] = {}
 
+_NO_CONTEXT = {"context_share": 0.0, "tail_rrf_k": None, "tail_learned": 0}  # what needs the context window goes too
+
 VARIANTS: dict[str, dict[str, Any]] = {
-    "base": {},  # the product's RecallConfig defaults
+    "base": {},  # the product's recipe, SPEAKERMEM_POOL
     "landed": {"w_issue_vector": 0.0, "w_issue_terms": 0.0, "neighbour_share": 0.0,
-               "context_share": 0.0, "rrf_k": 60},  # before the issue-aware round
-    "issue": {"context_share": 0.0, "rrf_k": 60},  # the issue-aware round (before the context window)
+               "rrf_k": 60, **_NO_CONTEXT},  # before the issue-aware round
+    "issue": {"rrf_k": 60, **_NO_CONTEXT},  # the issue-aware round (before the context window)
 }
+
+KNOBS: dict[str, tuple[str, str]] = {
+    "fulltext_depth": ("lexical", "depth"), "local_bm25": ("lexical", "local_bm25"),
+    "w_issue_terms": ("lexical", "issue_terms"), "neighbour_share": ("lexical", "neighbour_share"),
+    "vector_depth": ("dense", "depth"), "w_issue_vector": ("dense", "issue_vector"),
+    "context_share": ("dense", "context_share"), "context_depth": ("dense", "context_depth"),
+    "person_depth": ("anchors", "person_depth"), "person_budget": ("anchors", "person_budget"),
+    "member_budget": ("anchors", "member_budget"), "time_depth": ("anchors", "time_depth"),
+    "time_budget": ("anchors", "time_budget"), "change_budget": ("anchors", "change_budget"),
+    "person_exact_max": ("anchors", "person_exact_max"), "person_oversample": ("anchors", "person_oversample"),
+    "fuse_depth": ("fusion", "depth"), "w_fulltext": ("fusion", "w_fulltext"), "w_vector": ("fusion", "w_vector"),
+    "w_person": ("fusion", "w_person"), "w_member": ("fusion", "w_member"), "w_time": ("fusion", "w_time"),
+    "rrf_k": ("fusion", "rrf_k"), "head_n": ("fusion", "head_n"), "tail_rrf_k": ("fusion", "tail_rrf_k"),
+    "head_rerank": ("learned", "head"), "tail_learned": ("learned", "tail_places"),
+    "sentence_load_max": ("learned", "sentence_load_max"),
+}
+"""The lab's flat knob names (the variants' keys) -> (stage, field) of the recipe."""
+
+
+def recipe_of(v: dict[str, Any]):
+    """The recipe a variant names: :data:`SPEAKERMEM_POOL` with the variant's knobs changed
+    (RecipeError for a combination the recipe refuses)."""
+    from graphmem.recall.recipe import SPEAKERMEM_POOL
+
+    stages: dict[str, dict[str, Any]] = {}
+    for k, val in v.items():
+        if k in KNOBS:
+            stage, name = KNOBS[k]
+            stages.setdefault(stage, {})[name] = val
+    return SPEAKERMEM_POOL.evolve(**stages)
+
+
+class Knobs:
+    """A recipe read through the lab's flat knob names (``cfg.rrf_k`` is ``recipe.fusion.rrf_k``)."""
+
+    def __init__(self, recipe) -> None:
+        self.recipe = recipe
+
+    def __getattr__(self, name: str) -> Any:
+        stage, field_name = KNOBS[name]
+        return getattr(getattr(self.recipe, stage), field_name)
+
+    def evolve(self, **knobs: Any) -> Knobs:
+        return Knobs(recipe_of({**{k: getattr(self, k) for k in KNOBS}, **knobs}))
 
 
 _ENC: list = []
@@ -421,8 +470,7 @@ def pool(g: Group, q: dict, tv: dict[str, np.ndarray], v: dict[str, Any], n: int
     """
     from graphmem.recall.anchors import find_anchors
     from graphmem.recall.lexical import analyze
-    from graphmem.recall.pool import RecallConfig, RecallInputs, fuse_recall
-    from graphmem.query.types import Projection
+    from graphmem.recall.pool import RecallInputs, fuse_recall
 
     if v.get("tail"):  # the top `tail[0]` of this config, then the rest of the pool of another
         head_n, other = v["tail"]
@@ -430,8 +478,7 @@ def pool(g: Group, q: dict, tv: dict[str, np.ndarray], v: dict[str, Any], n: int
         b = pool(g, q, tv, {**{k: val for k, val in v.items() if k != "tail"}, **other}, n)
         head = a[:head_n]
         return (head + [m for m in b if m not in set(head)])[:n]
-    cfg_fields = {k: val for k, val in v.items() if k in RecallConfig.__dataclass_fields__}
-    cfg = RecallConfig(**cfg_fields)
+    cfg = Knobs(recipe_of(v))
     question = q["question"]
     from graphmem.query.project import fallback_projection
 
@@ -603,11 +650,11 @@ def pool(g: Group, q: dict, tv: dict[str, np.ndarray], v: dict[str, Any], n: int
             ft_scores=ft_scores, cos=cos, cos_plain=cos_plain, inputs=inputs,
         )
     if any(v.get(k) for k in NEW_SWITCHES):  # rankings fused into the tail: measured without the learned tail
-        return _tail_variants(g, q, inputs, replace(cfg, tail_learned=0), v, n, qterms, cos_plain, issue, tv)
+        return _tail_variants(g, q, inputs, cfg.evolve(tail_learned=0), v, n, qterms, cos_plain, issue, tv)
     fused = fuse_recall(inputs, n if not (v.get("smooth_pool") or v.get("sess_cap") or v.get("nb_top")) else n * 3,
-                        config=cfg)
+                        recipe=cfg.recipe)
     if v.get("head"):  # the best head of the fulltext and dense rankings are kept in the top-10
-        from graphmem.recall.pool import _reserve
+        from graphmem.recall.pool import reserve as _reserve
 
         h = v["head"]
         ids = [m for m, _ in fused]
@@ -698,17 +745,34 @@ _TIME_EXPR = (r"\b(yesterday|today|tonight|tomorrow|ago|last|next|this (week|mon
 
 
 
+def _fuse_with(inputs, n: int, vector: list[str], rrf_k: int, recipe, extra: list) -> tuple[list[str], list[str]]:
+    """The product's fusion (:func:`graphmem.recall.pool.fuse_rankings`) with ``extra`` (weight,
+    ids) rankings added to its weighted-RRF scores: (the first ``n`` ids, the anchors' ids).
+    RRF is a sum, so this equals one fusion of all the rankings."""
+    from graphmem.recall.pool import fuse_rankings, reserve, weighted_rrf
+
+    every, wanted = fuse_rankings(inputs, 10**9, vector, rrf_k, recipe)
+    scores = dict(every)
+    for m, s_ in weighted_rrf(extra, rrf_k).items():
+        scores[m] = scores.get(m, 0.0) + s_
+    order = sorted(scores, key=lambda m: (-scores[m], m))
+    return reserve(order, wanted, n), wanted
+
+
 def _fuse_tail_extra(inputs, n: int, cfg, extra: list) -> list[str]:
     """fuse_recall with ``extra`` rankings fused into the tail (places head_n+1..n) only."""
-    from graphmem.recall.pool import _fuse_once, _rerank, _reserve
+    from graphmem.recall.pool import fuse_rankings, rerank_pool, reserve
+    from graphmem.recall.rerank import reranker_for
 
-    head, wanted = _fuse_once(inputs, n, inputs.vector, cfg.rrf_k, cfg)
-    if not inputs.vector_plain or not 0 < cfg.head_n < n:
-        return [m for m, _ in _rerank(head, inputs, cfg, wanted, n)]
-    tail, wanted = _fuse_once(inputs, n, inputs.vector_plain, cfg.tail_rrf_k, cfg, extra)
+    recipe = cfg.recipe
+    reranker = reranker_for(recipe)
+    head, wanted = fuse_rankings(inputs, n, inputs.vector, cfg.rrf_k, recipe)
+    if not inputs.vector_plain or cfg.tail_rrf_k is None or not 0 < cfg.head_n < n:
+        return [m for m, _ in rerank_pool(head, inputs, wanted, n, reranker)]
+    tail, wanted = _fuse_with(inputs, n, inputs.vector_plain, cfg.tail_rrf_k, recipe, extra)
     first = [m for m, _ in head[: cfg.head_n]]
-    merged = list(dict.fromkeys(first + [m for m, _ in tail]))
-    return [m for m, _ in _rerank([(m, 0.0) for m in _reserve(merged, wanted, n)], inputs, cfg, wanted, n)]
+    merged = list(dict.fromkeys(first + tail))
+    return [m for m, _ in rerank_pool([(m, 0.0) for m in reserve(merged, wanted, n)], inputs, wanted, n, reranker)]
 
 
 def _tail_variants(g: Group, q: dict, inputs, cfg, v: dict, n: int, qterms: list[str], cos: np.ndarray,
@@ -717,11 +781,12 @@ def _tail_variants(g: Group, q: dict, inputs, cfg, v: dict, n: int, qterms: list
     import math
 
     from graphmem.recall.lexical import analyze
-    from graphmem.recall.pool import _fuse_ids, _reserve
+    from graphmem.recall.pool import fuse_ids as _fuse_ids
+    from graphmem.recall.pool import fuse_recall, fuse_rankings
+    from graphmem.recall.pool import reserve as _reserve
 
     k1, b = v.get("k1", 1.2), v.get("b", 0.75)
-    base = [m for m, _ in __import__("graphmem.recall.pool", fromlist=["fuse_recall"]).fuse_recall(
-        inputs, n * 3, config=cfg)]
+    base = [m for m, _ in fuse_recall(inputs, n * 3, recipe=cfg.recipe)]
     extra: list = []
     N = len(g.ids)
     if v.get("hop2"):  # turns that share rare terms with the pool's best turns
@@ -844,9 +909,8 @@ def _tail_variants(g: Group, q: dict, inputs, cfg, v: dict, n: int, qterms: list
             seen[g.session[g.by_id[best]]] += 1
             out.append(best)
         pool_ids = head + out
-    from graphmem.recall.pool import _fuse_once
-
-    wanted = _fuse_once(inputs, n, inputs.vector_plain or inputs.vector, cfg.tail_rrf_k, cfg)[1]
+    wanted = fuse_rankings(inputs, n, inputs.vector_plain or inputs.vector, cfg.tail_rrf_k or cfg.rrf_k,
+                           cfg.recipe)[1]
     return _reserve(pool_ids, wanted, n)
 
 

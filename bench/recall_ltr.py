@@ -16,21 +16,25 @@ Every figure is out of fold, so no question is scored by a model that saw it:
   on the held-out half, and the other way round;
 - transfer: trained on one benchmark, scored on the other (the unseen-network case of issue 11).
 Prints R@10 before -> after per benchmark and category. ``--export`` fits on every question
-and prints ``WEIGHTS`` for graphmem/query/head_rank.py (coefficients divided by the features'
-standard deviations: the product needs no scaler, and only the order counts). Nothing here is a test.
+and writes the product's artifact ``graphmem/recall/weights/head.json`` (``--to`` another path):
+the weights (coefficients divided by the features' standard deviations: the product needs no
+scaler, and only the order counts), the feature names, head length, what it was fitted on, the
+code version (graphmem's and the git commit) and the out-of-fold figures printed. Nothing here is a test.
 
 ``--tail D`` judges the learned tail (:func:`graphmem.recall.learned.rerank_tail`) the same
 way: the pool as the product builds it without the tail, the candidates the reads returned
 (``D`` deep), the pool's last ``--learned`` places chosen by the score and the anchors' turns
-kept; R@40 before -> after, out of fold (``--export``: ``TAIL_WEIGHTS``). ``--learned 30``
+kept; R@40 before -> after, out of fold (``--export``: ``weights/tail.json``). ``--learned 30``
 is the experiment of the sixth round (every place after the first 10 chosen).
 """
 
 from __future__ import annotations
 
 import argparse
+import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -39,20 +43,52 @@ import recall_lab  # noqa: E402
 
 from graphmem.recall.learned import (  # noqa: E402
     FEATURES,
+    RRF_K,
     TAIL_FEATURES,
+    WEIGHTS_DIR,
+    LearnedWeights,
     head_features,
+    head_weights,
+    load_weights,
     rerank_head,
     rerank_tail,
     tail_candidates,
     tail_features,
 )
+from graphmem.recall.recipe import SPEAKERMEM_POOL  # noqa: E402
 
-HEAD = 10
+HEAD = head_weights().head_n
+"""The head length the features and the re-ranking use (the product's artifact's)."""
+
+
+def export(name: str, features: tuple[str, ...], w: np.ndarray, to: Path | None, cache: Path, command: str,
+           metrics: dict[str, Any]) -> None:
+    """Write the fitted weights as the product's JSON artifact and read it back as the product does."""
+    import graphmem
+
+    path = to or WEIGHTS_DIR / f"{name}.json"
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                                cwd=Path(__file__).resolve().parents[1], check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        commit = "unknown"
+    art = LearnedWeights(
+        name=name, features=features, weights=w, head_n=HEAD, feature_rrf_k=RRF_K,
+        fitted_on={"data": f"every question of the lab cache {cache} (bench/recall_lab.py dump: LoCoMo and "
+                           "staged SocialMemBench)", "split": "all questions (the metrics: out of fold)",
+                   "command": command},
+        code_version={"graphmem": graphmem.__version__, "commit": commit}, metrics=metrics, path=path,
+    )
+    import json
+
+    path.write_text(json.dumps(art.as_json(), indent=1) + "\n", encoding="utf-8")
+    load_weights(path, features)  # refused now, not in the product, if it does not fit the code
+    print(f"{name} weights -> {path}")
 
 
 def collect(cache: Path) -> list[dict]:
     groups, questions, tv = recall_lab.load(cache)
-    v = {**recall_lab.BASE, "head_rerank": False, "tail_learned": 0}
+    v = {**recall_lab.BASE, "head_rerank": False, "tail_learned": 0}  # the fused pool, as the product fuses it
     out = []
     for q in questions:
         g = groups[q["group"]]
@@ -97,8 +133,10 @@ def out_of_fold(rows: list[dict], split, order, c: float, train=lambda r: r) -> 
     return ranked
 
 
-def score(rows: list[dict], ranked: dict[int, list[str]], label: str, k: int = 10) -> None:
-    """R@k of the pool -> of ``ranked``, per benchmark and category."""
+def score(rows: list[dict], ranked: dict[int, list[str]], label: str, k: int = 10) -> dict[str, list[float]]:
+    """R@k of the pool -> of ``ranked``, per benchmark and category (printed; returned per
+    benchmark as {"label bench R@k": [before, after]})."""
+    figures: dict[str, list[float]] = {}
     for bench in ("locomo", "socialmem"):
         sub = [(i, r) for i, r in enumerate(rows) if r["q"]["bench"] == bench and i in ranked]
         if not sub:
@@ -108,21 +146,24 @@ def score(rows: list[dict], ranked: dict[int, list[str]], label: str, k: int = 1
             return float(np.mean([recall_lab.recall(ranked[i] if use else r["pool"], r["q"]["gold"], k)
                                   for i, r in items]))
 
+        figures[f"{label} {bench} R@{k}"] = [round(rk(sub, False), 4), round(rk(sub, True), 4)]
         line = f"  {label:9s} {bench:9s} n={len(sub):4d} R@{k} {rk(sub, False):.3f} -> {rk(sub, True):.3f} |"
         for c in sorted({r["q"]["category"] for _, r in sub}):
             cs = [(i, r) for i, r in sub if r["q"]["category"] == c]
             line += f" {c} {rk(cs, False):.3f}->{rk(cs, True):.3f}"
         print(line)
+    return figures
 
 
-def tail_experiment(cache: Path, depth: int, learned: int, c: float, export: bool, drop: set[str]) -> None:
+def tail_experiment(cache: Path, depth: int, learned: int, c: float, to_export: bool, drop: set[str],
+                    to: Path | None = None) -> None:
     """``--tail D``: the pool's last ``learned`` places chosen by the learned tail score from the
     pool and the candidates the reads returned (each ranking ``D`` deep); R@40 before -> after,
     out of fold (docs/query.md, sixth and seventh rounds)."""
-    from graphmem.recall.pool import RecallConfig, _fuse_once, _reserve
+    from graphmem.recall.pool import fuse_rankings, reserve
 
     groups, questions, tv = recall_lab.load(cache)
-    cfg = RecallConfig()
+    cfg = SPEAKERMEM_POOL.fusion
     rows = []
     for q in questions:
         g = groups[q["group"]]
@@ -135,23 +176,26 @@ def tail_experiment(cache: Path, depth: int, learned: int, c: float, export: boo
         X[:, [k for k, f in enumerate(TAIL_FEATURES) if f in drop]] = 0.0
         keep = set(pool[: len(pool) - learned])
         rest = [k for k, m in enumerate(cand) if m not in keep]
-        wanted = _fuse_once(inp, len(pool), inp.vector_plain or inp.vector, cfg.tail_rrf_k, cfg)[1]
+        wanted = fuse_rankings(inp, len(pool), inp.vector_plain or inp.vector, cfg.tail_rrf_k or cfg.rrf_k,
+                               SPEAKERMEM_POOL)[1]
         gold = set(q["gold"])
         rows.append({"q": q, "pool": pool, "cand": cand, "X": X, "rest": rest, "wanted": wanted,
                      "y": np.array([m in gold for m in cand]), "half": recall_lab.half(g)})
 
     def tail(r: dict, w: np.ndarray) -> list[str]:
         n = len(r["pool"])
-        return _reserve(rerank_tail(r["pool"], r["cand"], r["X"], learned, n, w), r["wanted"], n)
+        return reserve(rerank_tail(r["pool"], r["cand"], r["X"], learned, n, w), r["wanted"], n)
 
     def train(r: dict) -> dict:
         return {"X": r["X"][r["rest"]], "y": r["y"][r["rest"]]}
 
+    metrics: dict[str, list[float]] = {}
     for label, split in SPLITS:
-        score(rows, out_of_fold(rows, split, tail, c, train=train), label, k=40)
-    if export:
+        metrics |= score(rows, out_of_fold(rows, split, tail, c, train=train), label, k=40)
+    if to_export:
         w = raw_weights(fit([train(r) for r in rows], c))
-        print("TAIL_WEIGHTS = np.array([\n    " + ", ".join(f"{x:.6g}" for x in w) + ",\n])")
+        export("tail", TAIL_FEATURES, np.array([float(f"{x:.6g}") for x in w]), to, cache,
+               f"bench/recall_ltr.py --tail {depth} --learned {learned} --c {c} --export", metrics)
 
 
 def main() -> None:
@@ -159,24 +203,27 @@ def main() -> None:
     ap.add_argument("--cache", type=Path, default=Path("runs/lab/cache.pkl"))
     ap.add_argument("--c", type=float, default=1.0, help="inverse regularisation strength")
     ap.add_argument("--drop", default="", help="comma-separated FEATURES (TAIL_FEATURES with --tail) left out")
-    ap.add_argument("--export", action="store_true", help="print WEIGHTS fitted on every question")
+    ap.add_argument("--export", action="store_true",
+                    help="write the weights fitted on every question (graphmem/recall/weights/head.json or tail.json)")
+    ap.add_argument("--to", type=Path, default=None, help="with --export: write the artifact here instead")
     ap.add_argument("--tail", type=int, default=0, metavar="D",
                     help="instead: the learned tail, choosing the pool's last places from candidates D deep")
     ap.add_argument("--learned", type=int, default=10, help="with --tail: how many of the last places it chooses")
     a = ap.parse_args()
     if a.tail:
-        tail_experiment(a.cache, a.tail, a.learned, a.c, a.export, {f for f in a.drop.split(",") if f})
+        tail_experiment(a.cache, a.tail, a.learned, a.c, a.export, {f for f in a.drop.split(",") if f}, a.to)
         return
     rows = collect(a.cache)
     drop = {FEATURES.index(f) for f in a.drop.split(",") if f}
     for r in rows:
         r["X"][:, list(drop)] = 0.0
+    metrics: dict[str, list[float]] = {}
     for label, split in SPLITS:
-        score(rows, out_of_fold(rows, split, lambda r, w: rerank_head(r["pool"], r["X"], HEAD, w), a.c), label)
+        metrics |= score(rows, out_of_fold(rows, split, lambda r, w: rerank_head(r["pool"], r["X"], HEAD, w), a.c),
+                         label)
     if a.export:
         w = raw_weights(fit(rows, a.c))
-        print("WEIGHTS = np.array([\n    " + ", ".join(f"{x:.6g}" for x in w) + ",\n])")
-        print("  # " + ", ".join(FEATURES))
+        export("head", FEATURES, np.array([float(f"{x:.6g}") for x in w]), a.to, a.cache, f"bench/recall_ltr.py --c {a.c} --export", metrics)
 
 
 if __name__ == "__main__":

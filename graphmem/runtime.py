@@ -35,7 +35,7 @@ from graphmem.core import telemetry
 from graphmem.core.config import Settings
 from graphmem.core.embed import Embedder
 from graphmem.llm import ChatModel, answer_model, judge_model, writer_model
-from graphmem.recall.cache import VectorCache as GroupCache  # replaced by recall's GroupCache at the merge
+from graphmem.recall.cache import GroupCache
 from graphmem.store.db import Store, open_driver
 
 __all__ = ["Runtime"]
@@ -58,6 +58,8 @@ class Runtime:
         cache: the group cache (default: a new one sized by ``GRAPHMEM_VECTOR_CACHE_MB``).
         tracer: span sink (default: off).
         driver: a driver the Runtime owns and closes (set by :meth:`open`).
+        background_loads: whether the default cache loads vector matrices in background threads
+            (a one-question command turns them off: a matrix loaded after the answer is unused).
     """
 
     def __init__(
@@ -72,6 +74,7 @@ class Runtime:
         cache: GroupCache | None = None,
         tracer: telemetry.Tracer | None = None,
         driver: Driver | None = None,
+        background_loads: bool = True,
     ) -> None:
         self.settings = settings
         self._store = store
@@ -80,7 +83,7 @@ class Runtime:
         self.answer = answer
         self.writer = writer
         self.judge = judge
-        self.cache = cache if cache is not None else GroupCache(max_bytes=settings.vector_cache_mb * 2**20)
+        self.cache = cache if cache is not None else GroupCache(settings.vector_cache_mb, background_loads=background_loads)
         self.tracer = tracer if tracer is not None else telemetry.NO_TRACER
         self._driver = driver
         self._lazy = False
@@ -89,7 +92,8 @@ class Runtime:
         self._closed = False
 
     @classmethod
-    def open(cls, settings: Settings, *, models: bool = True, connect: bool | Literal["lazy"] = True) -> Runtime:
+    def open(cls, settings: Settings, *, models: bool = True, connect: bool | Literal["lazy"] = True,
+             background_loads: bool = True) -> Runtime:
         """A Runtime from the settings: a driver to ``GRAPHMEM_NEO4J_*`` (checked now), the models
         of ``GRAPHMEM_LLM_* / WRITER_* / JUDGE_*`` (``models=False``: none), and the tracer of
         ``GRAPHMEM_OTEL_ENABLED``. The embedder loads on first use.
@@ -100,6 +104,7 @@ class Runtime:
             connect: open the driver now; ``"lazy"``: on first use of :attr:`store` (a server
                 that starts while Neo4j is down: each use tries again and raises
                 StoreUnavailableError until it is back); False: a Runtime without a store.
+            background_loads: as in :class:`Runtime` (False for a one-question command).
 
         Raises:
             StoreUnavailableError: Neo4j cannot be reached or refuses the credentials.
@@ -114,6 +119,7 @@ class Runtime:
             writer=writer_model(settings) if models else None,
             judge=judge_model(settings) if models else None,
             tracer=telemetry.configure(settings.otel_enabled),
+            background_loads=background_loads,
         )
         rt._owns_models = models
         rt._lazy = connect == "lazy"
@@ -176,9 +182,7 @@ class Runtime:
         if self._closed:
             return
         self._closed = True
-        close = getattr(self.cache, "close", None)
-        if close is not None:
-            close()
+        self.cache.close()
         if self._store is not None and self._driver is not None:
             self._store.close()
         if self._driver is not None:

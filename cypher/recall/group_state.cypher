@@ -1,12 +1,14 @@
 // What search needs to know about one group before it ranks: whether it has messages, its own
 // vector index (set by graphmem.store.scope.ensure_vector_scope), how many messages still lack a
-// vector (ingest --embed later, until `graphmem embed`) and the version of its term statistics.
+// vector (ingest --embed later, until `graphmem embed`) and its freshness key (vector_rev, version)
+// that graphmem.recall.cache.GroupCache checks its term statistics and vector matrices against.
 // Parameters: $group_id (str).
-// Returns: has_messages (bool), vector_index (str or null), vector_rev (int, graphmem.recall.cache),
+// Returns: has_messages (bool), vector_index (str or null), vector_rev (int, moved by edits, erasure,
+//   late messages and embeds),
 //   pending (int), total (int, messages
 //   in the whole store, from the count store), version (int, the highest turn_created of the
-//   group's messages, -1 when none: the message_order index read backwards, first entry only;
-//   graphmem.recall.lexical). No row: no such group.
+//   group's messages, -1 when none: the message_order index read backwards, first entry only).
+//   No row: no such group.
 MATCH (g:Group {id: $group_id})
 RETURN EXISTS { MATCH (:Message {group_id: $group_id}) } AS has_messages,
        g.vector_index AS vector_index, coalesce(g.vector_rev, 0) AS vector_rev,

@@ -39,7 +39,7 @@ def open_runtime(*, models: bool = True, connect: bool = True) -> Iterator[Runti
     from graphmem.store.db import quiet_notifications
 
     quiet_notifications()
-    rt = Runtime.open(get_settings(), models=models, connect=connect)
+    rt = Runtime.open(get_settings(), models=models, connect=connect, background_loads=False)
     try:
         yield rt
     finally:

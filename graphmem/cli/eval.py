@@ -120,6 +120,10 @@ def _execute(
                 m.close()
 
 
+execute = _execute
+"""The public name of :func:`_execute` for scripts (bench/eval_retrieval.py, bench/eval_scripted.py)."""
+
+
 def _print_outcome(outcome: RunOutcome, as_json: bool) -> None:
     from graphmem.eval.report import summarize
 

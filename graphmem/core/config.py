@@ -90,7 +90,7 @@ class Settings(BaseSettings):
     # --- System 1 retrieval (SpeakerMem-R1 App. A defaults) ------------------------------
     s1_recall_n: int = 40
     s1_top_k: int = 10
-    rrf_k: int = 60  # fused search and System 2; the System 1 pool fuses by RecallConfig.rrf_k
+    rrf_k: int = 60  # System 2's fusion; search and the System 1 pool: graphmem.recall.recipe
 
     # --- System 2 Writer (SpeakerMem-R1 App. A, B.2, E eq. 20 defaults) ------------------
     writer_segment: str = "session"  # "session" (whole session) | "window" (writer_window msgs)

@@ -47,6 +47,7 @@ from graphmem.llm import ChatModel, Stopwatch, Usage
 from graphmem.query import ask
 from graphmem.query.pipeline import budgets_from
 from graphmem.query.types import Ablation
+from graphmem.recall.cache import GroupCache
 from graphmem.runtime import Runtime
 
 SYSTEMS: tuple[str, ...] = ("speakermem", "bm25", "embed", "full-context")
@@ -273,8 +274,10 @@ class SpeakerMem:
         self.s2_k = s2_k
         self.ablate = cast("Ablation | None", ablate)  # checked against ABLATIONS above
         self.budgets = budgets_from(self.settings, ask_enabled=ask_enabled, s1_k=s1_k, s2_k=s2_k)
-        # the caller owns store and embedder: the Runtime is never closed here
-        self.runtime = Runtime(self.settings, store=store, embedder=embedder, answer=model)
+        # the caller owns store and embedder: the Runtime is never closed here; its GroupCache
+        # is the run's recall cache (no I/O here)
+        self.runtime = Runtime(self.settings, store=store, embedder=embedder, answer=model,
+                               cache=GroupCache(self.settings.vector_cache_mb))
 
     def answer(self, unit: Unit, question: str) -> SystemOutput:
         watch = Stopwatch()

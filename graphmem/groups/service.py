@@ -284,7 +284,6 @@ def forget_person(store: Store, group_id: str, person_id: str, *, settings: Sett
             erased by then; a second call clears the files once the list is mended).
     """
     from graphmem.verbatim.import_files import clear_csv_files
-    from graphmem.recall.lexical import forget_stats
 
     def work(tx: neo4j.ManagedTransaction) -> ForgetSummary:
         out = ForgetSummary(group_id=group_id, person_id=person_id)
@@ -322,7 +321,7 @@ def forget_person(store: Store, group_id: str, person_id: str, *, settings: Sett
         return out
 
     out = store.write_tx(work)
-    forget_stats(group_id)  # this process's BM25 statistics counted the erased messages' terms
+    # every process's group cache sees the erasure by the group's vector_rev, which it moved
     out.import_files_removed = clear_csv_files(settings, group_id)
     return out
 

@@ -84,7 +84,7 @@ def budgets_from(
     return b
 
 
-class _BatchedEmbedder(Embedder):
+class BatchedEmbedder(Embedder):
     """The caller's embedder with a per-ask cache: texts known up front are encoded in one batch.
 
     ``ask`` prefetches the question and the issue together (one forward pass instead of two);
@@ -252,7 +252,7 @@ def ask(
                 projection.tense = tense
 
         t = Stopwatch()
-        embedder = _BatchedEmbedder(rt.embedder)
+        embedder = BatchedEmbedder(rt.embedder)
         embedder.prefetch([question, projection.issue])
         stages.timings_s["embed"] = t.elapsed_s
         if model is not None and projection.method == "fallback":
@@ -269,6 +269,7 @@ def ask(
                     store, embedder, group_id, projection, budgets, max_instant=max_instant, rrf_k=s.rrf_k,
                     max_candidates=s.s2_max_candidates,
                     members=None if max_instant is None else [m.id for m in roster], context=context,
+                    cache=rt.cache,
                 )
             return out, t2.elapsed_s
 
@@ -279,7 +280,7 @@ def ask(
                 if ablate != "s1":
                     s1 = run_system1(
                         store, embedder, group_id, question, budgets, model, max_instant=max_instant,
-                        roster=roster, projection=projection, state=context.state,
+                        roster=roster, projection=projection, state=context.state, cache=rt.cache,
                     )
                     st1.usages += s1.usages
             finally:

@@ -30,7 +30,9 @@ from graphmem.llm import ChatModel, Usage
 from graphmem.llm.timing import Stopwatch
 from graphmem.query import prompts
 from graphmem.query.project import call_json
-from graphmem.recall.pool import DEFAULT_RECALL, RecallConfig, recall_pool
+from graphmem.recall.cache import GroupCache
+from graphmem.recall.pool import recall_pool
+from graphmem.recall.recipe import SPEAKERMEM_POOL, RecallRecipe
 from graphmem.query.types import Budgets, Excerpt, ExcerptVia, Projection
 from graphmem.verbatim.roster import RosterMember
 from graphmem.recall.search import GroupState, MessageHit, expand_hits
@@ -125,14 +127,14 @@ def _sufficiency(
 
 
 def _recall(
-    store: Store, embedder: Embedder, group_id: str, query: str, n: int, rrf_k: int | None,
+    store: Store, embedder: Embedder, group_id: str, query: str, n: int,
     max_instant: float | None, roster: list[RosterMember] | None = None,
-    projection: Projection | None = None, config: RecallConfig = DEFAULT_RECALL,
-    state: GroupState | None = None,
+    projection: Projection | None = None, recipe: RecallRecipe = SPEAKERMEM_POOL,
+    state: GroupState | None = None, cache: GroupCache | None = None,
 ) -> list[MessageHit]:
     return recall_pool(
-        store, embedder, group_id, query, n, roster=roster, projection=projection, rrf_k=rrf_k,
-        max_instant=max_instant, config=config, state=state,
+        store, embedder, group_id, query, n, roster=roster, projection=projection,
+        max_instant=max_instant, recipe=recipe, state=state, cache=cache,
     )
 
 
@@ -184,12 +186,12 @@ def run_system1(
     budgets: Budgets,
     model: ChatModel | None,
     *,
-    rrf_k: int | None = None,
     max_instant: float | None = None,
     roster: list[RosterMember] | None = None,
     projection: Projection | None = None,
-    recall: RecallConfig = DEFAULT_RECALL,
+    recall: RecallRecipe = SPEAKERMEM_POOL,
     state: GroupState | None = None,
+    cache: GroupCache | None = None,
 ) -> System1Result:
     """Build the System 1 evidence for ``question`` (see the module docstring).
 
@@ -198,12 +200,14 @@ def run_system1(
         question: the user's question (the first recall query).
         budgets: recall_n, top_k, expand_anchors, expand_window, ask_enabled, ask_pool_n.
         model: the answer model, or None (fused order only).
-        rrf_k: reciprocal-rank fusion constant of the recall pool (None: ``recall.rrf_k``).
         max_instant: as-of limit (epoch seconds): later messages are left out; None for none.
         roster / projection: the group's members and Project's output (person anchors).
-        recall: how the recall pool is built (:class:`RecallConfig`).
+        recall: how the recall pool is built (:class:`graphmem.recall.recipe.RecallRecipe`; its
+            fusion stage holds the RRF constants).
         state: the group's state when the caller has read it (``ask``: one read for both
             recalls); None reads it in each recall.
+        cache: the process's :class:`graphmem.recall.cache.GroupCache`; None: a throw-away one
+            per recall.
 
     Returns:
         A :class:`System1Result`.
@@ -214,8 +218,8 @@ def run_system1(
     res = System1Result()
     t = Stopwatch()
     pool = _recall(
-        store, embedder, group_id, question, budgets.recall_n, rrf_k, max_instant, roster, projection, recall,
-        state,
+        store, embedder, group_id, question, budgets.recall_n, max_instant, roster, projection, recall,
+        state, cache,
     )
     res.timings_s["s1_recall"] = t.elapsed_s
     res.pool_ids = [h.id for h in pool]
@@ -256,8 +260,8 @@ def run_system1(
             res.ask_query = ask
             t = Stopwatch()
             try:
-                extra = _recall(store, embedder, group_id, ask, budgets.ask_pool_n, rrf_k, max_instant,
-                                state=state)
+                extra = _recall(store, embedder, group_id, ask, budgets.ask_pool_n, max_instant,
+                                state=state, cache=cache)
             except ValueError:  # a query with no usable words
                 extra = []
             known = {h.id for h in pool}

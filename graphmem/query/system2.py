@@ -41,12 +41,12 @@ from graphmem.llm.timing import Stopwatch
 from graphmem.core.times import instant
 from graphmem.core.model import ALL, GROUP
 from graphmem.query.project import issue_focus
-from graphmem.recall.pool import DEFAULT_RECALL
+from graphmem.recall.recipe import SPEAKERMEM_POOL
 from graphmem.query.types import Budgets, Cell, CellVia, Excerpt, Projection, RecordVersion, Row
 from graphmem.store.scope import group_key
 from graphmem.recall.search import GroupContext, GroupState, group_state, hydrate, message_fields, rrf, widened_read
 from graphmem.core.text import STOP_WORDS, lucene_query
-from graphmem.recall.cache import person_rankings
+from graphmem.recall.cache import GroupCache, person_rankings
 
 
 @dataclass
@@ -213,6 +213,7 @@ def run_system2(
     max_candidates: int = 2000,
     members: Collection[str] | None = None,
     context: GroupContext | None = None,
+    cache: GroupCache | None = None,
 ) -> System2Result:
     """Build the memory slice for a projection (see the module docstring).
 
@@ -227,6 +228,8 @@ def run_system2(
             spoken by the instant); None = every member of the group.
         context: the group's state and roster when the caller has read them (``ask``); the
             rows and the raw fallback then take them from here instead of reading them again.
+        cache: the process's :class:`graphmem.recall.cache.GroupCache` (the raw fallback's
+            person matrices); None ranks persons through Neo4j.
 
     Returns:
         A :class:`System2Result` with one row per roster row asked about, in the projection's
@@ -323,7 +326,7 @@ def run_system2(
     if empty and budgets.fallback_k > 0:
         raw = _raw_fallback(
             store, group_id, [row.id for row in empty], terms, vector, budgets, max_instant, rrf_k,
-            max_candidates, context.state if context is not None else None,
+            max_candidates, context.state if context is not None else None, cache,
         )
         for row in empty:
             if raw.get(row.id):
@@ -337,7 +340,7 @@ def run_system2(
 def _raw_fallback(
     store: Store, group_id: str, person_ids: list[str], terms: str, vector: list[float],
     budgets: Budgets, max_instant: float | None, rrf_k: int, max_candidates: int,
-    state: GroupState | None = None,
+    state: GroupState | None = None, cache: GroupCache | None = None,
 ) -> dict[str, list[Excerpt]]:
     """Each person's own messages that match the issue, best first (at most ``fallback_k``)."""
     depth = max(4 * budgets.fallback_k, 20)
@@ -345,7 +348,8 @@ def _raw_fallback(
     # exact per person, or the group's own index for a person with many messages (see the template)
     vec_rows = person_rankings(
         store, state, person_ids, vector, depth, max_instant,
-        exact_max=DEFAULT_RECALL.person_exact_max, oversample=DEFAULT_RECALL.person_oversample,
+        exact_max=SPEAKERMEM_POOL.anchors.person_exact_max, oversample=SPEAKERMEM_POOL.anchors.person_oversample,
+        cache=cache,
     )
     ft: list[dict[str, Any]] = []
     if terms:

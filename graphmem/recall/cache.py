@@ -3,15 +3,13 @@
 System 1's person anchors and System 2's raw fallback rank one person's own messages by cosine
 to the query (SpeakerMem-R1 §3.3 Anchor; ``recall/vector_person_messages``). In a group with its
 own vector index, Neo4j answers that with an HNSW call asking for hundreds of neighbours of
-the whole group to keep a few dozen of the person's: about 27 ms of server CPU per call in a
-100k-message group (docs/scale.md, "third round"). A matrix of the person's vectors in this
-process ranks them exactly in about 1.5 ms (14,000 x 384 float32, one thread).
+the whole group to keep a few dozen of the person's; a matrix of the person's vectors in this
+process ranks them exactly with one matrix product (costs measured: docs/scale.md).
 
 The same cache keeps, per group, a :class:`SentenceMatrix`: the vectors of the group's turns of
 several sentences and of their sentences (``Message.sentence_embeddings``), so the recall pool's
-learned tail can rank turns by their best sentence (:func:`sentence_ranking`; docs/query.md,
-eighth round). Scored in Cypher the same ranking took 130-220 ms per question for a
-650-turn conversation; here it is one matrix product of about 2,900 x 384.
+learned tail can rank turns by their best sentence (:func:`sentence_ranking`, one matrix
+product instead of a Cypher scan; docs/lab/recall-rounds.md, eighth round).
 
 Freshness: an entry is used only while it matches the group's state that ``ask`` and
 ``search`` read first anyway (:class:`graphmem.recall.search.GroupState`, no extra round trip):
@@ -26,11 +24,16 @@ Freshness: an entry is used only while it matches the group's state that ``ask``
   ``vector_rev`` (``ingest/merge_group``; ``schema apply`` seeds the importer's groups).
 
 A person without a usable entry is ranked by Neo4j as before, and the entry is filled by a
-daemon thread for the next query, so no query waits for a load (14,000 vectors: about two
-seconds) and no process waits for one at exit. The one-shot ``graphmem ask`` command starts
-no loads (:func:`set_background_loads`). Entries are kept least recently used first within
-``GRAPHMEM_VECTOR_CACHE_MB`` (0: off). Groups without their own index are not cached: their
-exact Cypher scan is already cheap.
+daemon thread for the next query, so no query waits for a load and no process waits for one
+at exit. Entries are kept least recently used first
+within ``GRAPHMEM_VECTOR_CACHE_MB`` (0: off). Groups without their own index are not cached:
+their exact Cypher scan is already cheap.
+
+:class:`GroupCache` is the one per-process cache of recall: these matrices and the groups' BM25
+term statistics (:mod:`graphmem.recall.lexical`), both under the group's one freshness key
+(``vector_rev``, ``version``). Nothing here is a module global: a long-running process (API, MCP
+server, job runner, eval runner) builds one and passes it to every recall; a recall given none
+uses a throw-away one (:meth:`GroupCache.throwaway`: correct, starts no background load, slower).
 """
 
 from __future__ import annotations
@@ -38,36 +41,29 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
-from graphmem.core.config import get_settings
+from graphmem.recall.lexical import GroupStats, build_stats, stats_usable
 from graphmem.store.db import Store
-from graphmem.recall.search import GroupState
+
+if TYPE_CHECKING:
+    from graphmem.recall.search import GroupState
 
 __all__ = [
-    "PersonMatrix", "SentenceMatrix", "VectorCache", "forget", "person_rankings", "sentence_ranking",
-    "set_background_loads", "shared_cache", "warm",
+    "DEFAULT_VECTOR_CACHE_MB", "GroupCache", "PersonMatrix", "SentenceMatrix", "VectorCache", "person_rankings",
+    "sentence_ranking",
 ]
 
-_BACKGROUND_LOADS = True
+DEFAULT_VECTOR_CACHE_MB = 512
+"""The matrices' budget of a :class:`GroupCache` built without one (``GRAPHMEM_VECTOR_CACHE_MB``'s default)."""
 
 M = TypeVar("M", "PersonMatrix", "SentenceMatrix")
 
 SENTENCES = "\x00sentences"
 """The cache key's second part for a group's :class:`SentenceMatrix` (no person id has an
 invisible first character: graphmem.core.limits.check_id)."""
-
-
-def set_background_loads(on: bool) -> None:
-    """Whether a ranking that finds no fresh matrix starts loading one (default on).
-
-    A one-shot process (the CLI's ``ask``) turns it off: it would exit before the
-    load pays off. :func:`warm` loads regardless.
-    """
-    global _BACKGROUND_LOADS
-    _BACKGROUND_LOADS = on
 
 
 @dataclass(frozen=True)
@@ -187,10 +183,16 @@ def _matrix(rows: list[dict[str, Any]], version: int, vector_rev: int, dim: int 
 
 
 class VectorCache:
-    """Least-recently-used person matrices of one process, at most ``max_bytes`` (thread-safe)."""
+    """Least-recently-used person and sentence matrices, at most ``max_bytes`` (thread-safe).
 
-    def __init__(self, max_bytes: int) -> None:
+    ``background_loads``: whether a ranking that finds no fresh matrix starts loading one in a
+    daemon thread (a one-shot process turns it off: it would exit before the load pays off; a
+    sentence matrix is then loaded while the query waits). :meth:`load` loads regardless.
+    """
+
+    def __init__(self, max_bytes: int, *, background_loads: bool = True) -> None:
         self.max_bytes = max_bytes
+        self.background_loads = background_loads
         self._entries: OrderedDict[tuple[str, str], PersonMatrix | SentenceMatrix] = OrderedDict()
         self._loading: set[tuple[str, str]] = set()
         self._oversize: dict[tuple[str, str], int] = {}  # key -> vector_rev of a load too large to keep
@@ -262,11 +264,11 @@ class VectorCache:
             return None
         if entry is not None:
             if entry.version < state.version:
-                if not _BACKGROUND_LOADS:  # nothing would bring it up to date
+                if not self.background_loads:  # nothing would bring it up to date
                     return self.load_sentences(store, state)
                 self._start_load(store, state, SENTENCES)
             return entry
-        if state.version < load_max or not _BACKGROUND_LOADS:
+        if state.version < load_max or not self.background_loads:
             return self.load_sentences(store, state)
         self._start_load(store, state, SENTENCES)
         return None
@@ -286,7 +288,7 @@ class VectorCache:
     def _start_load(self, store: Store, state: GroupState, person_id: str) -> None:
         key = (state.group_id, person_id)
         with self._lock:
-            if key in self._loading or not _BACKGROUND_LOADS:
+            if key in self._loading or not self.background_loads:
                 return
             self._loading.add(key)
 
@@ -336,46 +338,84 @@ class VectorCache:
                 total -= old.nbytes
 
 
-_SHARED: VectorCache | None = None
-_SHARED_LOCK = threading.Lock()
+class GroupCache:
+    """What recall keeps per group between queries: BM25 term statistics and vector matrices.
 
+    One freshness key per group, read with its state (:class:`graphmem.recall.search.GroupState`):
+    ``vector_rev`` (moved by every write that changes or removes text or vectors: edits,
+    erasure, late messages, ``graphmem embed``) must equal the entry's, else the entry is
+    rebuilt; ``version`` (the latest write position, moved by appends) brings the matrices up
+    by a range seek and rebuilds the statistics (:func:`graphmem.recall.lexical.stats_usable`).
+    Thread-safe; no I/O in the constructor.
 
-def shared_cache() -> VectorCache | None:
-    """The process's cache (``GRAPHMEM_VECTOR_CACHE_MB``), or None when it is 0."""
-    global _SHARED
-    mb = get_settings().vector_cache_mb
-    if mb <= 0:
-        return None
-    with _SHARED_LOCK:
-        if _SHARED is None or _SHARED.max_bytes != mb * 1024 * 1024:
-            _SHARED = VectorCache(mb * 1024 * 1024)
-        return _SHARED
-
-
-def forget() -> None:
-    """Drop every cached matrix of this process (tests, benchmarks)."""
-    cache = _SHARED
-    if cache is not None:
-        cache.clear()
-
-
-def warm(store: Store, state: GroupState, person_ids: list[str]) -> int:
-    """Load the given persons' matrices now (no background); returns the bytes the cache holds.
-
-    For a server that wants its first queries fast, and for tests. Does nothing (returns 0) when
-    the cache is off or the group has no own vector index.
+    Args:
+        vector_mb: the matrices' budget in MiB (``GRAPHMEM_VECTOR_CACHE_MB``; 0: no matrices,
+            persons are ranked by Neo4j and the learned tail has no sentence ranking).
+        background_loads: start missing matrices' loads in daemon threads (False: a sentence
+            matrix is loaded while the query waits, a person matrix is not loaded at all).
+        max_groups: groups whose statistics are kept (the oldest built goes first).
     """
-    cache = shared_cache()
-    if cache is None or not state.vector_index:
-        return 0
-    for pid in person_ids:
-        cache.load(store, state, pid)
-    return cache.nbytes
+
+    def __init__(self, vector_mb: int = DEFAULT_VECTOR_CACHE_MB, *, background_loads: bool = True,
+                 max_groups: int = 256) -> None:
+        self.vectors: VectorCache | None = (
+            VectorCache(vector_mb * 1024 * 1024, background_loads=background_loads) if vector_mb > 0 else None
+        )
+        self.max_groups = max_groups
+        self._stats: dict[str, GroupStats] = {}
+        self._lock = threading.Lock()
+
+    @classmethod
+    def throwaway(cls) -> GroupCache:
+        """A cache for one call of a recall given none: no background load (nothing would use it)."""
+        return cls(background_loads=False)
+
+    def term_stats(self, store: Store, state: GroupState) -> GroupStats:
+        """The group's BM25 term statistics as of ``state`` (built from one read when stale)."""
+        with self._lock:
+            cached = self._stats.get(state.group_id)
+        if cached is not None and stats_usable(cached, state.version, state.vector_rev):
+            return cached
+        stats = build_stats(store, state.group_id, state.version, state.vector_rev)
+        with self._lock:
+            if len(self._stats) >= self.max_groups and state.group_id not in self._stats:
+                self._stats.pop(next(iter(self._stats)))
+            self._stats[state.group_id] = stats
+        return stats
+
+    def warm(self, store: Store, state: GroupState, person_ids: list[str]) -> int:
+        """Load the given persons' matrices now (no background); returns the bytes the matrices hold.
+
+        For a server that wants its first queries fast, and for tests. Does nothing (returns 0)
+        when the matrices are off or the group has no own vector index.
+        """
+        if self.vectors is None or not state.vector_index:
+            return 0
+        for pid in person_ids:
+            self.vectors.load(store, state, pid)
+        return self.vectors.nbytes
+
+    def clear(self, group_id: str | None = None) -> None:
+        """Drop what is kept for one group's statistics (None: everything, matrices included)."""
+        with self._lock:
+            if group_id is None:
+                self._stats.clear()
+            else:
+                self._stats.pop(group_id, None)
+        if group_id is None and self.vectors is not None:
+            self.vectors.clear()
+
+    def close(self) -> None:
+        """Start no more background loads and drop everything kept (the owning Runtime closes).
+        Loads already running finish in their daemon threads and are not kept."""
+        if self.vectors is not None:
+            self.vectors.background_loads = False
+        self.clear()
 
 
 def person_rankings(
     store: Store, state: GroupState, person_ids: list[str], vector: list[float], k: int,
-    max_instant: float | None, *, exact_max: int, oversample: float,
+    max_instant: float | None, *, exact_max: int, oversample: float, cache: GroupCache | None = None,
 ) -> list[dict[str, Any]]:
     """Each person's top-``k`` own messages by cosine to ``vector``: the rows of
     ``recall/vector_person_messages`` (person_id, id, score = cosine in [-1, 1], best first per
@@ -384,10 +424,11 @@ def person_rankings(
     Persons with a fresh matrix here are ranked exactly in this process (their rows carry no
     message fields: :func:`graphmem.recall.search.hydrate` reads them); the others, and every person
     of a group without its own vector index, through that template (``exact_max`` and
-    ``oversample`` as there), which also starts their matrices' loads.
+    ``oversample`` as there), which also starts their matrices' loads. ``cache``: None ranks
+    every person through Neo4j.
     """
-    cache = shared_cache() if state.vector_index else None
-    matrices = cache.get_many(store, state, person_ids) if cache is not None else {}
+    vectors = cache.vectors if cache is not None and state.vector_index else None
+    matrices = vectors.get_many(store, state, person_ids) if vectors is not None else {}
     q = np.asarray(vector, dtype=np.float32)
     out: dict[str, list[dict[str, Any]]] = {
         pid: [{"person_id": pid, "id": i, "score": s} for i, s in m.ranking(q, k, max_instant)]
@@ -404,15 +445,16 @@ def person_rankings(
 
 
 def sentence_ranking(store: Store, state: GroupState, vector: list[float], k: int, max_instant: float | None,
-                     *, load_max: int) -> list[dict[str, Any]]:
+                     *, load_max: int, cache: GroupCache | None = None) -> list[dict[str, Any]]:
     """The group's top-``k`` messages of several sentences by their best sentence (max of the
     own cosine and the sentences' cosines to ``vector``, in [-1, 1]): rows id, score, session,
     person_id, best first, ties by write position; as of ``max_instant`` as the other
     rankings. Ranked in this process from :meth:`VectorCache.sentences` (``load_max``: the
     largest group loaded while the query waits); ``[]`` when the cache is off or the matrix is
-    still loading. The learned tail's sentence read (graphmem.recall.learned.sentence_order)."""
-    cache = shared_cache()
-    matrix = cache.sentences(store, state, load_max) if cache is not None else None
+    still loading. The learned tail's sentence read (graphmem.recall.learned.sentence_order).
+    ``cache``: None uses a throw-away one (the matrix is loaded for this call)."""
+    vectors = (cache or GroupCache.throwaway()).vectors
+    matrix = vectors.sentences(store, state, load_max) if vectors is not None else None
     if matrix is None:
         return []
     return matrix.ranking(np.asarray(vector, dtype=np.float32), k, max_instant)

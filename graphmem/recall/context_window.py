@@ -1,8 +1,9 @@
 """Dense ranking over a context window: a turn scored with its NEXT neighbours' cosines.
 
 A turn that answers in a word ("Biscuit.", "sure") is close to nothing but its neighbours;
-scored as cos(m) + share x mean cos(NEXT neighbours of m) it rises with them (docs/query.md,
-"Failure analysis, the context window and a sharper fusion"). These functions turn the one row
+scored as cos(m) + share x mean cos(NEXT neighbours of m) it rises with them (docs/query.md;
+measured in docs/lab/recall-rounds.md, "Failure analysis, the context window and a sharper
+fusion"). These functions turn the one row
 of ``recall/context_cosines`` into that ranking; :mod:`graphmem.recall.pool` reads the row.
 """
 

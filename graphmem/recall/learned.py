@@ -1,39 +1,41 @@
-"""The pool's first places by a learned linear score over what the recall already read.
+"""The pool's first and last places by learned linear scores over what the recall already read.
 
 The fusion (:func:`graphmem.recall.pool.fuse_recall`) sees only ranks. Its first ``head_n``
 places are the excerpts when no model is set, so they are re-ranked here by a linear score
 over a dozen features of each pool turn - its place in the pool, its rank and score in the
 fulltext ranking, in the dense ranking over the context window and by its own cosine, its
 NEXT neighbours' best cosine, its rank in a named person's and in the time anchor's sub-pools,
-and whether a named person sent it. The pool keeps its members (recall@40 cannot move): the
-``head_n`` best-scored turns come first, the rest follow in the pool's order.
+and whether a named person sent it. The pool keeps its members: the ``head_n`` best-scored
+turns come first, the rest follow in the pool's order.
 
 The pool's last places are chosen the same way (:func:`rerank_tail`): a second linear score
 (the same features; whether the turn is in the pool; its rank and score gap in
 :func:`sentence_order`, the turns by their best sentence; and how much of the re-ranked head
 shares its session) picks them among the pool's tail and the deeper candidates the reads
 returned (the fulltext ranking, the dense ranking over the context window and by own cosine,
-and the sentence order, :data:`TAIL_DEPTH` deep each). Out of fold it raised recall@40 from
-0.878 to 0.902 on LoCoMo and from 0.963 to 0.981 on SocialMemBench (fitted on LoCoMo alone:
-0.981 too); against the tail without sentences and sessions (0.891 / 0.968) every category
-gains but LoCoMo open-domain, which loses one question's turn (docs/query.md, seventh and
-eighth rounds).
+and the sentence order, :data:`TAIL_DEPTH` deep each).
 
-The weights are a logistic regression (P(turn is evidence | features), class-balanced, features
-standardised, the scaling folded into the weights) fitted by ``bench/recall_ltr.py --export``
-on the staged LoCoMo and SocialMemBench questions; out of fold (trained on one half of the
-conversations, scored on the other) it raised R@10 from 0.766 to 0.785 on LoCoMo and from
-0.698 to 0.740 on SocialMemBench, and trained on LoCoMo alone it raised SocialMemBench's from
-0.698 to 0.733, no category losing (docs/query.md, sixth round). It uses no benchmark id, name or phrasing: only
-ranks, scores and the question's anchors. Nothing here reads the store.
+The weights are JSON artifacts (``graphmem/recall/weights/head.json`` and ``tail.json``,
+:class:`LearnedWeights`): a logistic regression (P(turn is evidence | features), class-balanced,
+features standardised, the scaling folded into the weights) with its feature names, head
+length, the data and split it was fitted on, the code version and its metrics. They are fitted
+by ``bench/recall_ltr.py --export`` (docs/query.md says how to refit them) and refused at load
+when their feature names differ from :data:`FEATURES` / :data:`TAIL_FEATURES`. They use no
+benchmark id, name or phrasing: only ranks, scores and the question's anchors. Nothing here
+reads the store.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
-from typing import Protocol
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Protocol
 
 import numpy as np
+
+from graphmem.core.errors import GraphMemError
 
 FEATURES = (
     "pool_place", "in_head", "ft_rank", "ft_score", "ctx_rank", "ctx_gap", "own_rank", "own_gap",
@@ -41,30 +43,111 @@ FEATURES = (
 )
 """Feature names, in the column order of :func:`head_features`."""
 
-# Fitted by `bench/recall_ltr.py --export` (all 1,612 staged questions); raw-feature weights
-# (coefficients divided by the features' standard deviations), so a turn's score is their dot
-# product with its features. Only the order matters: no intercept.
-WEIGHTS = np.array([
-    0.99507, 0.319649, 13.3783, 2.50178, 9.03577, 1.66981, 22.8142, -0.758327, 1.35827, 1.73084, 2.38865, 24.888,
-])
-
 TAIL_FEATURES = (*FEATURES, "in_pool", "sent_rank", "sent_gap", "head_session")
 """Columns of :func:`tail_features`: :data:`FEATURES`, then 1.0 for a turn of the fused pool,
 its rank and score gap in :func:`sentence_order`, and how much of the re-ranked head shares
 its session."""
 
-# Fitted by `bench/recall_ltr.py --tail 150 --export` (all staged questions, after `bench/recall_lab.py
-# sentences`), as WEIGHTS.
-TAIL_WEIGHTS = np.array([
-    91.259, 0, -66.6462, 4.77911, -10.1144, 1.7956, 28.7388, -4.23208, 3.33406, -6.70434, 1.93665, 47.9732,
-    -1.75194, 37.874, 5.77286, 9.34441,
-])
+WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
+"""Where the fitted weights live (shipped in the wheel)."""
+
+
+class WeightsError(GraphMemError):
+    """A learned-weights artifact that does not fit the code (``path``: the file)."""
+
+    def __init__(self, message: str, *, path: Path) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+@dataclass(frozen=True)
+class LearnedWeights:
+    """One fitted linear score, as read from its JSON artifact.
+
+    Attributes:
+        name: "head" or "tail".
+        features: the feature names, in column order (must equal the code's list).
+        weights: float64 (len(features),): raw-feature weights (coefficients divided by the
+            features' standard deviations); a turn's score is their dot product with its
+            features. Only the order matters: no intercept.
+        head_n: the head length the features were computed with (``in_head``, the tail's
+            ``head_session``).
+        feature_rrf_k: the constant of the reciprocal-rank features, 1 / (k + rank).
+        fitted_on / code_version / metrics: what it was fitted on (data, split, command), the
+            graphmem version and commit, and its out-of-fold figures (free-form).
+        path: the file it was read from.
+    """
+
+    name: str
+    features: tuple[str, ...]
+    weights: np.ndarray
+    head_n: int
+    feature_rrf_k: int
+    fitted_on: dict[str, Any]
+    code_version: dict[str, Any]
+    metrics: dict[str, Any]
+    path: Path
+
+    def as_json(self) -> dict[str, Any]:
+        """The artifact's JSON object (what :func:`load_weights` reads)."""
+        return {
+            "name": self.name, "features": list(self.features), "weights": [float(w) for w in self.weights],
+            "head_n": self.head_n, "feature_rrf_k": self.feature_rrf_k, "fitted_on": self.fitted_on,
+            "code_version": self.code_version, "metrics": self.metrics,
+        }
+
+
+def load_weights(path: Path, features: tuple[str, ...]) -> LearnedWeights:
+    """Read a weights artifact and check it against the code's ``features``.
+
+    Raises:
+        WeightsError: the file is missing or not valid JSON, lacks a field, its feature names
+            differ from ``features`` (the message names both lists' differences), or it has
+            not one weight per feature.
+    """
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        names = tuple(str(f) for f in raw["features"])
+        weights = np.asarray(raw["weights"], dtype=np.float64)
+        out = LearnedWeights(
+            name=str(raw["name"]), features=names, weights=weights, head_n=int(raw["head_n"]),
+            feature_rrf_k=int(raw["feature_rrf_k"]), fitted_on=dict(raw.get("fitted_on", {})),
+            code_version=dict(raw.get("code_version", {})), metrics=dict(raw.get("metrics", {})), path=path,
+        )
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise WeightsError(f"learned weights {path}: cannot be read ({e!r})", path=path) from e
+    if names != tuple(features):
+        missing = [f for f in features if f not in names]
+        unknown = [f for f in names if f not in features]
+        raise WeightsError(
+            f"learned weights {path}: feature names differ from the code's "
+            f"(the code's not in the file: {missing}; the file's not in the code: {unknown}; "
+            f"order: file {list(names)} vs code {list(features)}); refit with bench/recall_ltr.py --export",
+            path=path,
+        )
+    if weights.shape != (len(features),):
+        raise WeightsError(f"learned weights {path}: {weights.shape} weights for {len(features)} features", path=path)
+    return out
+
+
+@lru_cache(maxsize=None)
+def head_weights() -> LearnedWeights:
+    """The product's head weights (``weights/head.json``), read once per process."""
+    return load_weights(WEIGHTS_DIR / "head.json", FEATURES)
+
+
+@lru_cache(maxsize=None)
+def tail_weights() -> LearnedWeights:
+    """The product's tail weights (``weights/tail.json``), read once per process."""
+    return load_weights(WEIGHTS_DIR / "tail.json", TAIL_FEATURES)
+
 
 TAIL_DEPTH = 150
 """How deep each of the fulltext, context-window and own-cosine rankings feeds the tail's candidates."""
 
 RRF_K = 20
-"""Constant of the reciprocal-rank features, 1 / (RRF_K + rank), as the fusion's ``rrf_k``."""
+"""Constant of the reciprocal-rank features, 1 / (RRF_K + rank), as the fusion's ``rrf_k``
+(the weights record it: ``feature_rrf_k``, checked by the rerankers)."""
 
 
 @dataclass
@@ -106,6 +189,8 @@ def head_features(
     person_vector: dict[str, list[str]],
     window: list[str],
     senders: dict[str, str | None],
+    *,
+    head_n: int | None = None,
 ) -> np.ndarray:
     """The feature matrix of the pool's turns (shape len(pool) x len(FEATURES), floats).
 
@@ -116,6 +201,7 @@ def head_features(
         person_vector: named person id -> that person's turns by cosine, best first.
         window: the time anchor's turns by cosine, best first.
         senders: message id -> the sender's person id (None or missing: unknown).
+        head_n: the head length of ``in_head`` (None: the one the head weights were fitted with).
 
     A cosine the reads did not return (a turn found by fulltext alone, far down the dense
     order) counts as the lowest the dense read returned: it is at most that.
@@ -136,11 +222,12 @@ def head_features(
             person_rank[m] = min(person_rank.get(m, r), r)
     named = set(person_vector)
     time_rank = {m: r for r, m in enumerate(window, 1)}
+    in_head = head_weights().head_n if head_n is None else head_n
     rows = []
     for pos, m in enumerate(pool):
         nbs = [dense.cosines[j] for j in dense.neighbours.get(m, []) if j in dense.cosines]
         rows.append([
-            1.0 / (1 + pos), float(pos < 10), _rr(ft_rank.get(m)), ft_score.get(m, 0.0) / ft_max,
+            1.0 / (1 + pos), float(pos < in_head), _rr(ft_rank.get(m)), ft_score.get(m, 0.0) / ft_max,
             _rr(ctx_rank.get(m)), ctx.get(m, ctx_floor) - ctx_max,
             _rr(own_rank.get(m)), dense.cosines.get(m, own_floor) - own_max,
             (max(nbs) if nbs else own_floor) - own_max,
@@ -149,21 +236,21 @@ def head_features(
     return np.array(rows, dtype=float).reshape(len(pool), len(FEATURES))
 
 
-def rerank_head(pool: list[str], features: np.ndarray, head_n: int, weights: np.ndarray = WEIGHTS) -> list[str]:
+def rerank_head(pool: list[str], features: np.ndarray, head_n: int, weights: np.ndarray | None = None) -> list[str]:
     """The pool with its ``head_n`` best-scored turns first (ties: pool order), the rest in pool order.
 
     Args:
         pool: ids in pool order.
         features: :func:`head_features` of ``pool``.
         head_n: how many places are re-ranked (0: the pool unchanged).
-        weights: one per feature (default: the fitted :data:`WEIGHTS`).
+        weights: one per feature (None: the fitted :func:`head_weights`).
 
     Returns:
         The same ids, re-ordered.
     """
     if head_n <= 0 or not pool:
         return list(pool)
-    score = features @ weights
+    score = features @ (head_weights().weights if weights is None else weights)
     order = sorted(range(len(pool)), key=lambda k: (-score[k], k))
     head = [pool[k] for k in order[:head_n]]
     chosen = set(head)
@@ -188,7 +275,7 @@ def sentence_order(dense: DenseEvidence) -> list[tuple[str, float]]:
     cosine, best first (ties: the sentences' read first). Cosines in [-1, 1].
 
     A question about one clause of a long turn meets that clause's vector, not the turn's
-    average (docs/query.md, eighth round).
+    average (docs/lab/recall-rounds.md, eighth round).
     """
     scored = dict(dense.sentences)
     merged = dense.sentences + [(m, c) for m, c in dense.own if m not in scored]
@@ -234,7 +321,7 @@ def tail_features(candidates: list[str], features: np.ndarray, pool: list[str], 
 
 
 def rerank_tail(pool: list[str], candidates: list[str], features: np.ndarray, learned: int, n: int,
-                weights: np.ndarray = TAIL_WEIGHTS) -> list[str]:
+                weights: np.ndarray | None = None) -> list[str]:
     """The pool's first ``n - learned`` places, then the ``learned`` best-scored other candidates.
 
     Args:
@@ -243,7 +330,7 @@ def rerank_tail(pool: list[str], candidates: list[str], features: np.ndarray, le
         features: :func:`tail_features` of ``candidates``.
         learned: how many of the last places the score chooses (0: the pool unchanged).
         n: the pool's size.
-        weights: one per :data:`TAIL_FEATURES` (default: the fitted :data:`TAIL_WEIGHTS`).
+        weights: one per :data:`TAIL_FEATURES` (None: the fitted :func:`tail_weights`).
 
     Returns:
         At most ``n`` ids (ties: candidate order).
@@ -252,12 +339,12 @@ def rerank_tail(pool: list[str], candidates: list[str], features: np.ndarray, le
         return list(pool)
     keep = pool[: max(0, min(len(pool), n - learned))]
     kept = set(keep)
-    score = features @ weights
+    score = features @ (tail_weights().weights if weights is None else weights)
     rest = sorted((k for k, m in enumerate(candidates) if m not in kept), key=lambda k: (-score[k], k))
     return keep + [candidates[k] for k in rest[: n - len(keep)]]
 
 
-class RecallReads(Protocol):
+class RecallEvidence(Protocol):
     """What the recall's reads returned (:class:`graphmem.recall.pool.RecallInputs` has it)."""
 
     fulltext: list[tuple[str, float]]
@@ -267,18 +354,23 @@ class RecallReads(Protocol):
     senders: dict[str, str | None]
 
 
-def learned_order(pool: list[str], reads: RecallReads, head_n: int, tail_learned: int, n: int) -> list[str]:
+def evidence_features(ids: list[str], reads: RecallEvidence, head_n: int | None = None) -> np.ndarray:
+    """:func:`head_features` of ``ids`` from what the reads returned."""
+    return head_features(ids, reads.fulltext, reads.dense, reads.person_vector, reads.window, reads.senders,
+                         head_n=head_n)
+
+
+def learned_order(pool: list[str], reads: RecallEvidence, head_n: int, tail_learned: int, n: int) -> list[str]:
     """The pool with its first ``head_n`` places re-ranked (:func:`rerank_head`), then its last
     ``tail_learned`` chosen among the deeper candidates (:func:`rerank_tail`); at most ``n`` ids.
     The tail never takes the first ``head_n`` places (a pool of 15 gets 5 learned places).
-    The caller keeps the anchors' turns in the result.
+    The caller keeps the anchors' turns in the result. The rerankers of
+    :mod:`graphmem.recall.rerank` in one call (the product's two, in order).
     """
-    def features(ids: list[str]) -> np.ndarray:
-        return head_features(ids, reads.fulltext, reads.dense, reads.person_vector, reads.window, reads.senders)
-
-    ids = rerank_head(pool, features(pool), head_n)
+    ids = rerank_head(pool, evidence_features(pool, reads), head_n)
     learned = min(tail_learned, n - head_n)
     if learned <= 0:
         return ids
     cand = tail_candidates(ids, reads.fulltext, reads.dense)
-    return rerank_tail(ids, cand, tail_features(cand, features(cand), ids, reads.dense, head_n), learned, n)
+    return rerank_tail(ids, cand, tail_features(cand, evidence_features(cand, reads), ids, reads.dense, head_n),
+                       learned, n)

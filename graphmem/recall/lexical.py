@@ -14,20 +14,19 @@ turn + "speaker: text", see :func:`graphmem.verbatim.ingest.search_text`), analy
 ``english`` analyzer: word tokens, possessive "'s" dropped, lower-cased, Lucene's English stop
 words removed, Porter-stemmed.
 
-The statistics of a group are built once from one read of its documents and kept in process
-(:func:`group_stats`), versioned by the write position of the group's latest message (one
-index lookup per query, ``recall/group_version``). They are rebuilt when a message was added
-since - for groups over :data:`DRIFT_FREE_MAX` messages only once the group has grown by
-:data:`MAX_DRIFT`, so that a large, busy group is not re-read on every append. An edit or an
-erasure leaves the counts a little stale until the next rebuild; scores stay group-local either
-way (and the documents themselves are always read fresh).
+The statistics of a group are built once from one read of its documents and kept by the
+caller's :class:`graphmem.recall.cache.GroupCache`, under the group's one freshness key
+(``vector_rev``, ``version``) read with its state: an erasure, an edit or a late message moves
+``vector_rev`` and the statistics are rebuilt; an append moves only ``version`` and they are
+rebuilt too, except for groups over :data:`DRIFT_FREE_MAX` messages, which are rebuilt once the
+group has grown by :data:`MAX_DRIFT` (:func:`stats_usable`), so that a large, busy group is not
+re-read on every append. The documents themselves are always read fresh.
 """
 
 from __future__ import annotations
 
 import math
 import re
-import threading
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
@@ -85,6 +84,8 @@ class GroupStats:
         avgdl: mean document length in terms (>= 1 when the group has any term).
         df: term -> number of the group's documents containing it.
         version: write position (turn_created) of the group's latest message when built.
+        vector_rev: the group's ``vector_rev`` when built (moved by edits, erasures, late
+            messages and embeds: :class:`graphmem.recall.search.GroupState`).
     """
 
     group_id: str
@@ -92,6 +93,7 @@ class GroupStats:
     avgdl: float
     df: dict[str, int]
     version: int = -1
+    vector_rev: int = 0
 
     def idf(self, term: str) -> float:
         """BM25 idf of ``term`` in the group (0 < idf; a term the group lacks gets the largest)."""
@@ -99,13 +101,9 @@ class GroupStats:
         return math.log(1.0 + (self.n_docs - df + 0.5) / (df + 0.5))
 
 
-_CACHE: dict[str, GroupStats] = {}
-_LOCK = threading.Lock()
-_CACHE_MAX_GROUPS = 256
-
-
-def build_stats(store: Store, group_id: str, version: int = -1) -> GroupStats:
-    """Read the group's documents once and count N, df and the mean length."""
+def build_stats(store: Store, group_id: str, version: int = -1, vector_rev: int = 0) -> GroupStats:
+    """Read the group's documents once and count N, df and the mean length (as of the group
+    state ``version`` / ``vector_rev`` the caller read before)."""
     df: Counter[str] = Counter()
     n = 0
     total = 0
@@ -115,41 +113,20 @@ def build_stats(store: Store, group_id: str, version: int = -1) -> GroupStats:
         total += len(terms)
         df.update(set(terms))
     return GroupStats(
-        group_id=group_id, n_docs=n, avgdl=(total / n) if n and total else 1.0, df=dict(df), version=version
+        group_id=group_id, n_docs=n, avgdl=(total / n) if n and total else 1.0, df=dict(df), version=version,
+        vector_rev=vector_rev,
     )
 
 
-def group_stats(store: Store, group_id: str, version: int | None = None) -> GroupStats:
-    """The group's statistics, from the process cache when still current (see module docstring).
-
-    ``version``: the group's current version when the caller has just read it
-    (:attr:`graphmem.recall.search.GroupState.version`); None reads it here (one index lookup).
-    """
-    if version is None:
-        rows = store.read("recall/group_version", group_id=group_id)
-        version = int(rows[0]["last"]) if rows else -1
-    with _LOCK:
-        cached = _CACHE.get(group_id)
-    if cached is not None and (
-        cached.version == version
-        or (cached.n_docs > DRIFT_FREE_MAX and 0 <= version - cached.version <= MAX_DRIFT * cached.n_docs)
-    ):
-        return cached
-    stats = build_stats(store, group_id, version)
-    with _LOCK:
-        if len(_CACHE) >= _CACHE_MAX_GROUPS and group_id not in _CACHE:
-            _CACHE.pop(next(iter(_CACHE)))
-        _CACHE[group_id] = stats
-    return stats
-
-
-def forget_stats(group_id: str | None = None) -> None:
-    """Drop the cached statistics of one group (None: of every group)."""
-    with _LOCK:
-        if group_id is None:
-            _CACHE.clear()
-        else:
-            _CACHE.pop(group_id, None)
+def stats_usable(stats: GroupStats, version: int, vector_rev: int) -> bool:
+    """Whether ``stats`` still serve the group state (``version``, ``vector_rev``): the same
+    ``vector_rev`` (no edit, erasure or late message since) and the same ``version``, or, for a
+    group over :data:`DRIFT_FREE_MAX` messages, a version at most :data:`MAX_DRIFT` x N ahead."""
+    if stats.vector_rev != vector_rev:
+        return False
+    return stats.version == version or (
+        stats.n_docs > DRIFT_FREE_MAX and 0 <= version - stats.version <= MAX_DRIFT * stats.n_docs
+    )
 
 
 def rescore(

@@ -31,7 +31,9 @@ from graphmem.core.config import get_settings
 from graphmem.store.db import Store
 from graphmem.core.embed import Embedder
 from graphmem.core.errors import InvalidInputError, NotFoundError, no_group
-from graphmem.recall.lexical import group_stats, rescore
+from graphmem.recall.cache import GroupCache
+from graphmem.recall.lexical import rescore
+from graphmem.recall.recipe import FULLTEXT_CANDIDATES, SEARCH_RRF_K
 from graphmem.core.model import StoredMessage
 from graphmem.verbatim.roster import RosterMember
 from graphmem.store.scope import group_key
@@ -94,10 +96,11 @@ class GroupState:
     ``vector_index`` names the group's own vector index ("" when it has none: exact scoring);
     ``pending`` counts messages stored without a vector (``ingest --embed later``);
     ``total`` counts messages in the whole store; ``version`` is the write position of the
-    group's latest message (-1: none), the version of its term statistics
-    (:func:`graphmem.recall.lexical.group_stats`); ``vector_rev`` counts the writes that changed
-    or removed vectors the group already had (edits, ``graphmem embed``, forget), the revision
-    process caches of its vectors are checked against (:mod:`graphmem.recall.cache`).
+    group's latest message (-1: none); ``vector_rev`` counts the writes that changed or removed
+    text or vectors the group already had (edits, erasure, late messages, ``graphmem embed``).
+    (``vector_rev``, ``version``) is the group's one freshness key: what a
+    :class:`graphmem.recall.cache.GroupCache` keeps (term statistics, vector matrices) is checked
+    against it.
     """
 
     group_id: str
@@ -144,9 +147,9 @@ class GroupContext:
 def group_context(store: Store, group_id: str) -> GroupContext | None:
     """Read :class:`GroupContext` of ``group_id``; None when there is no such group.
 
-    Always read fresh: the state's version (the write position of the group's latest message)
-    is what the process caches of derived data (:func:`graphmem.recall.lexical.group_stats`) are
-    checked against, so a write to the group is seen by the next ask.
+    Always read fresh: the state's freshness key (``vector_rev``, ``version``) is what a
+    :class:`graphmem.recall.cache.GroupCache` is checked against, so a write to the group is
+    seen by the next ask.
     """
     rows = store.read("recall/group_context", group_id=group_id)
     if not rows:
@@ -187,36 +190,34 @@ def fulltext_ranking(
     return [(r["id"], float(r["score"])) for r in rows]
 
 
-FULLTEXT_CANDIDATES = 200
-"""Lucene candidates of the group re-scored by :func:`group_fulltext_ranking` (at least)."""
-
-
 def group_fulltext_ranking(
     store: Store, group_id: str, query: str, k: int, state: GroupState | None = None,
-    candidates: int = FULLTEXT_CANDIDATES,
+    candidates: int = FULLTEXT_CANDIDATES, *, cache: GroupCache | None = None,
 ) -> list[tuple[str, float]]:
     """Top-``k`` (message id, group-local BM25 score > 0) of the group for ``query``, best first.
 
     Lucene's top ``max(candidates, k)`` of the group (:func:`fulltext_ranking`) are re-scored by
     :func:`graphmem.recall.lexical.rescore` with the group's own statistics
-    (:func:`graphmem.recall.lexical.group_stats`: N, document frequencies, mean length of the
-    group's messages only); ties by id. The order therefore does not depend on other groups in
+    (:meth:`graphmem.recall.cache.GroupCache.term_stats`: N, document frequencies, mean length
+    of the group's messages only); ties by id. ``cache``: None builds the statistics for this
+    call. The order therefore does not depend on other groups in
     the store as long as the group has at most ``candidates`` matching messages (beyond that,
     which matches are candidates still follows Lucene's store-wide statistics). Scores are
     unbounded BM25 sums (k1 = 1.2, b = 0.75), comparable within one query and group only.
     No neighbour smoothing here (``ask``'s recall adds it): every hit contains a query term.
     """
     _, docs = fulltext_candidates(store, group_id, query, max(candidates, k), state)
-    return _rescored(store, group_id, query, k, state, docs)
+    return _rescored(store, group_id, query, k, state, docs, cache)
 
 
 def _rescored(
-    store: Store, group_id: str, query: str, k: int, state: GroupState | None, docs: dict[str, dict[str, Any]]
+    store: Store, group_id: str, query: str, k: int, state: GroupState | None, docs: dict[str, dict[str, Any]],
+    cache: GroupCache | None,
 ) -> list[tuple[str, float]]:
     """:func:`group_fulltext_ranking` of candidates already read (``fulltext_candidates``'s docs)."""
     if not docs:
         return []
-    stats = group_stats(store, group_id, state.version if state is not None else None)
+    stats = (cache or GroupCache.throwaway()).term_stats(store, state or group_state(store, group_id))
     return rescore(query, {i: d["doc"] or "" for i, d in docs.items()}, stats)[:k]
 
 
@@ -331,7 +332,7 @@ def vector_ranking(
     return [(h["id"], float(h["score"])) for h in hits]
 
 
-def rrf(rankings: dict[str, list[str]], rrf_k: int = 60) -> list[tuple[str, float, dict[str, int]]]:
+def rrf(rankings: dict[str, list[str]], rrf_k: int = SEARCH_RRF_K) -> list[tuple[str, float, dict[str, int]]]:
     """Reciprocal-rank fusion of several rankings of ids.
 
     Returns:
@@ -392,7 +393,8 @@ def search_group(
     pool_n: int = 40,
     mode: Mode = "hybrid",
     expand: int = 0,
-    rrf_k: int = 60,
+    rrf_k: int = SEARCH_RRF_K,
+    cache: GroupCache | None = None,
 ) -> SearchResult:
     """Rank the group's messages for ``query`` and say how (:class:`SearchResult`).
 
@@ -433,7 +435,7 @@ def search_group(
     ) if used in ("hybrid", "vector") else None
     if candidates is not None:
         _, docs = candidates.result()
-        rankings["fulltext"] = _rescored(store, group_id, query, depth, state, docs)
+        rankings["fulltext"] = _rescored(store, group_id, query, depth, state, docs, cache)
         known.update(docs)
     if vector is not None:
         rankings["vector"] = vector.result()
@@ -467,7 +469,8 @@ def search_messages(
     pool_n: int = 40,
     mode: Mode = "hybrid",
     expand: int = 0,
-    rrf_k: int = 60,
+    rrf_k: int = SEARCH_RRF_K,
+    cache: GroupCache | None = None,
 ) -> list[MessageHit]:
     """Rank the group's messages for ``query``.
 
@@ -486,7 +489,9 @@ def search_messages(
             by fulltext alone and a warning is logged (:func:`search_group` returns that signal
             instead).
         expand: add up to this many neighbouring turns (NEXT) before and after each hit (0-5).
-        rrf_k: RRF constant.
+        rrf_k: RRF constant (:data:`graphmem.recall.recipe.SEARCH_RRF_K`).
+        cache: the process's :class:`graphmem.recall.cache.GroupCache` (the group's term
+            statistics); None builds them for this call (correct, one more read).
 
     Returns:
         Up to ``k`` hits best first, each followed by its expansion neighbours (if any).
@@ -499,7 +504,7 @@ def search_messages(
             (:func:`search_group`).
     """
     result = search_group(store, embedder, group_id, query, k=k, pool_n=pool_n, mode=mode,
-                          expand=expand, rrf_k=rrf_k)
+                          expand=expand, rrf_k=rrf_k, cache=cache)
     if result.mode == "hybrid" and result.mode_used == "fulltext":
         logger.warning("%s", result.warning)  # the sentence search_group returns (pending_warning)
     return result.hits

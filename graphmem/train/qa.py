@@ -312,7 +312,6 @@ class QAGain:
         from graphmem.eval.judge import judge_answer
         from graphmem.groups.service import forget_group
         from graphmem.query import answer_system1_only, ask
-        from graphmem.recall.lexical import forget_stats
         from graphmem.runtime import Runtime
 
         scratch = f"qa-scratch-{uuid.uuid4().hex[:12]}"
@@ -333,7 +332,6 @@ class QAGain:
                              "records_in_slice": both.record_ids})
         finally:
             forget_group(self.store, scratch)
-            forget_stats(scratch)
         with_s2 = [r["correct_s1_s2"] for r in rows]
         s1 = [r["correct_s1"] for r in rows]
         return QAResult(network, digest, qa_gain(with_s2, s1), qa_score(with_s2), qa_score(s1), rows)

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from graphmem.verbatim.ingest import ingest_conversations
-from graphmem.recall import lexical as local_bm25
+from graphmem.recall.cache import GroupCache
 from graphmem.verbatim.roster import read_roster
 from graphmem.query import ask
 from graphmem.recall.search import (
@@ -64,22 +64,23 @@ def test_a_write_moves_the_version_and_rebuilds_only_that_groups_statistics(stor
     a, b = make_group("ver-a"), make_group("ver-b")
     for gid in (a, b):
         ingest_conversations(store, [conversation(gid, _rows(6))], embedder)
-    local_bm25.forget_stats()
-    va, vb = group_state(store, a).version, group_state(store, b).version
+    cache = GroupCache()
+    st_a, st_b = group_state(store, a), group_state(store, b)
+    va, vb = st_a.version, st_b.version
     assert va == max(int(r["t"]) for r in store.read_text(
         "MATCH (m:Message {group_id: $g}) RETURN m.turn_created AS t", g=a))
-    sa, sb = local_bm25.group_stats(store, a, va), local_bm25.group_stats(store, b, vb)
-    assert sa.n_docs == 6 and local_bm25.group_stats(store, a, va) is sa  # cached
-    assert local_bm25.group_stats(store, a) is sa  # reading the version itself agrees
+    sa, sb = cache.term_stats(store, st_a), cache.term_stats(store, st_b)
+    assert sa.n_docs == 6 and cache.term_stats(store, st_a) is sa  # cached
+    assert cache.term_stats(store, group_state(store, a)) is sa  # reading the state again agrees
 
     more = _rows(6) + [{"speaker": "Ana", "session": "s9", "text": "a zeppelin over the archive"}]
     ingest_conversations(store, [conversation(a, more)], embedder)
-    va2 = group_state(store, a).version
-    assert va2 > va
-    sa2 = local_bm25.group_stats(store, a, va2)
+    st_a2 = group_state(store, a)
+    assert st_a2.version > va
+    sa2 = cache.term_stats(store, st_a2)
     assert sa2 is not sa and sa2.n_docs == 7 and sa2.df.get("zeppelin") == 1
     assert group_state(store, b).version == vb
-    assert local_bm25.group_stats(store, b, vb) is sb  # the other group is untouched
+    assert cache.term_stats(store, group_state(store, b)) is sb  # the other group is untouched
 
 
 def _cosines(store, gid: str, person: str, vec: np.ndarray) -> dict[str, float]:

@@ -7,10 +7,14 @@ import pytest
 
 from graphmem.core.embed import embedding_text
 from graphmem.verbatim.ingest import ingest_conversations
-from graphmem.recall.lexical import forget_stats
 from graphmem.verbatim.roster import read_roster
 from graphmem.query.project import fallback_projection
-from graphmem.recall.pool import DEFAULT_RECALL, RecallConfig, gather_recall, recall_pool
+from graphmem.recall.pool import gather_recall, recall_pool
+from graphmem.recall.recipe import SPEAKERMEM_POOL
+
+NO_CONTEXT = SPEAKERMEM_POOL.evolve(dense={"context_share": 0.0}, fusion={"tail_rrf_k": None},
+                                    learned={"tail_places": 0})
+"""The product's recipe without the dense context window (and what only works with it)."""
 from tests.factories import conversation
 from tests.factories import runtime_of
 
@@ -46,14 +50,14 @@ def test_a_rare_speakers_only_turn_is_found_for_a_question_naming_them(store, em
     # the person anchor (Cy's own turns, on their own budget) brings it in by itself: with the
     # question alone as the query (no issue, no neighbour smoothing, which find it as well) the
     # pool holds it with the anchor and the others' turns about Cy and the garden fill it without
-    question_only = dict(w_issue_vector=0.0, w_issue_terms=0.0, neighbour_share=0.0)
+    question_only = SPEAKERMEM_POOL.evolve(dense={"issue_vector": 0.0}, lexical={"issue_terms": 0.0, "neighbour_share": 0.0})
     anchored = recall_pool(
-        store, embedder, group_id, q, 5, roster=roster, projection=proj, config=RecallConfig(**question_only),
+        store, embedder, group_id, q, 5, roster=roster, projection=proj, recipe=question_only,
     )
     assert cy_turn in [h.id for h in anchored]
     plain = recall_pool(
         store, embedder, group_id, q, 5, roster=roster, projection=proj,
-        config=RecallConfig(w_person=0.0, person_budget=0, member_budget=0, **question_only),
+        recipe=question_only.evolve(fusion={"w_person": 0.0}, anchors={"person_budget": 0, "member_budget": 0}),
     )
     assert cy_turn not in [h.id for h in plain]
 
@@ -104,7 +108,6 @@ def test_loading_other_groups_changes_nothing_in_a_groups_results(store, embedde
     mine = make_group()
     ingest_conversations(store, [conversation(mine, [{"speaker": s, "text": t} for s, t in CHAT])], embedder)
     roster = read_roster(store, mine)
-    forget_stats()
 
     def results() -> list[list[tuple[str, float]]]:
         return [
@@ -122,9 +125,9 @@ def test_loading_other_groups_changes_nothing_in_a_groups_results(store, embedde
             for i in range(120)
         ]
         ingest_conversations(store, [conversation(make_group(), noisy)], embedder)
-    forget_stats()  # nothing cached may carry the answer: the statistics are read again
+    # no GroupCache passed: nothing cached may carry the answer, the statistics are read again
     assert results() == before
-    assert DEFAULT_RECALL.local_bm25
+    assert SPEAKERMEM_POOL.lexical.local_bm25
 
 
 MOVIE = [
@@ -145,11 +148,11 @@ def test_a_turn_next_to_a_strong_hit_enters_the_fulltext_ranking(store, embedder
     on = gather_recall(store, embedder, group_id, q, 5, roster=roster)
     scores = dict(on.fulltext)
     assert "m0000" in scores
-    off = gather_recall(store, embedder, group_id, q, 5, roster=roster, config=RecallConfig(neighbour_share=0.0))
+    off = gather_recall(store, embedder, group_id, q, 5, roster=roster, recipe=SPEAKERMEM_POOL.evolve(lexical={"neighbour_share": 0.0}))
     plain = dict(off.fulltext)
     assert "m0000" not in plain
     # it gains the share of its neighbour's own score (m0001 has no other neighbour hit above it)
-    assert scores["m0000"] == pytest.approx(DEFAULT_RECALL.neighbour_share * plain["m0001"])
+    assert scores["m0000"] == pytest.approx(SPEAKERMEM_POOL.lexical.neighbour_share * plain["m0001"])
 
 
 def test_the_dense_query_ranks_by_the_question_and_the_issue(store, embedder, group_id):
@@ -158,18 +161,18 @@ def test_the_dense_query_ranks_by_the_question_and_the_issue(store, embedder, gr
     roster = read_roster(store, group_id)
     q = "What did Bo say about it?"
     proj = fallback_projection(q, roster).model_copy(update={"issue": "movie night"})
-    plain = RecallConfig(context_share=0.0)  # the turn's own cosine (the context window: below)
-    got = gather_recall(store, embedder, group_id, q, 5, roster=roster, projection=proj, config=plain).vector
+    plain = NO_CONTEXT  # the turn's own cosine (the context window: below)
+    got = gather_recall(store, embedder, group_id, q, 5, roster=roster, projection=proj, recipe=plain).vector
     docs = [embedding_text(m) for m in conversation(group_id, rows).messages]
     mv = embedder.encode(docs)
     qv, iv = embedder.encode([q, "movie night"])
-    w = DEFAULT_RECALL.w_issue_vector
+    w = SPEAKERMEM_POOL.dense.issue_vector
     want = np.argsort(-(mv @ qv + w * (mv @ iv)), kind="stable")[:5]
     assert got[:5] == [f"m{i:04d}" for i in want]
     # the question alone ranks otherwise: the issue is what moves the movie-night turns up
     alone = gather_recall(
         store, embedder, group_id, q, 5, roster=roster, projection=proj,
-        config=RecallConfig(w_issue_vector=0.0, context_share=0.0),
+        recipe=NO_CONTEXT.evolve(dense={"issue_vector": 0.0}),
     ).vector
     assert alone[:5] != got[:5]
 
@@ -199,13 +202,13 @@ def test_a_short_answer_between_two_hits_rises_in_the_dense_ranking(store, embed
     # the store's ranking is cos(m, q) + share * mean cos of m's NEXT neighbours
     mv = embedder.encode([embedding_text(m) for m in conversation(group_id, rows).messages])
     cos = mv @ embedder.encode([q])[0]
-    ctx = [cos[i] + DEFAULT_RECALL.context_share * np.mean([cos[j] for j in (i - 1, i + 1) if 0 <= j < len(cos)])
+    ctx = [cos[i] + SPEAKERMEM_POOL.dense.context_share * np.mean([cos[j] for j in (i - 1, i + 1) if 0 <= j < len(cos)])
            for i in range(len(cos))]
     assert got == [f"m{i:04d}" for i in np.argsort(-np.array(ctx), kind="stable")]
     assert answer in got[:3]
     # the ranking by each turn's own cosine comes along (the pool's tail is fused with it)
     assert inputs.vector_plain == [f"m{i:04d}" for i in np.argsort(-cos, kind="stable")]
-    alone = gather_recall(store, embedder, group_id, q, 5, roster=roster, config=RecallConfig(context_share=0.0)).vector
+    alone = gather_recall(store, embedder, group_id, q, 5, roster=roster, recipe=NO_CONTEXT).vector
     assert answer not in alone[:3]
 
 

@@ -6,7 +6,6 @@ import pytest
 
 from graphmem.core.errors import InvalidInputError, NotFoundError
 from graphmem.verbatim.ingest import ingest_conversations
-from graphmem.recall.lexical import forget_stats
 from graphmem.recall.search import lucene_query, rrf, search_messages
 from tests.factories import conversation
 
@@ -108,7 +107,6 @@ def test_loading_other_groups_changes_nothing_in_a_groups_search_results(store, 
     index-wide ones, so other groups with a skewed vocabulary move nothing (ids, order, scores)."""
     mine = make_group()
     ingest_conversations(store, [conversation(mine, WEATHER)], embedder)
-    forget_stats()
 
     def results() -> dict[tuple[str, str], list[tuple[str, float, dict[str, int]]]]:
         return {
@@ -126,7 +124,7 @@ def test_loading_other_groups_changes_nothing_in_a_groups_search_results(store, 
             for i in range(150)
         ]
         ingest_conversations(store, [conversation(make_group(), noisy)], embedder)
-    forget_stats()  # the group's statistics are read again: nothing cached carries the answer
+    # no GroupCache passed: the group's statistics are read again, nothing cached carries the answer
     assert results() == before
     # every fulltext hit contains a query word (no neighbour smoothing in search)
     hits = search_messages(store, embedder, mine, "kayaks", k=8, mode="fulltext")

@@ -18,7 +18,7 @@ from graphmem.core.embed import embedding_text, sentence_texts
 from graphmem.groups.service import forget_person
 from graphmem.verbatim.ingest import ingest_conversations
 from graphmem.recall.search import group_state
-from graphmem.recall.cache import sentence_ranking
+from graphmem.recall.cache import GroupCache, sentence_ranking
 from graphmem.verbatim.vectors import embed_group
 from tests.factories import conversation
 
@@ -86,8 +86,13 @@ def test_embed_later_fills_the_sentence_vectors(store, embedder, group_id):
     _check(_stored(store, group_id), _expected(embedder, group_id, ROWS))
 
 
+CACHE: list[GroupCache] = [GroupCache()]
+"""The process's GroupCache as a server holds it (replaced by the test that needs its own)."""
+
+
 def _ranking(store, group_id: str, q: np.ndarray, max_instant: float | None = None) -> list[dict]:
-    return sentence_ranking(store, group_state(store, group_id), q.tolist(), 10, max_instant, load_max=5000)
+    return sentence_ranking(store, group_state(store, group_id), q.tolist(), 10, max_instant, load_max=5000,
+                            cache=CACHE[0])
 
 
 def test_the_sentence_ranking_scores_a_turn_by_its_best_sentence(store, embedder, group_id):
@@ -110,11 +115,11 @@ def test_the_sentence_matrix_follows_edits_new_messages_and_erasure(store, embed
     """The process's matrix is used only while it matches the group: an edit that leaves one
     sentence drops the turn, a new long turn joins (at once when no background load would
     bring it: the one-shot CLI), and an erased person's turns are gone."""
-    vector_cache.set_background_loads(background)
+    CACHE[:] = [GroupCache(background_loads=background)]
     try:
         _follow(store, embedder, group_id)
     finally:
-        vector_cache.set_background_loads(True)
+        CACHE[:] = [GroupCache()]
 
 
 def _follow(store, embedder, group_id: str) -> None:

@@ -8,7 +8,7 @@
 - A late message (placed before stored ones: positions move) and a group loaded again under
   an old id are never missed or mixed up: the ranking stays the exact one.
 - A person cached before any of their messages had a vector is ranked once one has.
-- With ``GRAPHMEM_VECTOR_CACHE_MB=0`` every ranking is Neo4j's.
+- With a zero budget (``GRAPHMEM_VECTOR_CACHE_MB=0``) every ranking is Neo4j's.
 """
 
 from __future__ import annotations
@@ -19,11 +19,10 @@ import numpy as np
 import pytest
 
 from graphmem.recall import cache as vector_cache
-from graphmem.core.config import get_settings
 from graphmem.groups.service import forget_group, forget_person
 from graphmem.verbatim.ingest import ingest_conversations
 from graphmem.recall.search import group_state
-from graphmem.recall.cache import person_rankings, shared_cache, warm
+from graphmem.recall.cache import GroupCache, person_rankings
 from graphmem.verbatim.vectors import embed_group
 from tests.factories import conversation
 from tests.integration.test_query_scale import EXACT_MAX, _rows  # a group of 60 turns over 5 topics, 3 speakers
@@ -57,7 +56,7 @@ def _from_cache(rows: list[dict]) -> bool:
 
 def _rank(store, gid: str, vec: np.ndarray, persons=("Ana", "Ben"), k: int = 3, max_instant=None):
     return person_rankings(store, group_state(store, gid), list(persons), vec.tolist(), k, max_instant,
-                           exact_max=EXACT_MAX, oversample=2.0)
+                           exact_max=EXACT_MAX, oversample=2.0, cache=CACHE[0])
 
 
 def _until_cached(store, gid: str, vec: np.ndarray, persons=("Ana",), timeout_s: float = 30.0):
@@ -69,18 +68,25 @@ def _until_cached(store, gid: str, vec: np.ndarray, persons=("Ana",), timeout_s:
         time.sleep(0.05)
 
 
+CACHE: list[GroupCache] = []
+"""The test's GroupCache (one per test, what a server's Runtime holds)."""
+
+
 @pytest.fixture(autouse=True)
 def _fresh_cache():
-    vector_cache.set_background_loads(True)  # the CLI's ask (run in-process by other tests) turns it off
-    vector_cache.forget()
+    CACHE[:] = [GroupCache()]
     yield
-    vector_cache.forget()
+    CACHE.clear()
+
+
+def warm(store, state, persons) -> int:
+    return CACHE[0].warm(store, state, persons)
 
 
 def test_a_cached_ranking_is_the_exact_one(store, embedder, group_id):
     ingest_conversations(store, [conversation(group_id, _rows(60))], embedder, exact_max=EXACT_MAX)
     state = group_state(store, group_id)
-    assert state.vector_index and shared_cache() is not None
+    assert state.vector_index and CACHE[0].vectors is not None
     vec = embedder.encode([QUERY])[0]
 
     first = _rank(store, group_id, vec)  # nothing cached yet: Neo4j answers and loads start
@@ -169,7 +175,7 @@ def test_the_matrices_follow_the_groups_writes(store, embedder, group_id):
     assert group_state(store, group_id).vector_rev == rev
 
 
-def test_groups_without_their_own_index_and_a_zero_budget_read_neo4j(store, embedder, make_group, monkeypatch):
+def test_groups_without_their_own_index_and_a_zero_budget_read_neo4j(store, embedder, make_group):
     small, large = make_group("vc-small"), make_group("vc-large")
     ingest_conversations(store, [conversation(small, _rows(12))], embedder)  # exact_max default: no index
     ingest_conversations(store, [conversation(large, _rows(60))], embedder, exact_max=EXACT_MAX)
@@ -178,16 +184,11 @@ def test_groups_without_their_own_index_and_a_zero_budget_read_neo4j(store, embe
     assert warm(store, group_state(store, small), ["Ana"]) == 0
     assert not _from_cache(_rank(store, small, vec))
 
-    monkeypatch.setenv("GRAPHMEM_VECTOR_CACHE_MB", "0")
-    get_settings.cache_clear()
-    try:
-        assert shared_cache() is None
-        assert warm(store, group_state(store, large), ["Ana"]) == 0
-        for _ in range(3):
-            assert not _from_cache(_rank(store, large, vec))
-    finally:
-        monkeypatch.delenv("GRAPHMEM_VECTOR_CACHE_MB")
-        get_settings.cache_clear()
+    CACHE[:] = [GroupCache(vector_mb=0)]  # GRAPHMEM_VECTOR_CACHE_MB=0
+    assert CACHE[0].vectors is None
+    assert warm(store, group_state(store, large), ["Ana"]) == 0
+    for _ in range(3):
+        assert not _from_cache(_rank(store, large, vec))
 
 
 def _ids(rows: list[dict], person: str) -> list[str]:

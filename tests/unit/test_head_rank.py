@@ -13,18 +13,22 @@ from graphmem.recall.anchors import Anchors
 from graphmem.recall.learned import (
     FEATURES,
     TAIL_FEATURES,
-    TAIL_WEIGHTS,
-    WEIGHTS,
     DenseEvidence,
     head_features,
+    head_weights,
     learned_order,
     rerank_head,
     rerank_tail,
     tail_candidates,
     sentence_order,
     tail_features,
+    tail_weights,
 )
-from graphmem.recall.pool import RecallConfig, RecallInputs, fuse_recall
+from graphmem.recall.pool import RecallInputs, fuse_recall
+from graphmem.recall.recipe import SPEAKERMEM_POOL
+
+WEIGHTS = head_weights().weights
+TAIL_WEIGHTS = tail_weights().weights
 
 
 def _dense() -> DenseEvidence:
@@ -181,8 +185,8 @@ def test_the_learned_tail_keeps_the_anchors_turns_in_the_pool():
     inputs = RecallInputs(anchors=Anchors(persons=["ana"]), fulltext=fulltext,
                           vector=ids, vector_plain=ids, person_vector={"ana": [rare]}, dense=d,
                           senders={m: "ben" for m in ids + deep} | {rare: "ana"})
-    no_tail = [m for m, _ in fuse_recall(inputs, 40, config=RecallConfig(tail_learned=0))]
-    pool = [m for m, _ in fuse_recall(inputs, 40, config=RecallConfig())]
+    no_tail = [m for m, _ in fuse_recall(inputs, 40, recipe=SPEAKERMEM_POOL.evolve(learned={"tail_places": 0}))]
+    pool = [m for m, _ in fuse_recall(inputs, 40, recipe=SPEAKERMEM_POOL)]
     assert rare in no_tail and not set(deep) & set(no_tail)
     assert rare in pool and len(pool) == 40 == len(set(pool))
     # the tail takes deep turns (eight with the fitted weights; it keeps one fused turn), and

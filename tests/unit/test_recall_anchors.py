@@ -10,14 +10,13 @@ from graphmem.recall.anchors import find_anchors, time_windows
 from graphmem.recall.lexical import GroupStats, analyze, rescore, smooth
 from graphmem.recall.anchors import Anchors
 from graphmem.recall.pool import (
-    DEFAULT_RECALL,
-    RecallConfig,
     RecallInputs,
-    _reserve,
     context_ranking,
     context_rows,
     fuse_recall,
+    reserve,
 )
+from graphmem.recall.recipe import SPEAKERMEM_POOL, RecallRecipe
 from graphmem.verbatim.roster import RosterMember
 
 
@@ -67,9 +66,9 @@ def test_smoothing_gives_a_neighbour_part_of_a_strong_hits_score():
 
 
 def test_reserved_turns_replace_the_tail_of_the_pool():
-    assert _reserve(list("abcdefgh"), ["g", "x"], 5) == ["a", "b", "c", "g", "x"]
-    assert _reserve(list("abcdefgh"), ["b"], 3) == ["a", "b", "c"]  # already inside: no change
-    assert _reserve(list("abc"), [], 5) == ["a", "b", "c"]
+    assert reserve(list("abcdefgh"), ["g", "x"], 5) == ["a", "b", "c", "g", "x"]
+    assert reserve(list("abcdefgh"), ["b"], 3) == ["a", "b", "c"]  # already inside: no change
+    assert reserve(list("abc"), [], 5) == ["a", "b", "c"]
 
 
 def test_a_turn_near_the_top_of_one_ranking_outranks_the_middle_of_both():
@@ -81,13 +80,13 @@ def test_a_turn_near_the_top_of_one_ranking_outranks_the_middle_of_both():
     assert ft.index("m") + 1 == 12 and dense.index("m") + 1 == 12
     inputs = RecallInputs(anchors=Anchors(), fulltext=[(i, 1.0) for i in ft], vector=dense)
 
-    def ranks(config: RecallConfig) -> dict[str, int]:
-        order = [i for i, _ in fuse_recall(inputs, 40, config=config)]
+    def ranks(recipe: RecallRecipe) -> dict[str, int]:
+        order = [i for i, _ in fuse_recall(inputs, 40, recipe=recipe)]
         return {i: order.index(i) for i in ("x", "m")}
 
-    assert DEFAULT_RECALL.rrf_k == 20
-    assert ranks(DEFAULT_RECALL)["x"] < ranks(DEFAULT_RECALL)["m"]  # 1/22 + 1/50 > 2/32
-    flat = RecallConfig(rrf_k=60)  # the usual constant favours agreement: 1/62 + 1/90 < 2/72
+    assert SPEAKERMEM_POOL.fusion.rrf_k == 20
+    assert ranks(SPEAKERMEM_POOL)["x"] < ranks(SPEAKERMEM_POOL)["m"]  # 1/22 + 1/50 > 2/32
+    flat = SPEAKERMEM_POOL.evolve(fusion={"rrf_k": 60})  # the usual constant favours agreement: 1/62 + 1/90 < 2/72
     assert ranks(flat)["x"] > ranks(flat)["m"]
 
 
@@ -96,8 +95,8 @@ def test_the_pools_head_is_fused_sharply_and_its_tail_broadly():
     context = ["x", "y", "a", "z", "w", "v"]  # dense over the context window
     own = ["t", "a", "b", "x", "c", "d"]  # dense by each turn's own cosine
     inputs = RecallInputs(anchors=Anchors(), fulltext=[(i, 1.0) for i in ft], vector=context, vector_plain=own)
-    split = [i for i, _ in fuse_recall(inputs, 5, config=RecallConfig(head_n=2))]
-    one = [i for i, _ in fuse_recall(inputs, 5, config=RecallConfig(head_n=0))]
+    split = [i for i, _ in fuse_recall(inputs, 5, recipe=_head(2))]
+    one = [i for i, _ in fuse_recall(inputs, 5, recipe=_head(0))]
     # the first two are the sharp fusion's (x: first over the context window only) ...
     assert split[:2] == one[:2] == ["a", "x"]
     # ... the rest follows the broad fusion with the own cosine: t (first by its own cosine,
@@ -106,7 +105,12 @@ def test_the_pools_head_is_fused_sharply_and_its_tail_broadly():
     assert one == ["a", "x", "b", "y", "c"]
     # without a context window there is one fusion
     plain = RecallInputs(anchors=Anchors(), fulltext=inputs.fulltext, vector=own)
-    assert fuse_recall(plain, 5, config=RecallConfig(head_n=2)) == fuse_recall(plain, 5, config=RecallConfig(head_n=0))
+    assert fuse_recall(plain, 5, recipe=_head(2)) == fuse_recall(plain, 5, recipe=_head(0))
+
+
+def _head(n: int) -> RecallRecipe:
+    """The product's recipe with a fused head of ``n`` places (no learned head: 0 places)."""
+    return SPEAKERMEM_POOL.evolve(fusion={"head_n": n}, learned={"head": n > 0, "tail_places": 10 if n else 0})
 
 
 def test_context_ranking_adds_a_share_of_the_neighbours_mean_cosine():
