@@ -27,7 +27,6 @@ from neo4j.exceptions import Neo4jError
 from pydantic import BaseModel, Field
 
 from graphmem.core import limits
-from graphmem.core.config import get_settings
 from graphmem.store.db import Store
 from graphmem.core.embed import Embedder
 from graphmem.core.errors import InvalidInputError, NotFoundError, no_group
@@ -320,9 +319,7 @@ def vector_ranking(
         return [(r["id"], float(r["score"])) for r in rows]
     except Neo4jError:  # the group's index is still POPULATING (or was dropped)
         pass
-    if not get_settings().vector_global_index:
-        return exact()
-    try:
+    try:  # the store-wide index, unless the store keeps none (GRAPHMEM_VECTOR_GLOBAL_INDEX=false)
         hits = widened_read(
             store, "recall/vector_messages_index", k, max(state.total, 1), vector=vec,
             group_id=group_id, max_instant=max_instant,

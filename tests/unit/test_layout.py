@@ -42,7 +42,9 @@ LAYERS: dict[str, int] = {
     "graphmem.analyst": 5,
     "graphmem.access": 5,  # API keys and their group scopes (API and MCP)
     "graphmem.boundary": 5,  # the ASGI boundary in front of the API and MCP over HTTP
-    "graphmem.boundary_h11": 5,
+    # uvicorn loads this protocol by import string in each server process, so it reads its
+    # setting itself, as a shell does
+    "graphmem.boundary_h11": 6,
     "graphmem.views": 5,
     "graphmem.ogm": 5,
     "graphmem.client": 5,
