@@ -105,11 +105,11 @@ def assert_nothing_forged(store, gid: str) -> None:
 def test_an_obedient_writer_cannot_forge_source_owner_or_a_group_decision(store, embedder, trip, scripted_llm,
                                                                           caplog):
     script(scripted_llm)
-    with caplog.at_level(logging.WARNING, logger="graphmem.writer.derive"):
+    with caplog.at_level(logging.WARNING, logger="graphmem.derived.writer.derive"):
         summary = derive_group(store, trip, model=scripted_llm.chat_model(), embedder=embedder,
                                settings=Settings(_env_file=None))
     # each refusal is logged with its reason code, never with the chat text
-    logged = [r.getMessage() for r in caplog.records if r.name == "graphmem.writer.derive"]
+    logged = [r.getMessage() for r in caplog.records if r.name == "graphmem.derived.writer.derive"]
     assert len(logged) == 7 and sum("source_not_speaker" in m for m in logged) == 2
     assert not any("ridge" in m for m in logged)
     assert summary.rejections == EXPECTED_REJECTIONS

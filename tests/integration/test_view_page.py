@@ -36,6 +36,24 @@ if not Path(CHROMIUM).exists():
     pytest.skip("no Chromium at /usr/bin/chromium (apt-get install chromium)", allow_module_level=True)
 
 
+
+def _wait_for(page, expression: str, arg=None, timeout: float = 30_000) -> None:
+    """Poll ``expression`` (a JS expression, or a function of ``arg``) until it is truthy.
+
+    Through ``page.evaluate`` (the DevTools protocol), not ``page.wait_for_function``, whose
+    predicate runs through ``eval`` inside the page: the page's Content-Security-Policy
+    (``script-src 'self'``, no ``unsafe-eval``) rightly refuses that, and the page's own scripts
+    must keep working under it.
+    """
+    deadline = time.monotonic() + timeout / 1000
+    while True:
+        value = page.evaluate(expression, arg) if arg is not None else page.evaluate(expression)
+        if value:
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} ms waiting for {expression!r}")
+        time.sleep(0.05)
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -95,7 +113,7 @@ def page(browser, server):
 
 def open_view(page, server: str, gid: str, query: str = "") -> None:
     page.goto(f"{server}/groups/{gid}/view{query}")
-    page.wait_for_function("window.graphmemView && window.graphmemView.ready", timeout=30_000)
+    _wait_for(page, "window.graphmemView && window.graphmemView.ready", timeout=30_000)
 
 
 def drawn(page) -> dict:
@@ -131,7 +149,7 @@ def click_record_edge(page, record_id: str) -> None:
     }""", record_id)
     assert point, f"record {record_id} is drawn nowhere a click reaches"
     page.mouse.click(point["x"], point["y"])
-    page.wait_for_function("(id) => window.graphmemView.selected === id", arg=record_id, timeout=5_000)
+    _wait_for(page, "(id) => window.graphmemView.selected === id", arg=record_id, timeout=5_000)
 
 
 def test_page_draws_people_and_records_and_shows_provenance_on_click(page, server, trail):
@@ -162,7 +180,7 @@ def test_page_draws_people_and_records_and_shows_provenance_on_click(page, serve
 
     # a cross-person record from the list: Cara's claim about Ben, with the message that made it
     page.click("#records li[data-record='e2.3']")
-    page.wait_for_function("document.querySelector('#detail-content') && "
+    _wait_for(page, "document.querySelector('#detail-content') && "
                            "document.querySelector('#detail-content').textContent.includes('climbing course in June')")
     assert text_of("s2-04") in page.inner_text("#detail-messages")
 
@@ -175,7 +193,7 @@ def test_page_draws_people_and_records_and_shows_provenance_on_click(page, serve
 def test_page_filters_person_layer_session_and_full_history(page, server, trail):
     open_view(page, server, trail)
     page.select_option("#f-person", "cara")
-    page.wait_for_function("window.graphmemView.graph.filters.person === 'cara'")
+    _wait_for(page, "window.graphmemView.graph.filters.person === 'cara'")
     g = drawn(page)
     assert g["records"] and all("cara" in (r["source"], r["owner"]) for r in g["records"])
     assert {r["id"] for r in g["records"]} == {"e1.2", "e1.5", "e1.6", "e2.3", "e3.4"}
@@ -183,23 +201,23 @@ def test_page_filters_person_layer_session_and_full_history(page, server, trail)
     assert "person=cara" in page.url  # the filters travel in the page URL
 
     page.check("input[name=mode][value=full]")
-    page.wait_for_function("window.graphmemView.graph.filters.mode === 'full'")
+    _wait_for(page, "window.graphmemView.graph.filters.mode === 'full'")
     page.select_option("#f-person", "ben")
-    page.wait_for_function("window.graphmemView.graph.filters.person === 'ben'")
+    _wait_for(page, "window.graphmemView.graph.filters.person === 'ben'")
     g = drawn(page)
     states = {r["id"]: r["state"] for r in g["records"]}
     assert states["e1.3"] == states["e2.1"] == "superseded" and states["e3.2"] == "head"
 
     page.select_option("#f-session", "s2")
-    page.wait_for_function("window.graphmemView.graph.filters.session === 's2'")
+    _wait_for(page, "window.graphmemView.graph.filters.session === 's2'")
     assert {r["id"] for r in drawn(page)["records"]} == {"e2.1", "e2.3", "e2.4"}
 
     page.click("#f-reset")
-    page.wait_for_function("window.graphmemView.graph.filters.person === null && "
+    _wait_for(page, "window.graphmemView.graph.filters.person === null && "
                            "window.graphmemView.graph.filters.mode === 'head'")
     page.uncheck("#f-layers input[value=per_speaker_core]")
     page.uncheck("#f-layers input[value=per_speaker_profile]")
-    page.wait_for_function("JSON.stringify(window.graphmemView.graph.filters.layers) === "
+    _wait_for(page, "JSON.stringify(window.graphmemView.graph.filters.layers) === "
                            "JSON.stringify(['group_interaction', 'group_insight'])")
     assert sorted(r["id"] for r in drawn(page)["records"]) == ["e2.5", "e3.1"]
     assert not page.errors, page.errors
@@ -211,5 +229,5 @@ def test_page_reads_filters_from_its_url_and_reports_an_unknown_group(page, serv
     assert {r["id"] for r in drawn(page)["records"]} == {"e1.1", "e1.2", "e2.2", "e3.3"}
 
     page.goto(f"{server}/groups/no-such-group-{uuid.uuid4().hex[:6]}/view")
-    page.wait_for_function("document.getElementById('status').textContent.includes('404')")
+    _wait_for(page, "document.getElementById('status').textContent.includes('404')")
     assert "no group" in page.inner_text("#status")
