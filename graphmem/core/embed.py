@@ -153,9 +153,9 @@ def embedding_text(m: Utterance) -> str:
 def sentence_texts(m: Utterance, enabled: bool = True) -> list[str]:
     """``"<speaker> (<date>): <sentence>"`` for each sentence of a message of more than one
     (:func:`graphmem.core.text.split_sentences`, at most 8); ``[]`` for a one-sentence message or when
-    not ``enabled`` (the embedder's ``sentence_vectors``, ``GRAPHMEM_SENTENCE_VECTORS``). Their vectors are the message's ``sentence_embeddings``:
-    the learned tail of the recall pool scores a turn by its best sentence (docs/query.md,
-    eighth round)."""
+    not ``enabled`` (the embedder's ``sentence_vectors``, ``GRAPHMEM_SENTENCE_VECTORS``). Their
+    vectors are the message's ``sentence_embeddings``: the learned tail of the recall pool scores
+    a turn by its best sentence (docs/query.md)."""
     if not enabled:
         return []
     head = f"{m.speaker} ({m.ts[:10]}): "
