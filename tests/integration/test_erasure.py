@@ -106,10 +106,13 @@ def test_library_forget_removes_their_words_from_records_others_are_the_source_o
 
 
 def imported_settings(tmp_path: Path) -> Settings:
-    """Settings of a home of its own for the importer (the test server's jars, when assembled)."""
+    """Settings of a home of its own for the importer (the test server's jars, when assembled),
+    still reaching the test server (whose password lives in its own home)."""
     from graphmem.store.local_server import LocalServer
 
-    settings = Settings(_env_file=None, home=tmp_path / "gm", neo4j_heap_mb=256, neo4j_pagecache_mb=64)
+    server = Settings(_env_file=None)
+    settings = Settings(_env_file=None, home=tmp_path / "gm", neo4j_heap_mb=256, neo4j_pagecache_mb=64,
+                        neo4j_password=server.neo4j_password)
     assembled = LocalServer(Settings(_env_file=None))
     if assembled.assembled():
         settings.neo4j_home.mkdir(parents=True)
@@ -151,7 +154,7 @@ def test_forget_leaves_another_groups_importer_files(store, embedder, make_group
     from graphmem.verbatim.import_files import record_csv_files
 
     mine, other = make_group(), make_group()
-    settings = Settings(_env_file=None, home=tmp_path / "gm")
+    settings = Settings(_env_file=None, home=tmp_path / "gm", neo4j_password=Settings(_env_file=None).neo4j_password)
     folder = tmp_path / "other-csv"
     write_csv([family_conversation(other)], folder)  # the importer's files of another group
     files = {k: [folder / f"{k}.csv"] for k in ("groups", "persons", "sessions", "messages", "rels")}

@@ -182,6 +182,8 @@ def test_grid_command_runs_every_cell_and_draws_the_grid(store, embedder, prefix
 
     for var in ("GRAPHMEM_LLM_BASE_URL", "GRAPHMEM_LLM_MODEL", "GRAPHMEM_WRITER_BASE_URL", "GRAPHMEM_WRITER_MODEL"):
         monkeypatch.delenv(var, raising=False)
+    # the eval home moves, the test server and its password (kept in the server's home) stay
+    monkeypatch.setenv("GRAPHMEM_NEO4J_PASSWORD", get_settings().neo4j_password.get_secret_value())
     monkeypatch.setenv("GRAPHMEM_HOME", str(tmp_path / "home"))
     get_settings.cache_clear()
     try:

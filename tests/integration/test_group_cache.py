@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from graphmem.core.config import get_settings
 from graphmem.groups.service import append_messages, forget_person
 from graphmem.recall.cache import GroupCache
 from graphmem.recall.lexical import analyze
@@ -40,7 +41,7 @@ def test_an_erasure_leaves_no_stale_term_statistics_in_the_processs_cache(store,
     assert {h.speaker for h in before} == {"Ana", "Ben", "Cy"}
     version = group_state(store, group_id).version
 
-    forget_person(store, group_id, "Ben")
+    forget_person(store, group_id, "Ben", settings=get_settings())
     moved = [group_state(store, group_id).version]
     for row in LATER:  # new turns until the write position is where it was before the erasure
         if moved[-1] >= version:
