@@ -34,7 +34,7 @@ from graphmem.recall.cache import GroupCache
 from graphmem.recall.lexical import rescore
 from graphmem.recall.recipe import FULLTEXT_CANDIDATES, SEARCH_RRF_K
 from graphmem.core.model import StoredMessage
-from graphmem.verbatim.roster import RosterMember
+from graphmem.verbatim.roster import RosterMember, labelled_members
 from graphmem.store.scope import group_key
 from graphmem.core.text import LUCENE_STOP_WORDS, lucene_query
 
@@ -155,7 +155,7 @@ def group_context(store: Store, group_id: str) -> GroupContext | None:
         return None
     r = rows[0]
     return GroupContext(
-        state=_state(group_id, r), name=r["name"], members=[RosterMember(**m) for m in r["members"]]
+        state=_state(group_id, r), name=r["name"], members=labelled_members(r["members"])
     )
 
 

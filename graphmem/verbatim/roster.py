@@ -20,7 +20,7 @@ from graphmem.core.model import GROUP
 from graphmem.core.text import STOP_WORDS
 from graphmem.core.limits import display_form, visible_id
 
-__all__ = ["Roster", "RosterEntry", "RosterMember", "find_persons", "name_pattern", "read_roster", "resolve_person"]
+__all__ = ["Roster", "RosterEntry", "RosterMember", "find_persons", "labelled_members", "name_pattern", "read_roster", "resolve_person"]
 
 
 class RosterMember(BaseModel):
@@ -146,7 +146,14 @@ def read_roster(store: Store, group_id: str, *, counts: bool = True) -> list[Ros
     not need.
     """
     name = "query/list_roster" if counts else "query/list_members"
-    members = [RosterMember(**r) for r in store.read(name, group_id=group_id)]
+    return labelled_members(store.read(name, group_id=group_id))
+
+
+def labelled_members(rows: Sequence[Mapping[str, Any]]) -> list[RosterMember]:
+    """Roster members from their stored rows, each with its display ``label`` (the name, marked
+    ``Name (id)`` where two members share one display form): the one place members are built,
+    for :func:`read_roster` and for reads that fetch the roster with other data."""
+    members = [RosterMember(**r) for r in rows]
     roster = Roster(members)
     return [m.model_copy(update={"label": roster.label(m.id)}) for m in members]
 
