@@ -90,7 +90,8 @@ def main() -> None:
         driver = open_driver(get_settings())
         closers = [server.stop, driver.close]
         model = server.chat_model()
-        qa = QAGain(Store(driver), Embedder.from_settings(get_settings()), model, model, load_questions(ROOT / "examples/train/questions.jsonl"))
+        qa = QAGain(Store(driver), Embedder.from_settings(get_settings()), model, model, load_questions(ROOT / "examples/train/questions.jsonl"),
+                    settings=get_settings())
         print("QA: scripted answerer and judge (tests/train_qa_script.py), not a model")
     qa_head = f" {'R_QA':>6s} {'QA12':>5s} {'QA1':>5s} {'r+QA':>7s}" if qa else ""
     print(f"{'writer':10s} {'network':10s} {'R_valid':>8s} {'P':>7s} {'Φ_SL':>7s} {'R_chain':>8s} {'R_mem':>7s} "

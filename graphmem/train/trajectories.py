@@ -211,8 +211,10 @@ def collect_group(
         answers.clear()
         pre = post
 
-    derive_group(store, group_id, model=model, embedder=embedder, settings=settings, on_segment=on_segment,
-                 max_segments=max_segments)
+    from graphmem.core.config import get_settings  # the training runner is a shell: its default settings
+
+    derive_group(store, group_id, model=model, embedder=embedder, settings=settings or get_settings(),
+                 on_segment=on_segment, max_segments=max_segments)
     return steps
 
 

@@ -23,6 +23,7 @@ from graphmem.core.config import Settings
 from graphmem.verbatim.ingest import ingest_conversations
 from tests.factories import conversation
 from tests.processes import free_port
+from tests.factories import runtime_of
 
 pytestmark = pytest.mark.neo4j
 
@@ -66,12 +67,12 @@ def test_model_credentials_stay_out_of_spans(store, embedder, chat):
     provider = sdk_trace.TracerProvider()
     provider.add_span_processor(export.SimpleSpanProcessor(spans))
     url, _ = _dead_model_url()
-    assert telemetry.configure(True, tracer_provider=provider)
-    try:
-        with pytest.raises(LLMError):
-            ask(store, embedder, chat, "which trail?", model=ChatModel(base_url=url, model="m", max_retries=0))
-    finally:
-        telemetry.configure(False)
+    tracer = telemetry.configure(True, tracer_provider=provider)
+    assert tracer.enabled
+    rt = runtime_of(store, embedder, model=ChatModel(base_url=url, model="m", max_retries=0))
+    rt.tracer = tracer
+    with pytest.raises(LLMError):
+        ask(rt, chat, "which trail?")
     finished = spans.get_finished_spans()
     assert any(ev.name == "exception" for s in finished for ev in s.events)  # the error is recorded
     for span in finished:

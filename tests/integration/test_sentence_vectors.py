@@ -5,6 +5,8 @@ eighth round)."""
 
 from __future__ import annotations
 
+import copy
+
 import time
 from types import SimpleNamespace
 from datetime import datetime, timezone
@@ -142,14 +144,11 @@ def _follow(store, embedder, group_id: str) -> None:
 
 
 def _ingest_without_sentences(store, embedder, group_id: str, monkeypatch) -> None:
-    """ROWS stored with vectors but no sentence vectors (GRAPHMEM_SENTENCE_VECTORS=false)."""
-    monkeypatch.setenv("GRAPHMEM_SENTENCE_VECTORS", "false")
-    get_settings.cache_clear()
-    try:
-        ingest_conversations(store, [conversation(group_id, ROWS)], embedder)
-    finally:
-        monkeypatch.delenv("GRAPHMEM_SENTENCE_VECTORS")
-        get_settings.cache_clear()
+    """ROWS stored with vectors but no sentence vectors (an embedder with sentence_vectors off,
+    as ``GRAPHMEM_SENTENCE_VECTORS=false`` makes it; the same model, copied, not reloaded)."""
+    off = copy.copy(embedder)
+    off.sentence_vectors = False
+    ingest_conversations(store, [conversation(group_id, ROWS)], off)
 
 
 def test_embed_sentences_fills_a_store_written_without_them(store, embedder, group_id, monkeypatch):

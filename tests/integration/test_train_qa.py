@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+
+from graphmem.core.config import get_settings
 import pytest
 
 from graphmem.query.prompts import MARKERS
@@ -37,7 +39,7 @@ def nets():
 def qa(store, embedder, schema, scripted_llm):
     scripted_llm.handler = make_handler()
     model = scripted_llm.chat_model()
-    return QAGain(store, embedder, model, model, load_questions(NETS / "questions.jsonl"))
+    return QAGain(store, embedder, model, model, load_questions(NETS / "questions.jsonl"), settings=get_settings())
 
 
 def _state(steps, answers):

@@ -18,6 +18,7 @@ import time
 import numpy as np
 import pytest
 
+from graphmem.core.config import get_settings
 from graphmem.recall import cache as vector_cache
 from graphmem.groups.service import forget_group, forget_person
 from graphmem.verbatim.ingest import ingest_conversations

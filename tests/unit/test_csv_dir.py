@@ -4,6 +4,8 @@ of the files in it, that would send the messages elsewhere. No database."""
 
 from __future__ import annotations
 
+from loaders import jsonl_reference
+
 import json
 import os
 import stat
@@ -38,7 +40,7 @@ def test_files_are_0600_in_a_0700_folder(tmp_path):
     write_csv(load_conversations(chat, "jsonl"), ref)
     fast = tmp_path / "fast"
     csv_folder(fast)
-    write_csv_jsonl(chat, fast, workers=2)
+    write_csv_jsonl(chat, fast, reference=jsonl_reference, workers=2)
     for folder in (ref, fast):
         assert _mode(folder) == 0o700
         files = list(folder.glob("*.csv"))
