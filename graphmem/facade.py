@@ -129,7 +129,8 @@ class Memory:
                expand: int = 0) -> SearchResult:
         """System 1 retrieval (fulltext and vector fused), group-scoped: hits best first."""
         rt = self.runtime
-        return search_group(rt.store, rt.embedder, group_id, query, k=k, pool_n=pool_n, mode=mode, expand=expand)
+        return search_group(rt.store, rt.embedder, group_id, query, k=k, pool_n=pool_n, mode=mode, expand=expand,
+                            cache=rt.cache)
 
     def ask(self, group_id: str, question: str, *, budgets: Budgets | None = None,
             as_of: str | datetime | None = None, tense: Tense | None = None) -> AskResult:

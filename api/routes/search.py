@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, Query
 
-from api.deps import EmbedderDep, SettingsDep, StoreDep
+from api.deps import EmbedderDep, RuntimeDep, SettingsDep, StoreDep
 from graphmem.core import limits
 from graphmem.core.errors import InvalidInputError
 from graphmem.recall.search import Mode, SearchResult, search_group
@@ -20,6 +20,7 @@ def get_search(
     store: StoreDep,
     embedder: EmbedderDep,
     settings: SettingsDep,
+    runtime: RuntimeDep,
     q: Annotated[str, Query(min_length=1, max_length=limits.MAX_QUESTION_CHARS, description="Free-text query.")],
     k: Annotated[int, Query(ge=1, le=limits.MAX_S1_K, description="Number of hits.")] = 10,
     mode: Annotated[Mode, Query(description="hybrid: fulltext and vector fused (RRF); fulltext; vector.")] = "hybrid",
@@ -38,7 +39,7 @@ def get_search(
     try:
         return search_group(
             store, embedder, group_id, q, k=k, pool_n=pool or max(settings.s1_recall_n, k), mode=mode,
-            expand=expand, rrf_k=settings.rrf_k,
+            expand=expand, rrf_k=settings.rrf_k, cache=runtime.cache,
         )
     except InvalidInputError as e:
         if e.field != "query":

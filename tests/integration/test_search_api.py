@@ -138,3 +138,16 @@ def group_state_pending(store, gid: str) -> int:
     from graphmem.recall.search import group_state
 
     return group_state(store, gid).pending
+
+
+def test_api_search_keeps_the_groups_term_statistics_in_the_process_cache(store, embedder, client, make_group):
+    """The API's searches share the Runtime's GroupCache: the group's BM25 statistics are built
+    once and read again, not rebuilt from all its documents by every request."""
+    gid = make_group("api-cache")
+    ingest_conversations(store, [conversation(gid, rows(gid, 6))], embedder)
+    cache = client.app.state.runtime.cache
+    assert gid not in cache._stats  # noqa: SLF001 - the cache's own record of what it holds
+    assert client.get(f"/groups/{gid}/search", params={"q": "lighthouse", "mode": "fulltext"}).status_code == 200
+    built = cache._stats[gid]  # noqa: SLF001
+    assert client.get(f"/groups/{gid}/search", params={"q": "printer", "mode": "fulltext"}).status_code == 200
+    assert cache._stats[gid] is built  # noqa: SLF001 - the same statistics object, not a rebuild
