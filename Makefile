@@ -9,13 +9,16 @@ export TRANSFORMERS_OFFLINE := 1
 .PHONY: setup neo4j demo test stop clean
 
 $(BIN)/graphmem: pyproject.toml
-	@echo "Creating $(VENV) and installing graphmem with torch (quiet; several minutes on a first run)"
+	@echo "Creating $(VENV) and installing graphmem with the extras the tests use (quiet; several minutes on a first run)"
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	# torch first, pinned (sentence-transformers would otherwise pick its own version)
+	# torch (CUDA build, a few GB) only for the tests of the gpu and train extras: the torch
+	# embedding backend against the onnx one, and training. Pinned first, so sentence-transformers
+	# does not pick its own version. The base install (onnx backend) needs none of it.
 	$(BIN)/pip install -q "torch==2.13.0"
-	# the library, plus every extra the demo and the tests use (api, plots, eval, train, mcp, ogm, client, otel)
-	$(BIN)/pip install -q -e ".[test,api,plots,eval,train,mcp,ogm,client,otel]"
+	# the library (its wheel build puts the ONNX graph of all-MiniLM-L6-v2 into graphmem/_model,
+	# hatch_build.py), plus every extra the demo and the tests use
+	$(BIN)/pip install -q -e ".[test,api,plots,eval,gpu,train,mcp,ogm,client,otel]"
 	touch $(BIN)/graphmem
 
 setup: $(BIN)/graphmem
@@ -41,10 +44,12 @@ demo: neo4j
 	@echo "    ready queries: docs/browser.md"
 	@echo "  Graph page     $(BIN)/graphmem serve   then open http://127.0.0.1:$${GRAPHMEM_API_PORT:-8000}/groups/trail-trip/view"
 
-# Type check of the library (config in pyproject.toml), then every test (tests/unit need no
-# database; tests/integration use the Neo4j started above).
+# Type check of the library (config in pyproject.toml), the wheel without extras in a fresh
+# venv (tests/smoke_wheel.sh: what a plain `pip install graphmem` runs), then every test
+# (tests/unit need no database; tests/integration use the Neo4j started above).
 test: neo4j
 	$(BIN)/mypy
+	bash tests/smoke_wheel.sh $(PY)
 	$(BIN)/pytest -q tests
 
 stop:

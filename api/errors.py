@@ -27,6 +27,7 @@ from graphmem.core.errors import (
     GraphMemError,
     InvalidInputError,
     LLMError,
+    ModelFileError,
     NotFoundError,
     StoreUnavailableError,
     no_group,
@@ -44,6 +45,7 @@ STATUS_BY_ERROR: tuple[tuple[type[GraphMemError], int], ...] = (
     (InvalidInputError, 422),
     (StoreUnavailableError, 503),
     (LLMError, 503),
+    (ModelFileError, 503),
 )
 
 

@@ -114,6 +114,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         except StoreUnavailableError as e:
             logger.warning("starting without Neo4j (requests answer 503 until it is back): %s", e)
         quiet_notifications()
+        rt.warm_for_serving(logger)  # before the app reports ready: no request pays for the load
         app.state.jobs = None
         if s.derive_jobs_enabled:
             app.state.jobs = JobRunner(lambda: rt.store, lambda: rt.writer, lambda: rt.embedder, s)

@@ -106,8 +106,8 @@ def prompt_stats(body: dict, tokenizer) -> dict:
         "heads": heads,
         "messages": msgs,
         "words": len(full.split()),
-        "wp": len(tokenizer(full, add_special_tokens=False)["input_ids"]),
-        "wp_system": len(tokenizer(system, add_special_tokens=False)["input_ids"]),
+        "wp": len(tokenizer.encode(full, add_special_tokens=False).ids),
+        "wp_system": len(tokenizer.encode(system, add_special_tokens=False).ids),
         "chars": len(full),
     }
 
@@ -145,7 +145,9 @@ def main() -> None:
             return plain_encode(texts, *a, **kw)
         finally:
             embed_s[0] += time.perf_counter() - t0
-    tokenizer = embedder.model.tokenizer
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(embedder.impl.folder / "tokenizer.json"))  # the onnx backend's
     settings = Settings(_env_file=None, writer_segment=args.mode, writer_window=args.window)
     driver = open_driver(get_settings())
     store = Store(driver)

@@ -59,6 +59,8 @@ _EXPORTS: dict[str, str] = {
     "StoreUnavailableError": "graphmem.core.errors",
     "LocalServerError": "graphmem.core.errors",
     "LLMError": "graphmem.core.errors",
+    "EmbeddingSpaceError": "graphmem.core.errors",
+    "ModelFileError": "graphmem.core.errors",
 }
 
 __all__ = ["__version__", *_EXPORTS]
@@ -67,11 +69,13 @@ if TYPE_CHECKING:
     from graphmem.core.config import Settings
     from graphmem.core.errors import (
         ConflictError,
+        EmbeddingSpaceError,
         ForbiddenError,
         GraphMemError,
         InvalidInputError,
         LLMError,
         LocalServerError,
+        ModelFileError,
         NotFoundError,
         StoreUnavailableError,
     )

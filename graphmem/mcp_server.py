@@ -205,6 +205,7 @@ def build_server(
     @asynccontextmanager
     async def lifespan(_server: Any) -> AsyncIterator[None]:
         logging.getLogger("neo4j.notifications").setLevel(logging.ERROR)
+        backend.runtime().warm_for_serving(logger)  # before the first tool call: none pays for the load
         try:
             yield
         finally:

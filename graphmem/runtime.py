@@ -34,6 +34,7 @@ from neo4j import Driver
 from graphmem.core import telemetry
 from graphmem.core.config import Settings
 from graphmem.core.embed import Embedder
+from graphmem.core.errors import GraphMemError
 from graphmem.llm import ChatModel, answer_model, judge_model, writer_model
 from graphmem.recall.cache import GroupCache
 from graphmem.store.db import Store, open_driver
@@ -163,6 +164,28 @@ class Runtime:
         ready, so no request pays for the load). Returns the seconds it took."""
         with self.tracer.span("graphmem.embedder.load", model=str(self.embedder.model_name)):
             return self.embedder.warm()
+
+    def warm_for_serving(self, log: Any) -> None:
+        """Load the embedder before a server reports ready (API and MCP lifespans), so no request
+        pays for it; a model that cannot load is logged (``log.error``) and the server starts:
+        each request that embeds then raises the same clear error."""
+        try:
+            log.info("embedder %s loaded in %.2f s", self.embedder.backend_name, self.warm())
+        except GraphMemError as e:
+            log.error("the embedder could not load; requests that embed will fail: %s", e)
+
+    def warm_in_background(self) -> None:
+        """Start loading the embedder's model in a daemon thread, so a command's connection to
+        Neo4j and its first reads overlap the load (about 0.3 s of a cold CLI search). A load
+        error is raised again, by the same load, at the first encode."""
+
+        def load() -> None:
+            try:
+                self.embedder.warm()
+            except Exception:  # raised again where the vectors are needed
+                pass
+
+        threading.Thread(target=load, name="graphmem-embedder-warm", daemon=True).start()
 
     def with_models(self, *, answer: ChatModel | None = None, writer: ChatModel | None = None,
                     judge: ChatModel | None = None) -> Runtime:

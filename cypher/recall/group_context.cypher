@@ -10,6 +10,7 @@
 MATCH (g:Group {id: $group_id})
 RETURN EXISTS { MATCH (:Message {group_id: $group_id}) } AS has_messages,
        g.vector_index AS vector_index, coalesce(g.vector_rev, 0) AS vector_rev,
+       g.embed_model AS embed_model, g.embed_backend AS embed_backend, g.embed_dimension AS embed_dimension,
        COUNT { MATCH (p:PendingEmbedding {group_id: $group_id}) } AS pending,
        COUNT { MATCH (n:Message) } AS total,
        coalesce(head(COLLECT {

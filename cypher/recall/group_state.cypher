@@ -8,10 +8,12 @@
 //   pending (int), total (int, messages
 //   in the whole store, from the count store), version (int, the highest turn_created of the
 //   group's messages, -1 when none: the message_order index read backwards, first entry only).
-//   No row: no such group.
+//   embed_model, embed_backend (str or null), embed_dimension (int or null): who wrote the
+//   group's vectors (graphmem.verbatim.space). No row: no such group.
 MATCH (g:Group {id: $group_id})
 RETURN EXISTS { MATCH (:Message {group_id: $group_id}) } AS has_messages,
        g.vector_index AS vector_index, coalesce(g.vector_rev, 0) AS vector_rev,
+       g.embed_model AS embed_model, g.embed_backend AS embed_backend, g.embed_dimension AS embed_dimension,
        COUNT { MATCH (p:PendingEmbedding {group_id: $group_id}) } AS pending,
        COUNT { MATCH (n:Message) } AS total,
        coalesce(head(COLLECT {

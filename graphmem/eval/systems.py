@@ -113,8 +113,11 @@ class LockedEmbedder(Embedder):
 
     def __init__(self, inner: Embedder) -> None:  # nothing is loaded here
         self.inner = inner
-        self.model_name = getattr(inner, "model_name", "")
         self._lock = threading.Lock()
+
+    @property
+    def model_name(self) -> str:
+        return str(getattr(self.inner, "model_name", ""))
 
     @property
     def dimension(self) -> int:

@@ -24,9 +24,8 @@ import json
 import logging
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import openai
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 
 from graphmem.core.config import Settings
@@ -35,6 +34,16 @@ from graphmem.llm.timing import Stopwatch
 from graphmem.llm.usage import TokenLedger, Usage, estimate_tokens
 from graphmem.core.text import strip_think
 from graphmem.core.redact import redact_text, redact_url
+
+if TYPE_CHECKING:
+    import openai
+
+
+def _openai() -> Any:
+    """The ``openai`` package, imported on first use (0.6 s: a command that calls no model never pays it)."""
+    import openai
+
+    return openai
 
 logger = logging.getLogger(__name__)
 
@@ -165,6 +174,7 @@ def extract_json(text: str) -> dict[str, Any] | list[Any]:
 
 def _is_transient(exc: BaseException) -> bool:
     """True for failures worth retrying: timeouts, connection errors, 408/409/429, 5xx."""
+    openai = _openai()
     if isinstance(exc, openai.APIConnectionError):  # APITimeoutError is a subclass
         return True
     if isinstance(exc, openai.APIStatusError):
@@ -260,7 +270,7 @@ class ChatModel:
         self.backoff_initial_s = float(backoff_initial_s)
         self.backoff_max_s = float(backoff_max_s)
         self._json_mode_supported = True
-        self._client = openai.OpenAI(
+        self._client = _openai().OpenAI(
             base_url=self.base_url,
             api_key=api_key or PLACEHOLDER_API_KEY,
             timeout=self.timeout_s,
@@ -382,7 +392,7 @@ class ChatModel:
                 return self._client.chat.completions.create(
                     **kwargs, response_format={"type": "json_object"}
                 )
-            except openai.APIStatusError as e:
+            except _openai().APIStatusError as e:
                 if not _rejects_response_format(e):
                     raise
                 if "must contain the word" not in str(e).lower():
@@ -428,7 +438,7 @@ class ChatModel:
         watch = Stopwatch()
         try:
             response = retrying(attempt)
-        except (openai.OpenAIError, ValueError) as e:
+        except (_openai().OpenAIError, ValueError) as e:
             # ValueError: a body that is not JSON, or not the shape of a chat completion.
             raise LLMError(
                 f"stage '{stage}': chat completion failed at {self.shown_url} (model "

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from graphmem.verbatim.space import check_space
 from graphmem.core import limits
 from graphmem.core.config import Settings
 from graphmem.runtime import Runtime
@@ -245,6 +246,7 @@ def ask(
             context = group_context(store, group_id)
             if context is None:  # the words every group read uses for an unknown group
                 raise no_group(group_id)
+            check_space(group_id, context.state.embed_space, rt.embedder)  # vectors of another model: refused
             roster = _roster_at(store, group_id, max_instant, context.members)
             projection, used = project(question, roster, model)
             st.usages += used

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from graphmem.verbatim.space import check_space
 from graphmem.store.db import Store
 from graphmem.core.embed import Embedder
 from graphmem.core.errors import NotFoundError
@@ -143,6 +144,7 @@ def gather_recall(
     state = state or group_state(store, group_id)
     if not state.has_messages:
         raise NotFoundError(f"group {group_id!r} has no messages")
+    check_space(group_id, state.embed_space, embedder)
     cache = cache or GroupCache.throwaway()
     lex, den, anc = recipe.lexical, recipe.dense, recipe.anchors
     roster = roster or []

@@ -28,7 +28,7 @@ from pydantic import BaseModel, Field
 
 from graphmem.core import limits
 from graphmem.store.db import Store
-from graphmem.core.embed import Embedder
+from graphmem.core.embed import Embedder, EmbeddingSpace
 from graphmem.core.errors import InvalidInputError, NotFoundError, no_group
 from graphmem.recall.cache import GroupCache
 from graphmem.recall.lexical import rescore
@@ -36,6 +36,7 @@ from graphmem.recall.recipe import FULLTEXT_CANDIDATES, SEARCH_RRF_K
 from graphmem.core.model import StoredMessage
 from graphmem.verbatim.roster import RosterMember, labelled_members
 from graphmem.store.scope import group_key
+from graphmem.verbatim.space import check_space, stored_space
 from graphmem.core.text import LUCENE_STOP_WORDS, lucene_query
 
 logger = logging.getLogger(__name__)
@@ -109,13 +110,15 @@ class GroupState:
     total: int
     version: int = -1
     vector_rev: int = 0
+    embed_space: EmbeddingSpace | None = None
+    """Which model and backend wrote the group's vectors (None: no record; graphmem.verbatim.space)."""
 
 
 def _state(group_id: str, r: dict[str, Any]) -> GroupState:
     return GroupState(
         group_id=group_id, has_messages=bool(r["has_messages"]),
         vector_index=r["vector_index"] or "", pending=int(r["pending"]), total=int(r["total"]),
-        version=int(r["version"]), vector_rev=int(r["vector_rev"]),
+        version=int(r["version"]), vector_rev=int(r["vector_rev"]), embed_space=stored_space(r),
     )
 
 
@@ -288,8 +291,9 @@ def vector_ranking(
     is early: few messages are that old), the group's messages up to the instant are scored
     exactly. None: no time limit (the reads are the same as without the argument).
     """
-    vec = vector if vector is not None else embedder.encode([query])[0].tolist()
     state = state or group_state(store, group_id)
+    check_space(group_id, state.embed_space, embedder)  # before encoding: never rank by another model's cosines
+    vec = vector if vector is not None else embedder.encode([query])[0].tolist()
 
     def exact() -> list[tuple[str, float]]:
         rows = store.read(

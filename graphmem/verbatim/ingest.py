@@ -44,6 +44,7 @@ from tqdm import tqdm
 
 from graphmem.core import limits
 from graphmem.core import times
+from graphmem.verbatim.space import claim_space
 from graphmem.store.db import Store, run_tx
 from graphmem.core.embed import Embedder, MessageVectors, Prefetch
 from graphmem.core.errors import ConflictError, InvalidInputError
@@ -347,6 +348,8 @@ def _ingest_one(
 
     created = store.write("ingest/merge_group", group_id=gid, group_name=conv.name or gid)
     scoped = bool(created[0].get("vector_index"))  # the group has its own vector index
+    if embedder is not None and work:  # refused before encoding: a group never mixes two models
+        claim_space(store, gid, embedder)
     summary.groups += 1
     summary.groups_created += int(created[0]["created"])
     summary.group_ids.append(gid)

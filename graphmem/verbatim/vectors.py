@@ -33,6 +33,7 @@ from typing import Any
 
 from tqdm import tqdm
 
+from graphmem.verbatim.space import claim_space, rebuild_vectors
 from graphmem.store.db import Store
 from graphmem.core.embed import Embedder, MessageVectors, encode_messages, sentence_texts
 from graphmem.core.errors import ConflictError, no_group
@@ -47,7 +48,9 @@ class EmbedSummary:
     ``vector_index``: the group's own vector index ("" while it is scored exactly);
     ``labelled``: messages newly put under that index by this run; ``waited_s``: seconds this
     run waited for another run of the group to release its lease (0.0 when none held it);
-    ``sentences``: messages given sentence vectors by the ``sentences=True`` pass.
+    ``sentences``: messages given sentence vectors by the ``sentences=True`` pass;
+    ``rebuilt`` / ``derived_rebuilt``: messages whose vectors a ``rebuild`` dropped (and this
+    run wrote again) / derived records it re-embedded.
     """
 
     group_id: str
@@ -57,6 +60,8 @@ class EmbedSummary:
     vector_index: str = ""
     labelled: int = 0
     waited_s: float = 0.0
+    rebuilt: int = 0
+    derived_rebuilt: int = 0
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -131,7 +136,7 @@ class _Lease:
 def embed_group(
     store: Store, embedder: Embedder, group_id: str, *, batch_size: int = 1000,
     exact_max: int = 500, progress: bool = False, lease_s: float = 300.0, wait_poll_s: float = 1.0,
-    on_wait: Callable[[str], None] | None = None, sentences: bool = False,
+    on_wait: Callable[[str], None] | None = None, sentences: bool = False, rebuild: bool = False,
 ) -> EmbedSummary:
     """Give every message of a group that lacks a vector its embedding (resumable, idempotent).
 
@@ -154,6 +159,9 @@ def embed_group(
             a run that died holds the group this long at most).
         wait_poll_s: seconds between tries while another run holds the lease.
         on_wait: called once, with the other run's id, when this run starts waiting.
+        rebuild: first drop every vector of the group and re-embed it all, its derived records
+            included, in ``embedder``'s space (:func:`graphmem.verbatim.space.rebuild_vectors`):
+            the way to move a group to another model or backend.
 
     Returns:
         An :class:`EmbedSummary`; a second run reports ``embedded = 0`` (and, if it ran while
@@ -161,6 +169,8 @@ def embed_group(
 
     Raises:
         NotFoundError: no such group.
+        EmbeddingSpaceError: the group's vectors are of another model or backend (without
+            ``rebuild``); nothing is encoded or written.
         ConflictError: this run's lease ran out and another run took the group over before
             this run's next write (nothing more written; what it wrote before stays).
         StoreUnavailableError: Neo4j failed (committed batches stay; a re-run resumes).
@@ -172,6 +182,10 @@ def embed_group(
     lease = _Lease(store, group_id, lease_s, wait_poll_s, on_wait)
     lease.acquire()
     try:
+        if rebuild:
+            summary.rebuilt, summary.derived_rebuilt = rebuild_vectors(store, group_id, embedder)
+        else:
+            claim_space(store, group_id, embedder)
         _embed_pending(store, embedder, group_id, batch_size, progress, lease, summary)
         if sentences:
             _fill_sentences(store, embedder, group_id, batch_size, lease, summary)

@@ -13,7 +13,6 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Literal
 
-import networkx as nx
 from pydantic import BaseModel, Field
 
 from graphmem.derived import memory
@@ -226,6 +225,8 @@ def build_graph(
         ))
 
     # who talks to whom: aggregate the filtered links on a directed graph
+    import networkx as nx  # the api extra: only the graph page builds this
+
     talk = nx.DiGraph()
     for row in data.links:
         if session is not None and row["session"] != session:
@@ -270,6 +271,8 @@ def build_graph(
 
 def _layout(person_ids: Sequence[str]) -> dict[str, tuple[float, float]]:
     """GROUP at the centre, people on a ring in the given order (networkx shell layout)."""
+    import networkx as nx
+
     g = nx.Graph()
     g.add_node(memory.GROUP)
     g.add_nodes_from(person_ids)

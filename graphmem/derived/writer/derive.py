@@ -23,6 +23,7 @@ from graphmem.core import telemetry
 from graphmem.llm import ChatModel, LLMOutputError, Stopwatch, TokenLedger, Usage, sum_usage
 from graphmem.derived.memory import NewRecord
 from graphmem.verbatim.roster import Roster
+from graphmem.verbatim.space import claim_space
 from graphmem.derived.writer.prompt import build_writer_messages
 from graphmem.derived.writer.attribution import ATTRIBUTION_REASONS
 from graphmem.derived.writer.provenance import record_time
@@ -337,6 +338,8 @@ def _derive_segment(
     # code fills id, ts, turn_created, confidence and FROM; embeddings before the transaction
     records: list[NewRecord] = []
     contents = [va.content for va in accepted]
+    if contents:
+        claim_space(store, group_id, embedder)
     vectors = embedder.encode(contents) if contents else None
     new_ids: list[str] = []
     for k, va in enumerate(accepted, start=1):
