@@ -8,8 +8,6 @@ import typer
 from rich.table import Table
 
 from graphmem.cli.common import emit_json, open_store, out
-from graphmem.groups.service import get_group
-from graphmem.store.scope import SCOPE_LABEL_PREFIX
 
 
 def stats(
@@ -21,6 +19,9 @@ def stats(
     The labels of the groups' own vector indexes (``GroupScope_<key>``, one per large group)
     are counted together as ``GroupScope_*``. An unknown ``--group`` is an error (exit 1).
     """
+    from graphmem.groups.service import get_group
+    from graphmem.store.scope import SCOPE_LABEL_PREFIX
+
     with open_store() as store:
         if group is not None:
             get_group(store, group)  # NotFoundError "no group ...", as every other command says
