@@ -23,6 +23,8 @@ wrote its batch beside the new holder and then waited to take the group back.
 
 from __future__ import annotations
 
+import logging
+
 import time
 import uuid
 from collections.abc import Callable
@@ -34,10 +36,13 @@ from typing import Any
 from tqdm import tqdm
 
 from graphmem.verbatim.space import claim_space, rebuild_vectors
+from graphmem.core.process import owner_gone, owner_token
 from graphmem.store.db import Store
 from graphmem.core.embed import Embedder, MessageVectors, encode_messages, sentence_texts
 from graphmem.core.errors import ConflictError, no_group
 from graphmem.store.scope import ensure_vector_scope, scope_index
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -75,22 +80,33 @@ class _Lease:
         self.store, self.group_id, self.lease_s, self.poll_s = store, group_id, lease_s, poll_s
         self.on_wait = on_wait
         self.runner = uuid.uuid4().hex
+        self.owner = owner_token()
         self.waited_s = 0.0
+        self.took_over: str | None = None  # the run of a dead process whose lease this one took
 
-    def _claim(self) -> dict[str, Any]:
+    def _claim(self, take_from: str | None = None) -> dict[str, Any]:
         now = time.time()
         rows = self.store.write("ingest/claim_embed_lease", group_id=self.group_id, runner=self.runner,
-                                now=now, lease_until=now + self.lease_s)
+                                owner=self.owner, now=now, lease_until=now + self.lease_s, take_from=take_from)
         if not rows:
             raise no_group(self.group_id)
         return rows[0]
 
     def acquire(self) -> None:
-        """Take the lease, waiting while another live run holds it."""
+        """Take the lease, waiting while another live run holds it; a holder whose process is
+        gone (same machine, :func:`graphmem.core.process.owner_gone`: killed with SIGKILL, say)
+        is taken over at once instead of waited out."""
         told = False
         start = time.monotonic()
         while True:
             row = self._claim()
+            if not row["claimed"] and owner_gone(row.get("owner")):
+                dead = str(row["runner"])
+                row = self._claim(take_from=dead)
+                if row["claimed"]:
+                    self.took_over = dead
+                    logger.warning("group %r: took over the embed lease of a run whose process is gone",
+                                   self.group_id)
             if row["claimed"]:
                 if told:
                     self.waited_s += time.monotonic() - start

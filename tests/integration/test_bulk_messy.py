@@ -174,7 +174,8 @@ def test_embed_takes_over_the_lease_of_a_run_that_died(store, embedder, group_id
             for i in range(5)]
     ingest_conversations(store, [conversation(group_id, rows)], None, embed="later")
     now = time.time()
-    store.write("ingest/claim_embed_lease", group_id=group_id, runner="dead-run", now=now, lease_until=now + 1.5)
+    store.write("ingest/claim_embed_lease", group_id=group_id, runner="dead-run", owner=None, now=now,
+                lease_until=now + 1.5, take_from=None)  # a holder on another machine: waited out
     told: list[str] = []
     summary = embed_group(store, embedder, group_id, wait_poll_s=0.2, on_wait=told.append)
     assert told == ["dead-run"]
@@ -233,3 +234,39 @@ def test_a_run_whose_lease_was_taken_over_stops_instead_of_writing(store, embedd
         assert m["e"] == pytest.approx(embedder.encode([f"Ana (2026-01-01): {r['text']}"])[0].tolist(), abs=1e-5)
     lease = store.read_text("MATCH (g:Group {id: $g}) RETURN g.embed_runner AS r", g=group_id)
     assert lease == [{"r": None}]  # B released it; A's release changed nothing
+
+
+def test_embed_after_a_kill_9_takes_the_dead_runs_lease_at_once(store, embedder, group_id, tmp_path):
+    """A `graphmem embed` killed with SIGKILL while it holds the lease (lease 300 s) is taken
+    over by the next run at once, which fills everything: before, the re-run waited ~5 minutes."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    from graphmem.core.process import owner_gone
+
+    rows = [{"id": f"k{i}", "speaker": "Ana", "text": f"note {i} about the trip", "ts": f"2026-01-01T10:{i // 60:02d}:{i % 60:02d}"}
+            for i in range(400)]
+    ingest_conversations(store, [conversation(group_id, rows)], None, embed="later")
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "GRAPHMEM_EMBED_BATCH_SIZE": "8", "GRAPHMEM_SENTENCE_VECTORS": "false"}
+    victim = subprocess.Popen([sys.executable, "-m", "graphmem", "embed", "--group", group_id, "--no-progress"],
+                              cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    owner = None
+    deadline = time.time() + 120
+    while time.time() < deadline and owner is None:  # wait until it holds the lease
+        time.sleep(0.2)
+        owner = store.read_text("MATCH (g:Group {id: $g}) RETURN g.embed_owner AS o", g=group_id)[0]["o"]
+    assert owner is not None, "the first run never took the lease"
+    victim.send_signal(signal.SIGKILL)
+    victim.wait(timeout=30)
+    assert owner_gone(owner)
+    held = store.read_text("MATCH (g:Group {id: $g}) RETURN g.embed_runner AS r, g.embed_lease_until AS u", g=group_id)[0]
+    assert held["r"] is not None and held["u"] > time.time() + 60  # the dead run's lease is still on the group
+    t0 = time.monotonic()
+    summary = embed_group(store, embedder, group_id)
+    assert time.monotonic() - t0 < 60 and summary.waited_s == 0.0
+    assert group_state(store, group_id).pending == 0 and summary.messages == 400
