@@ -49,6 +49,10 @@ STATUS_BY_ERROR: tuple[tuple[type[GraphMemError], int], ...] = (
 )
 
 
+RETRY_AFTER_S = 5
+"""Seconds a 503 (store or model unavailable) asks the caller to wait (``Retry-After``)."""
+
+
 def status_for(exc: GraphMemError) -> int:
     """HTTP status of a graphmem error (500 for an unmapped one)."""
     for cls, code in STATUS_BY_ERROR:
@@ -74,7 +78,8 @@ async def _handle(request: Request, exc: Exception) -> JSONResponse:
     code, body = error_body(exc)
     if code >= 500:
         logger.warning("%s %s -> %d: %s", request.method, request.url.path, code, body["detail"])
-    return JSONResponse(status_code=code, content=body)
+    headers = {"Retry-After": str(RETRY_AFTER_S)} if code == 503 else None
+    return JSONResponse(status_code=code, content=body, headers=headers)
 
 
 _LOCATIONS = ("body", "query", "path", "header", "cookie")

@@ -6,6 +6,8 @@ Used by the MCP server's extended tools (``read_cypher``, ``export_group``,
 
 from __future__ import annotations
 
+import logging
+
 import json
 import re
 from datetime import date, datetime, time, timedelta
@@ -15,12 +17,15 @@ import neo4j
 from neo4j.exceptions import ClientError, Neo4jError, ServiceUnavailable, SessionExpired
 from pydantic import BaseModel, Field
 
-from graphmem.store.db import Store
+from graphmem.core.redact import redact_text
+from graphmem.store.db import STORE_DOWN, Store
 from graphmem.core.errors import InvalidInputError, StoreUnavailableError, no_group
 
 #: Property names never returned by export or read_cypher (vectors: 384 floats each; the
 #: derived retrieval text duplicates ``text``).
 HIDDEN_PROPERTIES = frozenset({"embedding", "sentence_embeddings", "search_text"})
+
+logger = logging.getLogger(__name__)
 
 
 class CypherResult(BaseModel):
@@ -362,7 +367,8 @@ def read_cypher(
             raise InvalidInputError(f"query ran past the time limit of {timeout_s:g} s", field="query") from e
         raise InvalidInputError(f"query refused by Neo4j: {e.message}", field="query") from e
     except (ServiceUnavailable, SessionExpired) as e:
-        raise StoreUnavailableError(f"Neo4j unavailable: {e}") from e
+        logger.warning("Neo4j unavailable: %s", redact_text(str(e)))
+        raise StoreUnavailableError(STORE_DOWN) from e
     except Neo4jError as e:
         if "TimedOut" in (e.code or "") or "Terminated" in (e.code or ""):
             raise InvalidInputError(f"query ran past the time limit of {timeout_s:g} s", field="query") from e

@@ -39,6 +39,12 @@ class Settings(BaseSettings):
     neo4j_bolt_port: int = 7687
     neo4j_http_port: int = 7474
     neo4j_start_timeout_s: float = 120.0
+    # How long a request keeps trying while Neo4j is unreachable before it fails with
+    # StoreUnavailableError (HTTP 503 + Retry-After): the driver's connect timeout and its retry
+    # budget for one transaction. The driver's defaults (30 s each, twice per ask) made an API ask
+    # take 60-65 s to fail when the store was down.
+    neo4j_connect_timeout_s: float = 3.0
+    neo4j_retry_s: float = 5.0
     java_home: Path | None = None
 
     # --- embeddings ------------------------------------------------------------------

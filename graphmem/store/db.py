@@ -109,7 +109,11 @@ def open_driver(settings: Settings) -> Driver:
     s = settings
     try:
         driver = GraphDatabase.driver(
-            s.neo4j_uri, auth=(s.neo4j_user, s.neo4j_password.get_secret_value())
+            s.neo4j_uri, auth=(s.neo4j_user, s.neo4j_password.get_secret_value()),
+            # fail fast while the store is down: one connect attempt is short, and a transaction
+            # is retried for GRAPHMEM_NEO4J_RETRY_S, not the driver's 30 s
+            connection_timeout=s.neo4j_connect_timeout_s, max_transaction_retry_time=s.neo4j_retry_s,
+            connection_acquisition_timeout=max(30.0, s.neo4j_connect_timeout_s),
         )
         driver.verify_connectivity()
     except (ServiceUnavailable, AuthError, ConfigurationError, OSError, ValueError) as e:
@@ -144,6 +148,9 @@ def _rerun_lost_commits(run: Callable[[], T], what: str) -> T:
             logger.warning("%s: connection lost during commit (%s); running it again", what, e)
     raise AssertionError("unreachable")
 
+
+STORE_DOWN = "the store (Neo4j) is unavailable; nothing was written by this call's failed transaction; retry shortly"
+"""The one message of a request that failed because Neo4j could not be reached mid-request."""
 
 #: Seconds a write transaction chosen as a deadlock victim is run again for, in all.
 DEADLOCK_RETRY_S = 180.0
@@ -279,7 +286,9 @@ def _translated() -> Iterator[None]:
     except ConstraintError as e:
         raise ConflictError(str(e.message)) from e
     except (ServiceUnavailable, SessionExpired) as e:
-        raise StoreUnavailableError(f"Neo4j unavailable: {redact_text(str(e))}") from e
+        # the driver's text names the server's address: it goes to the log, not to the caller
+        logger.warning("Neo4j unavailable: %s", redact_text(str(e)))
+        raise StoreUnavailableError(STORE_DOWN) from e
     except Neo4jError as e:
         if e.code and e.code.startswith("Neo.TransientError"):
             raise StoreUnavailableError(f"Neo4j transient error: {e.message}") from e
