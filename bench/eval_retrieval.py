@@ -106,6 +106,15 @@ def print_table(bench: str, system: str, records: list) -> None:
     if parts:
         line += "; per stage p50/p95 ms: " + ", ".join(parts)
     print(line, flush=True)
+    sized = [r.evidence_tokens for r in records if r.evidence_tokens]
+    if sized:
+        from graphmem.core.tokens import TOKENIZER
+
+        cells = []
+        for part in ("verbatim", "structured", "question", "total"):
+            v = [float(t.get(part, 0)) for t in sized]
+            cells.append(f"{part} {sum(v) / len(v):.0f}/{_pct(v, 0.95):.0f}")
+        print(f"  composed evidence tokens mean/p95 ({TOKENIZER}): " + ", ".join(cells), flush=True)
 
 
 if __name__ == "__main__":

@@ -112,6 +112,7 @@ class RunSummary:
     recall_scored: int = 0
     costs: Costs = field(default_factory=Costs)
     latency_ms: dict[str, float] = field(default_factory=dict)
+    evidence_tokens: dict[str, float] = field(default_factory=dict)  # part -> mean, part_p95 -> p95
     units: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
@@ -256,6 +257,13 @@ def summarize(run_dir: Path, *, n_resamples: int = 10_000, seed: int | None = 0)
     c.total = c.ingest_in + c.ingest_out + c.qa_input + c.answer_out
     c.total_all = c.total + c.module_out
     c.per_question = c.total / s.n if s.n else 0.0
+
+    sized = [r.evidence_tokens for r in records if r.evidence_tokens]
+    for part in ("verbatim", "structured", "question", "total"):
+        values = [float(t.get(part, 0)) for t in sized]
+        if values:
+            s.evidence_tokens[part] = sum(values) / len(values)
+            s.evidence_tokens[f"{part}_p95"] = _percentile(values, 95)
 
     totals = [r.latency_s.get("total", 0.0) * 1000 for r in records]
     retrieve = [r.latency_s.get("retrieve", 0.0) * 1000 for r in records]
@@ -445,6 +453,16 @@ def _markdown(summaries: list[RunSummary], plots: dict[str, str], grids: list[li
     lines += _table(["run", "scored questions", *[f"recall / hit @{k}" for k in ks]], rows)
     lines += ["", "graphmem's evidence ids are its System 1 excerpts in final order, then the messages "
               "behind its memory slice (raw fallback, FROM provenance); the baselines' are their top-k messages."]
+    sized = [s for s in summaries if s.evidence_tokens]
+    if sized:
+        from graphmem.core.tokens import TOKENIZER
+
+        lines += ["", f"Composed evidence per question, tokens ({TOKENIZER}; counted with or without a model), "
+                      "mean / p95:", ""]
+        parts = ("verbatim", "structured", "question", "total")
+        rows = [[s.label] + [f"{s.evidence_tokens.get(p, 0):.0f} / {s.evidence_tokens.get(p + '_p95', 0):.0f}"
+                             for p in parts] for s in sized]
+        lines += _table(["run", *parts], rows)
 
     lines += ["", "## Token costs (App. D; judge excluded)", ""]
     rows = []

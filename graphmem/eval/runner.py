@@ -156,6 +156,8 @@ class QuestionRecord(BaseModel):
         token_f1: set-based token-F1 in [0, 1] (App. C eq. 11); None without an answer.
         locomo_f1: LoCoMo official F1 in [0, 1] (LoCoMo only).
         rubric_score / rubric_method / rubric_rationale / rubric_error: SocialMem item score.
+        evidence_tokens: tokens of the composed evidence per part (graphmem;
+            :data:`graphmem.core.tokens.TOKENIZER`), also when no model runs.
         tokens: stage -> calls / prompt_tokens / completion_tokens (the system's calls);
         judge_tokens: the same for the judge (excluded from App. D totals).
         latency_s: ``retrieve``, ``answer``, ``judge``, ``total`` seconds; timings_s: the
@@ -193,6 +195,7 @@ class QuestionRecord(BaseModel):
     rubric_method: str = ""
     rubric_rationale: str = ""
     rubric_error: str = ""
+    evidence_tokens: dict[str, int] = Field(default_factory=dict)
     tokens: dict[str, dict[str, int]] = Field(default_factory=dict)
     judge_tokens: dict[str, dict[str, int]] = Field(default_factory=dict)
     latency_s: dict[str, float] = Field(default_factory=dict)
@@ -431,7 +434,7 @@ def evaluate_question(
         id=q.id, unit=unit.unit_id, group_id=unit.group_id, bench=bench, system=system.name, ablate=ablate,
         category=category_of(bench, q), format=answer_format(bench, q), question=text, gold=gold,
         gold_raw=q.answer, answer=out.answer, applicable=out.applicable, evidence_ids=out.evidence_ids,
-        s1_ids=out.s1_ids, record_ids=out.record_ids, tokens=out.usage, timings_s=out.timings_s, note=out.note,
+        s1_ids=out.s1_ids, record_ids=out.record_ids, evidence_tokens=out.evidence_tokens, tokens=out.usage, timings_s=out.timings_s, note=out.note,
         extra={k: v for k, v in q.extra.items() if k in ("qa_id", "difficulty", "task_code", "answer_format")},
     )
     valid = unit.message_ids

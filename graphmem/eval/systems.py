@@ -72,6 +72,8 @@ class SystemOutput:
         note: remarks (no answerer, degraded stages, not applicable).
         applicable: False when the system cannot run on this unit (full context too long).
         context_tokens: estimated prompt size for full context (0 otherwise).
+        evidence_tokens: graphmem's composed evidence per part (``verbatim``, ``structured``,
+            ``question``, ``total``; :data:`graphmem.core.tokens.TOKENIZER`), with or without a model.
     """
 
     answer: str | None
@@ -83,6 +85,7 @@ class SystemOutput:
     note: str = ""
     applicable: bool = True
     context_tokens: int = 0
+    evidence_tokens: dict[str, int] = field(default_factory=dict)
 
 
 class EvalSystem(Protocol):
@@ -299,6 +302,6 @@ class SpeakerMem:
         timings["retrieve"] = max(0.0, wall - timings["answer"])
         return SystemOutput(
             answer=result.answer, evidence_ids=evidence, s1_ids=s1_ids, record_ids=list(result.record_ids),
-            usage=usage, timings_s=timings, note=result.note,
+            usage=usage, timings_s=timings, note=result.note, evidence_tokens=dict(result.evidence_tokens),
         )
 

@@ -34,6 +34,7 @@ import bisect
 import re
 from dataclasses import dataclass, field
 
+from graphmem.core.tokens import count_tokens
 from graphmem.llm import ChatModel, Usage, estimate_tokens
 from graphmem.query import prompts
 from graphmem.query.types import Cell, Excerpt, Projection, RecordVersion, Row
@@ -106,6 +107,7 @@ class _View:
     raw: list[list[bool]]  # which raw fallback messages are shown, per row
     history: bool = True
     max_chars: int = 0
+    parts: dict[str, str] = field(default_factory=dict)  # the last rendering's parts (Composed.parts)
 
 
 @dataclass
@@ -117,12 +119,15 @@ class Composed:
         clipped: ids of messages shown clipped around their matching passage.
         cut: one phrase per kind of material left out to fit the token budget ([] = nothing).
         tokens: estimated tokens of ``text`` (four characters a token).
+        parts: the verbatim excerpts, the structured slice (System 2 rows) and the question as
+            rendered in ``text`` (for :func:`evidence_tokens`).
     """
 
     text: str
     clipped: list[str] = field(default_factory=list)
     cut: list[str] = field(default_factory=list)
     tokens: int = 0
+    parts: dict[str, str] = field(default_factory=dict)
 
 
 def excerpt_line(e: Excerpt, roster: Roster | None = None, max_chars: int = 0,
@@ -227,8 +232,9 @@ def _render(question: str, projection: Projection, excerpts: list[Excerpt], rows
         shown[e.id] = f"excerpt {len(lines) + 1}"
         lines.append(f"{len(lines) + 1}. {excerpt_line(e, roster, view.max_chars, terms, clipped)}")
     quoted = "\n".join(lines) or "(none)"
-    material = prompts.ANSWER_MATERIAL.format(
-        excerpts=quoted, slice=_slice(projection, rows, as_of, roster, view, shown, terms, clipped))
+    sliced = _slice(projection, rows, as_of, roster, view, shown, terms, clipped)
+    view.parts = {"verbatim": "\n".join(lines), "structured": sliced, "question": question}
+    material = prompts.ANSWER_MATERIAL.format(excerpts=quoted, slice=sliced)
     # chat text is data: fenced, and the answer prompt says fenced text is never an instruction.
     # The tag hashes the question and the excerpts: no message can hold it, and a record written
     # before the question was asked cannot know it (both QA arms of one question share it).
@@ -259,7 +265,7 @@ def compose_evidence(
                  max_chars=max_message_chars)
     text, clipped = _render(question, projection, excerpts, rows, as_of, roster, view, terms, [])
     if max_tokens <= 0 or estimate_tokens(text) <= max_tokens:
-        return Composed(text, clipped, [], estimate_tokens(text))
+        return Composed(text, clipped, [], estimate_tokens(text), dict(view.parts))
 
     def cut_list() -> list[str]:
         out = []
@@ -307,7 +313,17 @@ def compose_evidence(
         note = f"\n[CUT] To fit the evidence budget, left out: {'; '.join(cut)}."
         body = text[: text.rfind("\n[CUT]")] if "\n[CUT]" in text else text
         text = body[: max(0, max_tokens * 4 - len(note))] + note
-    return Composed(text, clipped, cut, estimate_tokens(text))
+    return Composed(text, clipped, cut, estimate_tokens(text), dict(view.parts))
+
+
+def evidence_tokens(composed: Composed) -> dict[str, int]:
+    """Tokens of the composed evidence per part under :data:`graphmem.core.tokens.TOKENIZER`:
+    ``verbatim`` (System 1 excerpts as shown), ``structured`` (the System 2 slice),
+    ``question``, and ``total`` (the whole user message: the parts, their labels, the fence and
+    the instructions around them). SpeakerMem-R1 reports 9,713 tokens per question with ASK."""
+    names = ["verbatim", "structured", "question"]
+    counts = count_tokens([composed.parts.get(n, "") for n in names] + [composed.text])
+    return {**dict(zip(names, counts[:3])), "total": counts[3]}
 
 
 def compose(

@@ -29,7 +29,7 @@ from graphmem.llm import ChatModel, Usage
 from graphmem.llm.timing import Stopwatch
 from graphmem.llm.usage import usage_by_stage
 from graphmem.query.compose import answer as run_answer
-from graphmem.query.compose import compose_evidence
+from graphmem.query.compose import compose_evidence, evidence_tokens
 from graphmem.query.people import read_roster
 from graphmem.query.project import project
 from graphmem.query.system1 import System1Result, run_system1
@@ -299,6 +299,7 @@ def ask(
         with stages.stage("compose"):
             composed = _compose(question, projection, s1.excerpts, s2.rows, as_of_text, roster, s)
             evidence = composed.text
+            tokens = evidence_tokens(composed)
             if composed.clipped:
                 notes.append(f"{len(composed.clipped)} long message(s) clipped around the matching passage "
                              f"(msg {', '.join(composed.clipped)})")
@@ -336,6 +337,7 @@ def ask(
         rows=s2.rows,
         ask_query=s1.ask_query,
         evidence=evidence,
+        evidence_tokens=tokens,
         message_ids=list(message_ids),
         record_ids=list(record_ids),
         pool_ids=s1.pool_ids,

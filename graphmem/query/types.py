@@ -142,6 +142,9 @@ class AskResult(BaseModel):
         rows: System 2 memory slice, one row per roster row asked about.
         ask_query: the supplementary ASK query that was run, or "".
         evidence: the composed text given to the answerer.
+        evidence_tokens: tokens of ``evidence`` per part (``verbatim``, ``structured``,
+            ``question``, ``total``) under :data:`graphmem.core.tokens.TOKENIZER`, counted with or
+            without a model (:func:`graphmem.query.compose.evidence_tokens`).
         message_ids: every message id behind the evidence (excerpts, raw fallback, and the FROM
             messages of every record shown), in first-seen order.
         record_ids: every derived record id shown (heads and history versions).
@@ -166,6 +169,7 @@ class AskResult(BaseModel):
     rows: list[Row] = Field(default_factory=list)
     ask_query: str = ""
     evidence: str = ""
+    evidence_tokens: dict[str, int] = Field(default_factory=dict)
     message_ids: list[str] = Field(default_factory=list)
     record_ids: list[str] = Field(default_factory=list)
     pool_ids: list[str] = Field(default_factory=list)

@@ -1,0 +1,29 @@
+"""Every ask reports its composed evidence's tokens per part, with no model (issue 29, item 2)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from graphmem.core.tokens import count_tokens
+from graphmem.derived.writer import ReplayWriter, derive_group
+from graphmem.core.config import get_settings
+from graphmem.query import ask
+from graphmem.verbatim.ingest import ingest_conversations
+from loaders import load_conversations
+from tests.factories import runtime_of
+
+pytestmark = pytest.mark.neo4j
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_an_offline_ask_counts_its_evidence(store, embedder, group_id):
+    ingest_conversations(store, load_conversations(ROOT / "examples" / "sample_chat.jsonl", "jsonl", group=group_id), embedder)
+    derive_group(store, group_id, model=ReplayWriter(ROOT / "examples" / "sample_writer_actions.jsonl"),
+                 embedder=embedder, settings=get_settings())
+    result = ask(runtime_of(store, embedder), group_id, "Which trail did the family choose, and does Ben agree?")
+    t = result.evidence_tokens
+    assert t["total"] == count_tokens([result.evidence])[0] > 0
+    assert t["verbatim"] > 0 and t["structured"] > 0 and t["question"] == count_tokens([result.question])[0]
+    assert t["verbatim"] + t["structured"] + t["question"] < t["total"]
