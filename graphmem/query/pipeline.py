@@ -20,6 +20,7 @@ import numpy as np
 
 from graphmem.verbatim.space import check_space
 from graphmem.core import limits
+from graphmem.core.language import mismatch_note
 from graphmem.core.config import Settings
 from graphmem.runtime import Runtime
 from graphmem.store.db import Store
@@ -305,6 +306,9 @@ def ask(
                              f"(msg {', '.join(composed.clipped)})")
             if composed.cut:
                 notes.append(f"evidence cut to fit {s.evidence_max_tokens} tokens: {'; '.join(composed.cut)}")
+            language = mismatch_note(question, [e.text for e in s1.excerpts])
+            if language:  # the embedder is English-only: say that other-language evidence may be missed
+                notes.append(language)
             message_ids: dict[str, None] = {}
             record_ids: dict[str, None] = {}
             for e in s1.excerpts:

@@ -27,6 +27,7 @@ from neo4j.exceptions import Neo4jError
 from pydantic import BaseModel, Field
 
 from graphmem.core import limits
+from graphmem.core.language import mismatch_note
 from graphmem.store.db import Store
 from graphmem.core.embed import Embedder, EmbeddingSpace
 from graphmem.core.errors import InvalidInputError, NotFoundError, no_group
@@ -361,7 +362,9 @@ class SearchResult(BaseModel):
             of the group have no vector yet (``ingest --embed later``), else ``mode``.
         vectors_pending: messages of the group without a vector when the search ran (0 once
             ``graphmem embed --group G`` has run); in vector mode they cannot be found.
-        warning: "" or one sentence saying what ``vectors_pending`` changed and how to fix it.
+        warning: "" or sentences (joined by "; ") saying what ``vectors_pending`` changed and how
+            to fix it, and that the query's language differs from the hits'
+            (:func:`graphmem.core.language.mismatch_note`).
         hits: best first, as :func:`search_messages` returns them.
     """
 
@@ -456,7 +459,8 @@ def search_group(
         out = expand_hits(store, group_id, out, expand)
     return SearchResult(
         group_id=group_id, query=query, mode=mode, mode_used=used, vectors_pending=state.pending,
-        warning=pending_warning(group_id, state.pending, mode), hits=out,
+        warning="; ".join(w for w in (pending_warning(group_id, state.pending, mode),
+                                     mismatch_note(query, [h.text for h in out[:10]])) if w), hits=out,
     )
 
 
