@@ -38,30 +38,13 @@ from graphmem.verbatim.roster import RosterMember, labelled_members
 from graphmem.store.scope import group_key
 from graphmem.verbatim.space import check_space, stored_space
 from graphmem.core.text import LUCENE_STOP_WORDS, lucene_query
+from graphmem.core.results import (  # moved to the light result models; re-exported
+    MessageHit as MessageHit,
+    Mode as Mode,
+    SearchResult as SearchResult,
+)
 
 logger = logging.getLogger(__name__)
-Mode = Literal["hybrid", "fulltext", "vector"]
-
-
-class MessageHit(StoredMessage):
-    """One retrieved message: a :class:`graphmem.core.model.StoredMessage` with its retrieval score.
-
-    ``score`` is the fused RRF score in hybrid mode (in (0, 2/(rrf_k+1)]), the group-local BM25
-    score (> 0, unbounded, :func:`group_fulltext_ranking`) in fulltext mode, or Neo4j's cosine
-    score (1 + cos) / 2 in [0, 1] in vector mode; ``expanded_from`` names the anchor for
-    neighbouring turns added by expansion (their score is 0); ``ranks`` holds the 1-based rank
-    of the message in each ranking that was fused ("fulltext": the group-local BM25 order).
-    """
-
-    score: float
-    person_id: str = ""
-    turn_created: int = 0
-    expanded_from: str = ""
-    ranks: dict[str, int] = Field(default_factory=dict)
-
-    def as_dict(self) -> dict[str, object]:
-        """JSON-serialisable form."""
-        return self.model_dump()
 
 
 def widened_read(store: Store, template: str, k: int, total: int, **params: Any) -> list[dict[str, Any]]:
@@ -348,30 +331,6 @@ def rrf(rankings: dict[str, list[str]], rrf_k: int = SEARCH_RRF_K) -> list[tuple
             ranks.setdefault(mid, {})[name] = rank
     order = sorted(scores, key=lambda m: (-scores[m], min(ranks[m].values()), m))
     return [(m, scores[m], ranks[m]) for m in order]
-
-
-class SearchResult(BaseModel):
-    """One search: the hits and how they were ranked (``graphmem search --json``,
-    ``GET /groups/{id}/search``, the MCP tool ``search_messages``).
-
-    Attributes:
-        group_id / query: what was searched.
-        mode: the ranking asked for ("hybrid", "fulltext" or "vector").
-        mode_used: the ranking that ran: "fulltext" when hybrid was asked while some messages
-            of the group have no vector yet (``ingest --embed later``), else ``mode``.
-        vectors_pending: messages of the group without a vector when the search ran (0 once
-            ``graphmem embed --group G`` has run); in vector mode they cannot be found.
-        warning: "" or one sentence saying what ``vectors_pending`` changed and how to fix it.
-        hits: best first, as :func:`search_messages` returns them.
-    """
-
-    group_id: str
-    query: str
-    mode: Mode
-    mode_used: Mode
-    vectors_pending: int
-    warning: str = ""
-    hits: list[MessageHit]
 
 
 def pending_warning(group_id: str, pending: int, mode: str) -> str:
