@@ -38,6 +38,7 @@ from graphmem.verbatim.roster import RosterMember, labelled_members
 from graphmem.store.scope import group_key
 from graphmem.verbatim.space import check_space, stored_space
 from graphmem.core.text import LUCENE_STOP_WORDS, lucene_query
+from graphmem.core.telemetry import NO_TRACER, Tracer
 from graphmem.core.results import (  # moved to the light result models; re-exported
     MessageHit as MessageHit,
     Mode as Mode,
@@ -355,12 +356,14 @@ def search_group(
     expand: int = 0,
     rrf_k: int = SEARCH_RRF_K,
     cache: GroupCache | None = None,
+    tracer: Tracer = NO_TRACER,
 ) -> SearchResult:
     """Rank the group's messages for ``query`` and say how (:class:`SearchResult`).
 
     Arguments, hits and scores as :func:`search_messages`; while messages of the group lack a
     vector, hybrid ranks by fulltext alone (``mode_used`` "fulltext") and ``warning`` says so.
-    Nothing is logged: the signal is in the result.
+    Nothing is logged: the signal is in the result. ``tracer``: the span ``graphmem.search``
+    (attributes ``graphmem.group_id``, ``mode``, ``k``, ``mode_used``, ``hits``; never the query).
 
     Raises:
         NotFoundError: no such group ("no group 'x'"), or the group has no messages.
@@ -375,6 +378,20 @@ def search_group(
     limits.check_budget(k, field="k", low=1, high=limits.MAX_S1_K)
     limits.check_budget(pool_n, field="pool_n", low=1, high=limits.MAX_RECALL_N)
     limits.check_budget(expand, field="expand", low=0, high=5)
+    with tracer.span("graphmem.search", group_id=group_id, mode=mode, k=k) as span:
+        result = _search_group(store, embedder, group_id, query, k, pool_n, mode, expand, rrf_k, cache,
+                               warm=tracer.enabled)
+        span.set_attributes({"graphmem.mode_used": result.mode_used, "graphmem.hits": len(result.hits)})
+    return result
+
+
+def _search_group(store: Store, embedder: Embedder, group_id: str, query: str, k: int, pool_n: int,
+                  mode: Mode, expand: int, rrf_k: int, cache: GroupCache | None, *, warm: bool) -> SearchResult:
+    """:func:`search_group` once its arguments are checked. ``warm``: load the embedder here,
+    in the caller's thread, so its ``graphmem.embedder.load`` span is a child of the search span
+    (the vector query runs in a pool thread, which the span context does not follow)."""
+    if warm and mode != "fulltext" and not embedder.loaded:
+        embedder.warm()
     depth = max(pool_n, k)
     # Lucene's candidates (with their documents and the messages' fields) do not depend on the
     # group's state: that read starts first and runs beside the state's read and the vector query
