@@ -8,7 +8,7 @@
         print(result.answer, result.message_ids)
 
 :class:`AsyncGraphMemClient` has the same methods as coroutines. Requests and responses are
-the API's own pydantic models (:mod:`graphmem.core.wire`, :mod:`graphmem.query`), so a response that
+the API's own pydantic models (:mod:`graphmem.core.wire`, :mod:`graphmem.core.results`), so a response that
 does not match them fails loudly (``pydantic.ValidationError``) instead of drifting silently.
 
 Errors: the API's error body ``{"error": "<ClassName>", "detail", "field"?}`` is raised again
@@ -21,6 +21,7 @@ request that reached the server is not resent).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar
@@ -31,10 +32,17 @@ from pydantic import TypeAdapter, ValidationError
 
 from graphmem.core.wire import AskCreate, DeriveJobAccepted, DerivePublic, HealthPublic, IngestPublic, NewMessage, MessagesCreate
 from graphmem.core import errors
-from graphmem.groups.jobs import DeriveJob
 from graphmem.core.limits import check_id
-from graphmem.query import AskResult, ForgetSummary, PersonMemory, RecordProvenance, RosterMember
-from graphmem.recall.search import Mode, SearchResult
+from graphmem.core.results import (
+    AskResult,
+    DeriveJob,
+    ForgetSummary,
+    Mode,
+    PersonMemory,
+    RecordProvenance,
+    RosterMember,
+    SearchResult,
+)
 
 __all__ = ["APIError", "AsyncGraphMemClient", "AuthenticationError", "GraphMemClient"]
 
@@ -207,12 +215,25 @@ def _decode(call: _Call[M], response: httpx.Response) -> M:
         raise AuthenticationError(message, status=401, body=body)
     cls = _ERRORS_BY_NAME.get(body.get("error", "")) if isinstance(body, dict) else None
     if cls is errors.InvalidInputError:
-        raise errors.InvalidInputError(message, field=str(body.get("field") or ""))
+        raise _invalid(message, str(body.get("field") or ""))
     if cls is not None:
         raise cls(message)
     if response.status_code == 422:  # request validation by FastAPI: detail is a list
         raise errors.InvalidInputError(f"{call.method} {call.path}: {body!r}")
     raise APIError(message, status=response.status_code, body=body)
+
+
+_WHERE = re.compile(r"(?:record (?P<record>.*?), )?field '(?P<field>[^']*)': (?P<reason>.*)\Z", re.S)
+
+
+def _invalid(detail: str, field: str) -> errors.InvalidInputError:
+    """The server's InvalidInputError again: its ``detail`` is already ``"[record R, ]field 'f':
+    reason"``, so the record and reason are taken apart from it and the message names the field
+    once (``field 'k': ...``, not ``field 'k': field 'k': ...``)."""
+    m = _WHERE.match(detail)
+    if m and m["field"] == field:
+        return errors.InvalidInputError(m["reason"], record=m["record"] or "", field=field)
+    return errors.InvalidInputError(detail, field=field)
 
 
 def _headers(api_key: str | None) -> dict[str, str]:

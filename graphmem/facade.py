@@ -130,7 +130,7 @@ class Memory:
         """System 1 retrieval (fulltext and vector fused), group-scoped: hits best first."""
         rt = self.runtime
         return search_group(rt.store, rt.embedder, group_id, query, k=k, pool_n=pool_n, mode=mode, expand=expand,
-                            cache=rt.cache)
+                            cache=rt.cache, tracer=rt.tracer)
 
     def ask(self, group_id: str, question: str, *, budgets: Budgets | None = None,
             as_of: str | datetime | None = None, tense: Tense | None = None) -> AskResult:

@@ -276,7 +276,7 @@ def build_server(
         def run() -> SearchPublic:
             r = search_group(backend.store(), backend.embedder(), group_id, query, k=k,
                              pool_n=max(s.s1_recall_n, k), mode=mode, expand=expand, rrf_k=s.rrf_k,
-                             cache=backend.runtime().cache)
+                             cache=backend.runtime().cache, tracer=backend.runtime().tracer)
             data = r.model_dump(exclude={"hits"})
             return SearchPublic(**data, hits=[
                 SearchHitPublic(**{f: getattr(h, f) for f in SearchHitPublic.model_fields}) for h in r.hits

@@ -13,6 +13,12 @@ For analysts in notebooks who would rather walk objects than write Cypher::
     rec = ogm.Derived.nodes.filter(group_id="trail-trip", state="head")[0]
     print(rec.content, rec.owner(), rec.source(), [m.text for m in rec.supporting_messages])
     print([v.content for v in rec.history()])   # the SUPERSEDED_BY chain, oldest first
+    print(trip, trip.records()[0])               # readable one-liners: Group 'trail-trip' ...
+
+``records()`` (on :class:`Group` and :class:`Person`) returns the current **heads only** unless
+asked ``records(history=True)``, which adds every superseded state. ``supporting_messages`` and
+``Group.messages()`` come in conversation order (``turn_created``, the message's place in the
+group's stream by time, then id).
 
 Classes mirror the graph model of the design (labels, relationship types and property names
 are the same): :class:`Group`, :class:`Person`, :class:`Session`, :class:`Message`, and
@@ -93,6 +99,30 @@ def _manager(definition: RelationshipDefinition) -> RelationshipManager:
     return cast(RelationshipManager, definition)
 
 
+def _short(text: str | None, limit: int = 80) -> str:
+    one = " ".join((text or "").split())
+    return one if len(one) <= limit else one[: limit - 3] + "..."
+
+
+def _heads(found: list[Derived], history: bool, head_only: bool | None) -> list[Derived]:
+    keep_history = history if head_only is None else not head_only
+    return found if keep_history else [r for r in found if r.state == "head"]
+
+
+class _InConversationOrder(ZeroOrMore):
+    """A relationship to messages that iterates them in conversation order (``turn_created``,
+    then id), as ``graphmem`` reads provenance; ``filter``/``order_by`` still work as usual."""
+
+    def all(self) -> list[Any]:
+        return sorted(super().all(), key=lambda m: (m.turn_created if m.turn_created is not None else -1, m.uid))
+
+    def __iter__(self) -> Any:
+        return iter(self.all())
+
+    def __getitem__(self, key: int | slice) -> Any:
+        return self.all()[key]
+
+
 class _ReadOnly(StructuredNode):
     """Base of every model here: reading only (writes belong to graphmem's validated paths)."""
 
@@ -125,18 +155,26 @@ class Group(_ReadOnly):
         return sorted(_manager(self.members).all(), key=lambda p: p.name or p.uid)
 
     def messages(self) -> list[Message]:
-        """Every message of the group in conversation order (session index, turn)."""
-        return list(Message.nodes.filter(group_id=self.uid).order_by("session", "turn"))
+        """Every message of the group in conversation order (``turn_created``, then id)."""
+        found = list(Message.nodes.filter(group_id=self.uid))
+        return sorted(found, key=lambda m: (m.turn_created if m.turn_created is not None else -1, m.uid))
 
-    def records(self, *, head_only: bool = True) -> list[Derived]:
-        """Derived records of the group (current heads only by default)."""
-        found = Derived.nodes.filter(group_id=self.uid)
-        if head_only:
-            found = found.filter(state="head")
-        return list(found)
+    def records(self, *, history: bool = False, head_only: bool | None = None) -> list[Derived]:
+        """Derived records of the group (every owner), ordered by ``turn_created`` then id.
+
+        Args:
+            history: False (default) = current heads only; True = every state, superseded
+                ones included (walk one chain with :meth:`Derived.history`).
+            head_only: the older spelling (``head_only=False`` = ``history=True``); wins when given.
+        """
+        found = list(Derived.nodes.filter(group_id=self.uid))
+        return sorted(_heads(found, history, head_only), key=lambda r: (r.turn_created or 0, r.uid))
 
     def __repr__(self) -> str:
         return f"Group({self.uid!r})"
+
+    def __str__(self) -> str:
+        return f"Group {self.uid!r}" + (f" ({self.name})" if self.name and self.name != self.uid else "")
 
 
 class Person(_ReadOnly):
@@ -152,13 +190,23 @@ class Person(_ReadOnly):
     owned_records = RelationshipFrom(f"{__name__}.Derived", "OWNER", cardinality=ZeroOrMore)
     sourced_records = RelationshipFrom(f"{__name__}.Derived", "SOURCE", cardinality=ZeroOrMore)
 
-    def records(self, *, head_only: bool = True) -> list[Derived]:
-        """Records about this person (OWNER), current heads only by default."""
+    def records(self, *, history: bool = False, head_only: bool | None = None) -> list[Derived]:
+        """Records about this person (OWNER), ordered by ``turn_created`` then id.
+
+        Args:
+            history: False (default) = current heads only; True = every state, superseded
+                ones included.
+            head_only: the older spelling (``head_only=False`` = ``history=True``); wins when given.
+        """
         found = _manager(self.owned_records).all()
-        return [r for r in found if r.state == "head"] if head_only else found
+        return sorted(_heads(found, history, head_only), key=lambda r: (r.turn_created or 0, r.uid))
 
     def __repr__(self) -> str:
         return f"Person({self.group_id!r}, {self.uid!r})"
+
+    def __str__(self) -> str:
+        shown = self.name or self.uid
+        return f"Person {shown}" + (f" (id {self.uid!r})" if shown != self.uid else "") + f" in {self.group_id!r}"
 
 
 class Session(_ReadOnly):
@@ -174,6 +222,10 @@ class Session(_ReadOnly):
 
     def __repr__(self) -> str:
         return f"Session({self.group_id!r}, {self.uid!r})"
+
+    def __str__(self) -> str:
+        where = f", channel {self.channel!r}" if self.channel else ""
+        return f"Session {self.uid!r} #{self.index} of {self.group_id!r}{where}, {self.ts or 'no time'}"
 
 
 class Message(_ReadOnly):
@@ -203,6 +255,10 @@ class Message(_ReadOnly):
     def __repr__(self) -> str:
         return f"Message({self.group_id!r}, {self.uid!r})"
 
+    def __str__(self) -> str:
+        """``[ts] speaker: text`` (text on one line, cut at 80 characters)."""
+        return f"[{self.ts}] {self.speaker}: {_short(self.text)}"
+
 
 class Derived(_ReadOnly):
     """``(:Derived {...})``: one state of a System 2 record (see the layer subclasses).
@@ -225,7 +281,8 @@ class Derived(_ReadOnly):
     owner_group = RelationshipTo(f"{__name__}.Group", "OWNER", cardinality=ZeroOrMore)
     source_person = RelationshipTo(f"{__name__}.Person", "SOURCE", cardinality=ZeroOrMore)
     source_group = RelationshipTo(f"{__name__}.Group", "SOURCE", cardinality=ZeroOrMore)
-    supporting_messages = RelationshipTo(f"{__name__}.Message", "FROM", cardinality=ZeroOrMore)
+    #: FROM messages; iterating (or ``.all()``) gives them in conversation order
+    supporting_messages = RelationshipTo(f"{__name__}.Message", "FROM", cardinality=_InConversationOrder)
     superseded_by = RelationshipTo(f"{__name__}.Derived", "SUPERSEDED_BY", cardinality=ZeroOrMore)
     supersedes = RelationshipFrom(f"{__name__}.Derived", "SUPERSEDED_BY", cardinality=ZeroOrMore)
 
@@ -255,6 +312,10 @@ class Derived(_ReadOnly):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.group_id!r}, {self.uid!r}, {self.state!r})"
+
+    def __str__(self) -> str:
+        """``Core 'e3.1' (head, fact): content`` (content on one line, cut at 80 characters)."""
+        return f"{type(self).__name__} {self.uid!r} ({self.state}, {self.utype}): {_short(self.content)}"
 
 
 class Core(Derived):

@@ -85,6 +85,7 @@ class Runtime:
         self.writer = writer
         self.judge = judge
         self.cache = cache if cache is not None else GroupCache(settings.vector_cache_mb, background_loads=background_loads)
+        self._tracer = telemetry.NO_TRACER
         self.tracer = tracer if tracer is not None else telemetry.NO_TRACER
         self._driver = driver
         self._lazy = False
@@ -157,13 +158,35 @@ class Runtime:
             with self._embedder_lock:
                 if self._embedder is None:
                     self._embedder = Embedder.from_settings(self.settings)
+                    self._lend_tracer()
         return self._embedder
+
+    @property
+    def tracer(self) -> telemetry.Tracer:
+        """Where spans go (off unless ``GRAPHMEM_OTEL_ENABLED``); setting it hands it to the
+        models and the embedder too."""
+        return self._tracer
+
+    @tracer.setter
+    def tracer(self, tracer: telemetry.Tracer) -> None:
+        self._tracer = tracer
+        self._lend_tracer()
+
+    def _lend_tracer(self) -> None:
+        """Hand this Runtime's tracer to the models and the embedder it holds, so each model call
+        (``chat <model>``) and the embedder's one load (``graphmem.embedder.load``) make their
+        spans; a part that already has a tracer of its own keeps it."""
+        if not self.tracer.enabled:
+            return
+        for part in (self.answer, self.writer, self.judge, self._embedder):
+            if part is not None and not part.tracer.enabled:
+                part.tracer = self.tracer
 
     def warm(self) -> float:
         """Load the embedder's model now (the API and MCP server call this before they report
-        ready, so no request pays for the load). Returns the seconds it took."""
-        with self.tracer.span("graphmem.embedder.load", model=str(self.embedder.model_name)):
-            return self.embedder.warm()
+        ready, so no request pays for the load), under the span ``graphmem.embedder.load``
+        (:meth:`graphmem.core.embed.Embedder.warm`). Returns the seconds it took."""
+        return self.embedder.warm()
 
     def warm_for_serving(self, log: Any) -> None:
         """Load the embedder before a server reports ready (API and MCP lifespans), so no request

@@ -39,7 +39,7 @@ def get_search(
     try:
         return search_group(
             store, embedder, group_id, q, k=k, pool_n=pool or max(settings.s1_recall_n, k), mode=mode,
-            expand=expand, rrf_k=settings.rrf_k, cache=runtime.cache,
+            expand=expand, rrf_k=settings.rrf_k, cache=runtime.cache, tracer=runtime.tracer,
         )
     except InvalidInputError as e:
         if e.field != "query":

@@ -31,7 +31,7 @@ def search(
     with open_runtime(models=False, warm=mode != "fulltext") as rt:
         result = search_group(
             rt.store, rt.embedder, group, query, k=k, pool_n=pool_n, mode=mode,  # type: ignore[arg-type]  # a str from typer: search_group refuses an unknown mode
-            expand=expand, rrf_k=get_settings().rrf_k, cache=rt.cache,
+            expand=expand, rrf_k=get_settings().rrf_k, cache=rt.cache, tracer=rt.tracer,
         )
     if result.warning:  # on stderr, so --json stays parseable
         err.print(f"[yellow]{result.warning}[/yellow]", soft_wrap=True, highlight=False)

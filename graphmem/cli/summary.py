@@ -60,6 +60,10 @@ def summary_cmd(
             str(p.records_sourced), str(p.said_about_others), str(p.stance_changes),
         )
     out.print(people)
+    if summary.records:
+        layers = ", ".join(f"{name} {n}" for name, n in summary.layers.items())
+        kinds = ", ".join(f"{u} {n}" for u, n in summary.utypes.items())
+        out.print(f"Derived memory: {summary.heads} current records by layer: {layers}; by type: {kinds}")
     decisions = Table(title="Decisions over time", title_justify="left")
     decisions.add_column("time", no_wrap=True)
     decisions.add_column("session", no_wrap=True)
@@ -75,7 +79,9 @@ def summary_cmd(
         )
     if summary.decisions:
         out.print(decisions)
+    elif summary.records:  # derived memory exists, none of it a decision
+        out.print(f"No records of type decision among the {summary.records} derived records.")
     else:
-        out.print("No decisions recorded yet (run `graphmem derive --group " + summary.group_id + "`).")
+        out.print("No derived records yet (run `graphmem derive --group " + summary.group_id + "`).")
     if plot is not None:
         out.print(f"timeline written to {plot}")

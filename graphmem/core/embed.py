@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import numpy as np
 
+from graphmem.core.telemetry import NO_TRACER, Tracer
 from graphmem.core.config import Settings
 from graphmem.core.errors import InvalidInputError, ModelFileError
 from graphmem.core.text import split_sentences
@@ -387,6 +388,8 @@ class Embedder:
         self.home = home
         self._impl: OnnxBackend | TorchBackend | None = None
         self._impl_lock = threading.Lock()
+        #: where the one model load makes its ``graphmem.embedder.load`` span (a Runtime sets its tracer)
+        self.tracer: Tracer = NO_TRACER
 
     @classmethod
     def from_settings(cls, settings: Settings, model: str | None = None) -> Embedder:
@@ -432,15 +435,25 @@ class Embedder:
         """:class:`EmbeddingSpace` of the vectors this embedder writes."""
         return EmbeddingSpace(self.model_name, self.backend_name, self.dimension)
 
+    @property
+    def loaded(self) -> bool:
+        """Whether the model is loaded (no load happens here)."""
+        impl = self._impl
+        if impl is None:
+            return False
+        return impl._session is not None if isinstance(impl, OnnxBackend) else impl._st is not None
+
     def warm(self) -> float:
-        """Load the model now; returns the seconds it took (0.0 when it was loaded already)."""
-        impl = self.impl
-        loaded = impl._session is not None if isinstance(impl, OnnxBackend) else impl._st is not None
-        if loaded:
+        """Load the model now, under the span ``graphmem.embedder.load`` (attributes
+        ``graphmem.model``, ``graphmem.backend``) when :attr:`tracer` is on; returns the seconds
+        it took (0.0 when it was loaded already). The first :meth:`encode` calls it."""
+        if self.loaded:
             return 0.0
-        t0 = time.perf_counter()
-        impl.load()
-        return time.perf_counter() - t0
+        impl = self.impl
+        with self.tracer.span("graphmem.embedder.load", model=str(impl.model), backend=self.backend_name):
+            t0 = time.perf_counter()
+            impl.load()
+            return time.perf_counter() - t0
 
     @property
     def device(self) -> str:
@@ -461,6 +474,8 @@ class Embedder:
         """
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
+        if not self.loaded:
+            self.warm()  # the load sits under its own span, whoever encodes first
         impl = self.impl
         if isinstance(impl, TorchBackend):
             return impl.encode(texts, self.batch_size, show_progress)

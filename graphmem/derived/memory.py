@@ -58,6 +58,11 @@ from graphmem.core.model import (  # constants re-exported: they moved to graphm
 )
 from graphmem.core.text import normalise_content
 from graphmem.core.times import now_iso, to_instant
+from graphmem.core.results import (  # moved to the light result models; re-exported
+    DerivedRecord as DerivedRecord,
+    Kind as Kind,
+    ProvenanceMessage as ProvenanceMessage,
+)
 
 __all__ = [
     "GROUP",
@@ -91,7 +96,6 @@ __all__ = [
     "write_segment",
 ]
 
-Kind = Literal["person", "group"]
 
 def layer_label(layer: str) -> str:
     """Graph label of a layer code name (``per_speaker_core`` -> ``Core``).
@@ -118,68 +122,6 @@ def layer_scope(layer: str) -> Literal["PERSON", "GROUP"]:
 # --------------------------------------------------------------------------------------------
 # record types
 # --------------------------------------------------------------------------------------------
-
-
-class DerivedRecord(BaseModel):
-    """One stored derived record, as read back from Neo4j (the embedding is not returned).
-
-    Attributes:
-        id: entry_id, unique within the group (e.g. ``"e12.3"``: segment 12, action 3).
-        group_id: the group (memory space).
-        layer: one of :data:`LAYERS`.
-        utype: one of :data:`UTYPES`.
-        content: the record text.
-        ts: ISO-8601 time of the record (its newest supporting message).
-        session: session of the segment that wrote it.
-        turn_created: write position in the group's message stream (``turn_created`` of the
-            newest supporting message).
-        confidence: writing confidence in [0, 1] (set by code from the provenance match).
-        state: ``"head"`` (current) or ``"superseded"``.
-        segment: id of the Writer segment that wrote it.
-        owner: ``Person.id`` of whom it is about, or :data:`GROUP`.
-        owner_kind: ``"person"`` or ``"group"``.
-        owner_name: display name of the owner (the group's name for GROUP).
-        source: ``Person.id`` of who said/observed it, or :data:`GROUP`.
-        source_kind / source_name: as for the owner.
-        from_ids: supporting message ids in conversation order (never empty).
-        supersedes: entry_id of the previous state in the chain, or None for an ADD.
-        superseded_by: entry_id of the next state, or None for a head.
-        position: 0-based position in its chain (set by :func:`record_chain`), else None.
-    """
-
-    model_config = ConfigDict(frozen=True)
-
-    id: str
-    group_id: str
-    layer: str
-    utype: str
-    content: str
-    ts: str
-    session: str = ""
-    turn_created: int = 0
-    confidence: float = 1.0
-    state: str = HEAD
-    segment: str = ""
-    owner: str
-    owner_kind: Kind
-    owner_name: str = ""
-    source: str
-    source_kind: Kind
-    source_name: str = ""
-    from_ids: list[str] = Field(default_factory=list)
-    supersedes: str | None = None
-    superseded_by: str | None = None
-    position: int | None = None
-
-    @property
-    def scope(self) -> Literal["PERSON", "GROUP"]:
-        """``"PERSON"`` or ``"GROUP"`` (from the layer)."""
-        return "GROUP" if self.layer in GROUP_LAYERS else "PERSON"
-
-    @property
-    def is_head(self) -> bool:
-        """True for the current state of its chain."""
-        return self.state == HEAD
 
 
 class NewRecord(BaseModel):
@@ -338,17 +280,6 @@ class SegmentWriteResult(BaseModel):
     segment_id: str
     created: list[str]
     superseded: list[str]
-
-
-class ProvenanceMessage(StoredMessage):
-    """A verbatim message a derived record was written FROM (a :class:`StoredMessage`).
-
-    Attributes: id, channel, speaker (display name), person_id (None when the Person was
-    erased), session, turn (0-based), ts (ISO-8601), text (exactly as received), turn_created
-    (write order in the group).
-    """
-
-    person_id: str | None = None  # type: ignore[assignment]  # widened on purpose: an erased Person leaves no id (StoredMessage's is str)
 
 
 # --------------------------------------------------------------------------------------------

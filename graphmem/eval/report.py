@@ -589,10 +589,13 @@ def _plot_categories(summaries: list[RunSummary], path: Path) -> str | None:
         judged = any(s.judged for s in group)
         cats = _ordered(bench, {c.category for s in group for c in s.categories})
         series: list[tuple[str, list[float | None], bool]] = []
+        counts: dict[str, list[int | None]] = {}  # label -> questions behind each bar (None: no bar)
         for s in group:
             by = {c.category: c for c in s.categories}
             vals = [(by[c].accuracy if judged else by[c].recall) if c in by else None for c in cats]
             series.append((s.label, vals, False))
+            counts[s.label] = [((by[c].judged or by[c].n) if judged else (by[c].recall_n or by[c].n)) if c in by
+                               else None for c in cats]
             if judged:
                 c = s.config
                 row = paper_category_row(c["bench"], c["system"], c["ablate"], c["ask_enabled"])
@@ -606,15 +609,19 @@ def _plot_categories(summaries: list[RunSummary], path: Path) -> str | None:
         for i, (label, vals, hatched) in enumerate(series):
             xs = [j + i * width - 0.4 + width / 2 for j in range(len(cats))]
             ys = [v if v is not None else 0.0 for v in vals]
-            ax.bar(xs, ys, width, label=label, hatch="//" if hatched else None, alpha=0.55 if hatched else 0.9,
-                   edgecolor="black" if hatched else None, linewidth=0.4)
+            bars = ax.bar(xs, ys, width, label=label, hatch="//" if hatched else None,
+                          alpha=0.55 if hatched else 0.9, edgecolor="black" if hatched else None, linewidth=0.4)
+            if not hatched:  # how many questions each of our bars stands on (n=5 reads unlike n=150)
+                ax.bar_label(bars, labels=[f"n={k}" if k is not None and v is not None else ""
+                                           for k, v in zip(counts[label], vals)], fontsize=6, padding=1)
+        most = {c: max((k[j] or 0 for k in counts.values()), default=0) for j, c in enumerate(cats)}
         ax.set_xticks(range(len(cats)))
-        ax.set_xticklabels(cats, rotation=20, ha="right")
+        ax.set_xticklabels([f"{c} (n={most[c]})" if most[c] else c for c in cats], rotation=20, ha="right")
         metric = "accuracy (%)" if judged else "evidence recall@10 (%)"
         ax.set_ylabel(metric)
         ax.set_ylim(0, 100)
         ax.set_title(f"{bench}: {metric} by category (hatched: published by the paper's authors)" if judged
-                     else f"{bench}: {metric} by category")
+                     else f"{bench}: {metric} by category", fontsize=10)
         ax.legend(fontsize=7, ncol=2)
         ax.grid(axis="y", alpha=0.3)
         titles.append(metric)

@@ -36,50 +36,10 @@ from pydantic import BaseModel
 from graphmem.core.config import Settings
 from graphmem.store.db import Store
 from graphmem.core.errors import ConflictError, GraphMemError, LLMError, NotFoundError, StoreUnavailableError, no_group
+from graphmem.core.results import DeriveJob as DeriveJob, JobState as JobState  # moved; re-exported
 
 logger = logging.getLogger(__name__)
 
-JobState = Literal["queued", "running", "done", "failed"]
-
-
-class DeriveJob(BaseModel):
-    """A background derive job and its progress, as stored.
-
-    Attributes:
-        id / group_id: the job and its group.
-        state: ``queued`` | ``running`` | ``done`` | ``failed``.
-        created_at / updated_at / finished_at: ISO-8601 UTC ("" when not yet).
-        segments_before: Writer segments the group had when the job opened.
-        segments_done: segments written since (read from the Segment markers).
-        segments_total: segments_done + the segments still pending now (grows when messages
-            arrive while the job runs).
-        pending_messages: messages no segment covers yet.
-        calls / prompt_tokens / completion_tokens: Writer usage of the written segments.
-        records_added / records_updated / actions_rejected: over the written segments.
-        runs: how many times a runner claimed the job (> 1 after a restart or takeover).
-        rate_limited: waits after HTTP 429 answers from the model endpoint.
-        error: the error that failed the job, or the last one it waited out ("" if none).
-    """
-
-    id: str
-    group_id: str
-    state: JobState
-    created_at: str
-    updated_at: str = ""
-    finished_at: str = ""
-    segments_before: int = 0
-    segments_done: int = 0
-    segments_total: int = 0
-    pending_messages: int = 0
-    calls: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    records_added: int = 0
-    records_updated: int = 0
-    actions_rejected: int = 0
-    runs: int = 0
-    rate_limited: int = 0
-    error: str = ""
 
 
 def _now_iso() -> str:

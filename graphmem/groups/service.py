@@ -29,6 +29,7 @@ from graphmem.store.scope import scope_index
 from graphmem.runtime import Runtime
 from graphmem.core.config import Settings
 from graphmem.core.text import FUNCTION_WORDS, normalise_content
+from graphmem.core.results import ForgetSummary as ForgetSummary  # moved to the light result models
 
 
 class GroupInfo(BaseModel):
@@ -174,41 +175,6 @@ def derive_step(
     )
     pending = len(load_messages(rt.store, group_id, pending_only=True))
     return summary, pending
-
-
-class ForgetSummary(BaseModel):
-    """What erasing one person removed (all zero / empty when there was nothing left to erase).
-
-    Attributes:
-        group_id / person_id: whose data.
-        messages_deleted: messages the person sent.
-        records_deleted: derived records (nodes, every version) erased: those that hold the
-            person's words whoever their source (``records_with_their_words``), those the
-            person owned or was the source of, and those left without any supporting message.
-        records_with_their_words: of these, records of any owner and source that were written
-            FROM a message of the person or whose content quotes them (five words in a row of
-            one of their messages, or a whole message of three or four words), with the later
-            states of their chains.
-        record_ids: the entry ids of every erased record, sorted.
-        chains_repaired: superseded records that became heads again because their successor
-            was erased.
-        segments_redacted: Writer segments whose stored validation report was replaced (it
-            quoted actions written from the person's messages or of erased records).
-        import_files_removed: the first-load importer's intermediate CSV files (``graphmem neo4j
-            import``) that held the group's messages, deleted (paths, sorted).
-        person_deleted: whether the Person node was still there and was deleted.
-    """
-
-    group_id: str
-    person_id: str
-    messages_deleted: int = 0
-    records_deleted: int = 0
-    records_with_their_words: int = 0
-    record_ids: list[str] = Field(default_factory=list)
-    chains_repaired: int = 0
-    segments_redacted: int = 0
-    import_files_removed: list[str] = Field(default_factory=list)
-    person_deleted: bool = False
 
 
 #: A derived record quotes a person when it holds this many consecutive words (normalised) of one

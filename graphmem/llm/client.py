@@ -25,6 +25,7 @@ import logging
 import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 
@@ -34,6 +35,7 @@ from graphmem.llm.timing import Stopwatch
 from graphmem.llm.usage import TokenLedger, Usage, estimate_tokens
 from graphmem.core.text import strip_think
 from graphmem.core.redact import redact_text, redact_url
+from graphmem.core.telemetry import NO_SPAN, NO_TRACER, Tracer
 
 if TYPE_CHECKING:
     import openai
@@ -234,6 +236,8 @@ class ChatModel:
         ledger: where usage is recorded; a fresh :class:`TokenLedger` when omitted.
         backoff_initial_s: wait before the first retry, seconds.
         backoff_max_s: cap on any single wait, seconds.
+        tracer: where each call's ``chat <model>`` span goes (GenAI conventions,
+            :mod:`graphmem.core.telemetry`); a :class:`graphmem.runtime.Runtime` sets its own.
 
     Raises:
         ValueError: empty ``base_url`` or ``model``, negative ``max_retries`` or non-positive
@@ -252,6 +256,7 @@ class ChatModel:
         ledger: TokenLedger | None = None,
         backoff_initial_s: float = 1.0,
         backoff_max_s: float = 30.0,
+        tracer: Tracer | None = None,
     ) -> None:
         if not base_url or not model:
             raise ValueError("ChatModel needs both base_url and model")
@@ -270,6 +275,7 @@ class ChatModel:
         self.backoff_initial_s = float(backoff_initial_s)
         self.backoff_max_s = float(backoff_max_s)
         self._json_mode_supported = True
+        self.tracer = tracer if tracer is not None else NO_TRACER
         self._client = _openai().OpenAI(
             base_url=self.base_url,
             api_key=api_key or PLACEHOLDER_API_KEY,
@@ -435,27 +441,53 @@ class ChatModel:
             before_sleep=lambda state: self._log_retry(state, stage),
             reraise=True,
         )
-        watch = Stopwatch()
-        try:
-            response = retrying(attempt)
-        except (_openai().OpenAIError, ValueError) as e:
-            # ValueError: a body that is not JSON, or not the shape of a chat completion.
-            raise LLMError(
-                f"stage '{stage}': chat completion failed at {self.shown_url} (model "
-                f"'{self.model}') after {attempts} attempt(s): {redact_text(_error_text(e))}"
-            ) from e
-        latency_s = watch.elapsed_s
+        with self.tracer.client_span(f"chat {self.model}", self._span_attributes(kwargs, stage)) as span:
+            watch = Stopwatch()
+            try:
+                response = retrying(attempt)
+            except (_openai().OpenAIError, ValueError) as e:
+                # ValueError: a body that is not JSON, or not the shape of a chat completion.
+                span.set_attributes({"error.type": type(e).__name__, "graphmem.attempts": attempts})
+                raise LLMError(
+                    f"stage '{stage}': chat completion failed at {self.shown_url} (model "
+                    f"'{self.model}') after {attempts} attempt(s): {redact_text(_error_text(e))}"
+                ) from e
+            latency_s = watch.elapsed_s
 
-        choices = getattr(response, "choices", None)
-        if not choices:
-            raise LLMError(
-                f"stage '{stage}': {self.shown_url} (model '{self.model}') returned no choices"
-            )
-        text = choices[0].message.content or ""
-        finish_reason = choices[0].finish_reason or ""
-        usage = self._usage(response, kwargs["messages"], text, stage, latency_s, attempts)
-        self.ledger.record(usage)
+            choices = getattr(response, "choices", None)
+            if not choices:
+                span.set_attributes({"error.type": "no_choices", "graphmem.attempts": attempts})
+                raise LLMError(
+                    f"stage '{stage}': {self.shown_url} (model '{self.model}') returned no choices"
+                )
+            text = choices[0].message.content or ""
+            finish_reason = choices[0].finish_reason or ""
+            usage = self._usage(response, kwargs["messages"], text, stage, latency_s, attempts)
+            self.ledger.record(usage)
+            if span is not NO_SPAN:
+                span.set_attributes(_response_attributes(response, usage, finish_reason))
         return text, finish_reason, usage
+
+    def _span_attributes(self, kwargs: Mapping[str, Any], stage: str) -> dict[str, Any]:
+        """The request side of a ``chat <model>`` span: GenAI names plus graphmem's (no prompt
+        text, no key; the endpoint as host and port only)."""
+        if not self.tracer.enabled:
+            return {}
+        parsed = urlsplit(self.base_url)
+        attributes: dict[str, Any] = {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.provider.name": GEN_AI_PROVIDER,
+            "gen_ai.system": GEN_AI_PROVIDER,
+            "gen_ai.request.model": self.model,
+            "gen_ai.request.temperature": float(kwargs["temperature"]),
+            "server.address": parsed.hostname or "",
+            "graphmem.stage": stage,
+        }
+        if parsed.port is not None:
+            attributes["server.port"] = parsed.port
+        if "max_tokens" in kwargs:
+            attributes["gen_ai.request.max_tokens"] = int(kwargs["max_tokens"])
+        return attributes
 
     def _usage(
         self,
@@ -481,6 +513,29 @@ class ChatModel:
             True,
             attempts,
         )
+
+
+#: ``gen_ai.provider.name`` of every call: the OpenAI chat-completions API that every endpoint
+#: graphmem talks to speaks (vLLM, llama.cpp, Ollama, OpenAI), the convention's "openai" flavour
+GEN_AI_PROVIDER = "openai"
+
+
+def _response_attributes(response: Any, usage: Usage, finish_reason: str) -> dict[str, Any]:
+    """The response side of a ``chat <model>`` span (token counts, the model that answered)."""
+    answered = getattr(response, "model", None)
+    attributes: dict[str, Any] = {
+        "gen_ai.response.model": answered if isinstance(answered, str) and answered else usage.model,
+        "gen_ai.usage.input_tokens": int(usage.prompt_tokens),
+        "gen_ai.usage.output_tokens": int(usage.completion_tokens),
+        "graphmem.model_calls": 1,
+        "graphmem.prompt_tokens": int(usage.prompt_tokens),
+        "graphmem.completion_tokens": int(usage.completion_tokens),
+        "graphmem.tokens_estimated": bool(usage.estimated),
+        "graphmem.attempts": int(usage.attempts),
+    }
+    if finish_reason:
+        attributes["gen_ai.response.finish_reasons"] = [finish_reason]
+    return attributes
 
 
 # --------------------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from graphmem.groups.service import (  # moved; re-exported ("X as X") for one r
     get_group as get_group,
 )
 from graphmem.verbatim.roster import RosterMember as RosterMember, read_roster as read_roster
+from graphmem.core.results import PersonMemory as PersonMemory, RecordProvenance as RecordProvenance  # moved; re-exported
 
 
 def get_member(store: Store, group_id: str, person_id: str) -> RosterMember:
@@ -34,28 +35,6 @@ def get_member(store: Store, group_id: str, person_id: str) -> RosterMember:
             return m
     get_group(store, group_id)  # an unknown group is named as such, not as a missing person
     raise NotFoundError(f"no person {person_id!r} in group {group_id!r}")
-
-
-class PersonMemory(BaseModel):
-    """One person's derived memory.
-
-    Attributes:
-        group_id / person: whose memory.
-        mode: ``"head"`` (current states), ``"full"`` (whole chains, oldest first) or
-            ``"as_of"`` (the state that held at ``as_of``; with ``full=True`` the earlier states too).
-        as_of: the as-of time, or "".
-        chains: records the person owns: one list per chain, oldest first; the last element is
-            the state shown as current (head, or the state at ``as_of``).
-        said_about_others: current (or as-of) records the person is the source of but does not
-            own (what they said or observed about others or the group).
-    """
-
-    group_id: str
-    person: RosterMember
-    mode: Literal["head", "full", "as_of"]
-    as_of: str = ""
-    chains: list[list[memory.DerivedRecord]] = Field(default_factory=list)
-    said_about_others: list[memory.DerivedRecord] = Field(default_factory=list)
 
 
 def person_memory(
@@ -112,20 +91,6 @@ def person_memory(
         and not (r.owner_kind == "person" and r.owner == person_id)
     ]
     return PersonMemory(group_id=group_id, person=person, mode=mode, chains=chains, said_about_others=others)
-
-
-class RecordProvenance(BaseModel):
-    """A derived record with the verbatim messages it was written FROM and its update chain.
-
-    Attributes:
-        record: the record.
-        messages: its FROM messages, in conversation order.
-        chain: every state of its chain, oldest first (the last one is the head).
-    """
-
-    record: memory.DerivedRecord
-    messages: list[memory.ProvenanceMessage]
-    chain: list[memory.DerivedRecord]
 
 
 def provenance(store: Store, group_id: str, record_id: str) -> RecordProvenance:

@@ -102,6 +102,13 @@ class BatchedEmbedder(Embedder):
     def dimension(self) -> int:
         return self.inner.dimension
 
+    @property
+    def loaded(self) -> bool:
+        return self.inner.loaded
+
+    def warm(self) -> float:
+        return self.inner.warm()
+
     def prefetch(self, texts: list[str]) -> None:
         todo = list(dict.fromkeys(t for t in texts if t not in self._cache))
         if todo:
@@ -254,10 +261,13 @@ def ask(
             if tense is not None:
                 projection.tense = tense
 
-        t = Stopwatch()
-        embedder = BatchedEmbedder(rt.embedder)
-        embedder.prefetch([question, projection.issue])
-        stages.timings_s["embed"] = t.elapsed_s
+        # the question's vectors; on a Runtime's first ask the embedder's model loads here, as
+        # the child span graphmem.embedder.load of this stage's span
+        with rt.tracer.span("graphmem.ask.embed", group_id=group_id):
+            t = Stopwatch()
+            embedder = BatchedEmbedder(rt.embedder)
+            embedder.prefetch([question, projection.issue])
+            stages.timings_s["embed"] = t.elapsed_s
         if model is not None and projection.method == "fallback":
             notes.append(f"Project fell back to its rules: {projection.fallback_reason}")
 

@@ -39,30 +39,14 @@ from graphmem.verbatim.roster import RosterMember, labelled_members
 from graphmem.store.scope import group_key
 from graphmem.verbatim.space import check_space, stored_space
 from graphmem.core.text import LUCENE_STOP_WORDS, lucene_query
+from graphmem.core.telemetry import NO_TRACER, Tracer
+from graphmem.core.results import (  # moved to the light result models; re-exported
+    MessageHit as MessageHit,
+    Mode as Mode,
+    SearchResult as SearchResult,
+)
 
 logger = logging.getLogger(__name__)
-Mode = Literal["hybrid", "fulltext", "vector"]
-
-
-class MessageHit(StoredMessage):
-    """One retrieved message: a :class:`graphmem.core.model.StoredMessage` with its retrieval score.
-
-    ``score`` is the fused RRF score in hybrid mode (in (0, 2/(rrf_k+1)]), the group-local BM25
-    score (> 0, unbounded, :func:`group_fulltext_ranking`) in fulltext mode, or Neo4j's cosine
-    score (1 + cos) / 2 in [0, 1] in vector mode; ``expanded_from`` names the anchor for
-    neighbouring turns added by expansion (their score is 0); ``ranks`` holds the 1-based rank
-    of the message in each ranking that was fused ("fulltext": the group-local BM25 order).
-    """
-
-    score: float
-    person_id: str = ""
-    turn_created: int = 0
-    expanded_from: str = ""
-    ranks: dict[str, int] = Field(default_factory=dict)
-
-    def as_dict(self) -> dict[str, object]:
-        """JSON-serialisable form."""
-        return self.model_dump()
 
 
 def widened_read(store: Store, template: str, k: int, total: int, **params: Any) -> list[dict[str, Any]]:
@@ -351,32 +335,6 @@ def rrf(rankings: dict[str, list[str]], rrf_k: int = SEARCH_RRF_K) -> list[tuple
     return [(m, scores[m], ranks[m]) for m in order]
 
 
-class SearchResult(BaseModel):
-    """One search: the hits and how they were ranked (``graphmem search --json``,
-    ``GET /groups/{id}/search``, the MCP tool ``search_messages``).
-
-    Attributes:
-        group_id / query: what was searched.
-        mode: the ranking asked for ("hybrid", "fulltext" or "vector").
-        mode_used: the ranking that ran: "fulltext" when hybrid was asked while some messages
-            of the group have no vector yet (``ingest --embed later``), else ``mode``.
-        vectors_pending: messages of the group without a vector when the search ran (0 once
-            ``graphmem embed --group G`` has run); in vector mode they cannot be found.
-        warning: "" or sentences (joined by "; ") saying what ``vectors_pending`` changed and how
-            to fix it, and that the query's language differs from the hits'
-            (:func:`graphmem.core.language.mismatch_note`).
-        hits: best first, as :func:`search_messages` returns them.
-    """
-
-    group_id: str
-    query: str
-    mode: Mode
-    mode_used: Mode
-    vectors_pending: int
-    warning: str = ""
-    hits: list[MessageHit]
-
-
 def pending_warning(group_id: str, pending: int, mode: str) -> str:
     """The sentence that says a search ran while ``pending`` messages lack a vector ("" when
     none lack one, or in fulltext mode, which needs no vectors)."""
@@ -399,12 +357,14 @@ def search_group(
     expand: int = 0,
     rrf_k: int = SEARCH_RRF_K,
     cache: GroupCache | None = None,
+    tracer: Tracer = NO_TRACER,
 ) -> SearchResult:
     """Rank the group's messages for ``query`` and say how (:class:`SearchResult`).
 
     Arguments, hits and scores as :func:`search_messages`; while messages of the group lack a
     vector, hybrid ranks by fulltext alone (``mode_used`` "fulltext") and ``warning`` says so.
-    Nothing is logged: the signal is in the result.
+    Nothing is logged: the signal is in the result. ``tracer``: the span ``graphmem.search``
+    (attributes ``graphmem.group_id``, ``mode``, ``k``, ``mode_used``, ``hits``; never the query).
 
     Raises:
         NotFoundError: no such group ("no group 'x'"), or the group has no messages.
@@ -419,6 +379,20 @@ def search_group(
     limits.check_budget(k, field="k", low=1, high=limits.MAX_S1_K)
     limits.check_budget(pool_n, field="pool_n", low=1, high=limits.MAX_RECALL_N)
     limits.check_budget(expand, field="expand", low=0, high=5)
+    with tracer.span("graphmem.search", group_id=group_id, mode=mode, k=k) as span:
+        result = _search_group(store, embedder, group_id, query, k, pool_n, mode, expand, rrf_k, cache,
+                               warm=tracer.enabled)
+        span.set_attributes({"graphmem.mode_used": result.mode_used, "graphmem.hits": len(result.hits)})
+    return result
+
+
+def _search_group(store: Store, embedder: Embedder, group_id: str, query: str, k: int, pool_n: int,
+                  mode: Mode, expand: int, rrf_k: int, cache: GroupCache | None, *, warm: bool) -> SearchResult:
+    """:func:`search_group` once its arguments are checked. ``warm``: load the embedder here,
+    in the caller's thread, so its ``graphmem.embedder.load`` span is a child of the search span
+    (the vector query runs in a pool thread, which the span context does not follow)."""
+    if warm and mode != "fulltext" and not embedder.loaded:
+        embedder.warm()
     depth = max(pool_n, k)
     # Lucene's candidates (with their documents and the messages' fields) do not depend on the
     # group's state: that read starts first and runs beside the state's read and the vector query

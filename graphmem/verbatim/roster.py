@@ -19,31 +19,9 @@ from graphmem.store.db import Store
 from graphmem.core.model import GROUP
 from graphmem.core.text import STOP_WORDS
 from graphmem.core.limits import display_form, visible_id
+from graphmem.core.results import RosterMember as RosterMember  # moved to the light result models
 
 __all__ = ["Roster", "RosterEntry", "RosterMember", "find_persons", "labelled_members", "name_pattern", "read_roster", "resolve_person"]
-
-
-class RosterMember(BaseModel):
-    """One Person of a group's roster.
-
-    Attributes:
-        id: person id inside the group (speaker_id, else display name).
-        name: latest display name.
-        speaker_id: stable id from the source, or "".
-        aliases: every display name seen.
-        messages: number of messages the person sent in the group.
-        label: how the person is shown: the display name, or ``"Name (id)"`` when another
-            member shares its display form (:func:`graphmem.limits.display_form`: NFC, no
-            invisible characters, any case), with invisible characters of the id written as
-            ``\\uXXXX``. Filled by :func:`read_roster`.
-    """
-
-    id: str
-    name: str
-    speaker_id: str = ""
-    aliases: list[str] = Field(default_factory=list)
-    messages: int = 0
-    label: str = ""
 
 
 @dataclass(frozen=True)

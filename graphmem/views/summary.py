@@ -78,6 +78,9 @@ class GroupSummary(BaseModel):
         people: one row per person, by name.
         decisions: records of utype ``decision`` (every state), in time order: how the group's
             decisions came and changed.
+        layers: current (head) records per layer label, every layer listed (``{"Core": 12,
+            "Profile": 9, "Interaction": 10, "Insight": 0}``).
+        utypes: current records per utype, every utype listed (``{"fact": 20, "decision": 0, ...}``).
     """
 
     group_id: str
@@ -89,6 +92,8 @@ class GroupSummary(BaseModel):
     sessions: list[SessionInfo]
     people: list[PersonSummary]
     decisions: list[DecisionEvent]
+    layers: dict[str, int] = {}
+    utypes: dict[str, int] = {}
 
 
 def _decisions(data: GroupData) -> list[DecisionEvent]:
@@ -150,4 +155,6 @@ def summarize(store: Store, group_id: str) -> GroupSummary:
         group_id=group_id, name=data.name, persons=len(data.roster), messages=len(data.messages),
         records=len(data.records), heads=len(heads), sessions=data.sessions(), people=people,
         decisions=_decisions(data),
+        layers={memory.LAYER_LABELS[layer]: sum(r.layer == layer for r in heads) for layer in memory.LAYERS},
+        utypes={u: sum(r.utype == u for r in heads) for u in memory.UTYPES},
     )

@@ -1,5 +1,7 @@
 """The timeline of a group and its PNG plot (``GET /groups/{id}/timeline.png``,
-``graphmem summary --plot``): messages, stance changes and decisions in conversation order.
+``graphmem summary --plot``): messages, derived records, stance changes and decisions in
+conversation order. On a large group (more than :data:`DOTS_MAX` messages) the messages are
+binned: each person's row shows how many messages they sent per bin, not one dot each.
 """
 
 from __future__ import annotations
@@ -21,12 +23,20 @@ if TYPE_CHECKING:
 
 
 class TimelineMark(BaseModel):
-    """One point of the timeline: a message, or a stance change (record id and content)."""
+    """One point of the timeline: a message, a derived record or a stance change.
+
+    Attributes:
+        person: the row: Person id, or ``GROUP`` for group-layer records.
+        position: 0-based conversation position (a record's: its newest supporting message).
+        record / content / layer / state: the record's id, text, layer and state ("" for a message).
+    """
 
     person: str
     position: int
     record: str = ""
     content: str = ""
+    layer: str = ""
+    state: str = ""
 
 
 class Timeline(BaseModel):
@@ -40,6 +50,8 @@ class Timeline(BaseModel):
         stance_changes: one mark per UPDATE of a stance record (at its newest supporting
             message, on the owner's row).
         decisions: decision records (every state), on the GROUP row.
+        records: every derived record (every state) other than the decisions, on its owner's
+            row (a person, or GROUP for the group layers), with its layer.
     """
 
     group_id: str
@@ -49,6 +61,7 @@ class Timeline(BaseModel):
     messages: list[TimelineMark]
     stance_changes: list[TimelineMark]
     decisions: list[DecisionEvent]
+    records: list[TimelineMark] = []
 
 
 def build_timeline(store: Store, group_id: str) -> Timeline:
@@ -67,6 +80,12 @@ def build_timeline(store: Store, group_id: str) -> Timeline:
             for r in data.records if _is_stance_change(r)
         ],
         decisions=_decisions(data),
+        records=[
+            TimelineMark(person=r.owner if r.owner_kind == "person" else memory.GROUP,
+                         position=data.record_position(r), record=r.id, content=r.content, layer=r.layer,
+                         state=r.state)
+            for r in data.records if r.utype != "decision"
+        ],
     )
 
 
@@ -81,12 +100,19 @@ def _plain(text: str, limit: int) -> str:
 
 #: Decisions listed under the timeline plot; more are counted, not listed.
 TIMELINE_LIST_MAX = 10
+#: Up to this many messages each is a dot; above it, messages are counted per bin.
+DOTS_MAX = 150
+#: Bins across the x axis when messages are binned.
+BINS = 60
 
 
 def render_timeline_png(timeline: Timeline, *, width_in: float = 10.0, dpi: int = 100) -> bytes:
     """Draw the timeline as a PNG: one row per person plus a GROUP row, x = conversation order.
 
-    Grey dots are messages, blue stars stance changes (UPDATEs of stance records, on the
+    Grey dots are messages (above :data:`DOTS_MAX` messages: grey bars, each bin's height the
+    person's share of the busiest bin, so a 400-message conversation does not merge into a
+    line), small circles derived records in their layer's colour on the owner's row (filled:
+    current; hollow: replaced), blue stars stance changes (UPDATEs of stance records, on the
     owner's row), orange diamonds decisions (filled: current; hollow: replaced later, with a
     dashed arrow to the decision that replaced it), numbered and listed with their time, author
     and text under the plot (at most :data:`TIMELINE_LIST_MAX`). Dotted lines separate
@@ -110,7 +136,7 @@ def render_timeline_png(timeline: Timeline, *, width_in: float = 10.0, dpi: int 
     n = max(1, len(timeline.messages))
     listed = timeline.decisions[:TIMELINE_LIST_MAX]
     list_lines = len(listed) + (1 if len(timeline.decisions) > len(listed) else 0)
-    plot_h, list_h = 1.4 + 0.5 * len(rows), 0.45 + 0.2 * list_lines
+    plot_h, list_h = 1.4 + 0.5 * len(rows), 0.65 + 0.2 * list_lines  # legend (up to 2 lines) + list
     gap_in = 0.55  # room for the x label between the plot and the list
     fig = Figure(figsize=(width_in, plot_h + list_h + gap_in), dpi=dpi)
     grid = fig.add_gridspec(2, 1, height_ratios=[plot_h, list_h], hspace=gap_in / ((plot_h + list_h) / 2))
@@ -119,8 +145,31 @@ def render_timeline_png(timeline: Timeline, *, width_in: float = 10.0, dpi: int 
     below.axis("off")
 
     known = [m for m in timeline.messages if m.person in y]
-    ax.scatter([m.position for m in known], [y[m.person] for m in known], s=22, color="#9C9C9C",
-               label="message", zorder=2)
+    if len(known) <= DOTS_MAX:
+        ax.scatter([m.position for m in known], [y[m.person] for m in known], s=22, color="#9C9C9C",
+                   label="message", zorder=2)
+    else:
+        width = max(1, math.ceil(n / BINS))
+        counts: dict[tuple[str, int], int] = {}
+        for m in known:
+            key = (m.person, m.position // width)
+            counts[key] = counts.get(key, 0) + 1
+        top = max(counts.values())
+        for (person, b), c in counts.items():
+            ax.bar(b * width - 0.5, 0.55 * c / top, width=width * 0.9, bottom=y[person] - 0.3, align="edge",
+                   color="#9C9C9C", zorder=2, label=f"messages per {width}-message bin (tallest = {top})")
+    per_row: dict[str, int] = {}
+    for r in timeline.records:
+        if r.person in y:
+            per_row[r.person] = per_row.get(r.person, 0) + 1
+    for layer, colour in LAYER_COLOURS.items():
+        marks = [r for r in timeline.records if r.layer == layer and r.person in y]
+        for current in (True, False):
+            shown = [r for r in marks if (r.state == memory.HEAD) == current]
+            if shown:
+                ax.scatter([r.position for r in shown], [y[r.person] + 0.3 for r in shown], s=26, marker="o",
+                           facecolors=colour if current else "white", edgecolors=colour, linewidths=1.1,
+                           zorder=3, label=memory.LAYER_LABELS[layer] + ("" if current else ", replaced"))
     stance = [m for m in timeline.stance_changes if m.person in y]
     if stance:
         ax.scatter([m.position for m in stance], [y[m.person] + 0.18 for m in stance], s=140, marker="*",
@@ -148,13 +197,20 @@ def render_timeline_png(timeline: Timeline, *, width_in: float = 10.0, dpi: int 
         if start >= free_from:
             ax.annotate(text, (start, len(rows) - 0.45), fontsize=7, color="#666666", va="bottom")
             free_from = start + (len(text) * 0.075 + 0.15) * data_per_inch
-    ax.set_yticks(range(len(rows)), [_plain(label, 24) for label in reversed(labels)])
+    sent: dict[str, int] = {}
+    for m in known:
+        sent[m.person] = sent.get(m.person, 0) + 1
+    counted = [f"{_plain(label, 24)}\n{per_row.get(pid, 0)} records, {len(timeline.decisions)} decisions"
+               if pid == memory.GROUP else f"{_plain(label, 24)}\n{sent.get(pid, 0)} msgs, {per_row.get(pid, 0)} records"
+               for pid, label in zip(rows, labels)]
+    ax.set_yticks(range(len(rows)), list(reversed(counted)), fontsize=8)
     ax.set_ylim(-0.6, len(rows) - 0.1)
     ax.set_xlim(-1, n)
     # a linear axis starts with an AutoLocator, a MaxNLocator (which takes ``integer``)
     cast("MaxNLocator", ax.xaxis.get_major_locator()).set_params(integer=True)
     ax.set_xlabel("messages in conversation order")
-    ax.set_title(f"{_plain(timeline.name, 48)}: messages, stance changes and decisions", fontsize=11)
+    ax.set_title(f"{_plain(timeline.name, 48)}: messages, derived records, stance changes and decisions",
+                 fontsize=11)
     ax.grid(axis="y", color="#EEEEEE")
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
@@ -162,18 +218,19 @@ def render_timeline_png(timeline: Timeline, *, width_in: float = 10.0, dpi: int 
     handles, names = ax.get_legend_handles_labels()
     unique = dict(zip(names, handles))
     if unique:
-        below.legend(unique.values(), unique.keys(), loc="upper center", ncol=len(unique), fontsize=8,
+        below.legend(unique.values(), unique.keys(), loc="upper center", ncol=min(len(unique), 5), fontsize=8,
                      frameon=False, bbox_to_anchor=(0.5, 1.0))
     step = 0.2 / list_h if list_h else 0
+    first = (0.4 if len(unique) <= 5 else 0.6) / list_h  # below the legend's one or two lines
     for i, d in enumerate(listed):
         by = d.source_name or d.source
         line = f"{i + 1}.  {minute(d.ts)}  {_plain(by, 20)}: {_plain(d.content, 110)}"
         if d.state != memory.HEAD:
             line += "  (replaced)"
-        below.text(0.0, 1 - (0.4 / list_h) - i * step, line, transform=below.transAxes, fontsize=8, va="top",
+        below.text(0.0, 1 - first - i * step, line, transform=below.transAxes, fontsize=8, va="top",
                    color="#333333" if d.state == memory.HEAD else "#888888")
     if len(timeline.decisions) > len(listed):
-        below.text(0.0, 1 - (0.4 / list_h) - len(listed) * step,
+        below.text(0.0, 1 - first - len(listed) * step,
                    f"... and {len(timeline.decisions) - len(listed)} more decisions (see the summary)",
                    transform=below.transAxes, fontsize=8, va="top", color="#888888")
     fig.subplots_adjust(left=0.16, right=0.98, top=0.93, bottom=0.02)

@@ -65,6 +65,12 @@ def test_sync_client_round_trip(served, group_id):
         with pytest.raises(InvalidInputError) as e:  # refused by the server, same error class
             gm.append_messages(group_id, [{"id": "x2", "speaker": "Eli", "text": "hi", "ts": "soon-ish"}])
         assert e.value.field == "ts"
+        assert str(e.value).count("field 'ts'") == 1, str(e.value)  # one prefix, not two
+        assert e.value.reason and not e.value.reason.startswith("field")
+        with pytest.raises(InvalidInputError) as e:  # a query parameter out of range
+            gm.search(group_id, "ridge", k=0)
+        assert e.value.field == "k" and str(e.value).startswith("field 'k': ")
+        assert str(e.value).count("field 'k'") == 1, str(e.value)
         assert [p.id for p in gm.roster(group_id)] == MEMBERS  # nothing of the bad calls written
 
         step = gm.derive(group_id, max_segments=1)

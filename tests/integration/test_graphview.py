@@ -18,6 +18,7 @@ from api.main import create_app
 from graphmem import views as graphview
 from graphmem.core.config import Settings
 from graphmem.core.errors import InvalidInputError
+from graphmem.derived import memory
 from tests.conftest import delete_group
 from tests.test_graphview_fixtures import HEADS, LINES, RECORDS, SUPERSEDED, build_trail, expected_talk
 
@@ -196,7 +197,7 @@ def test_graph_json_errors(client, trail):
 
 
 @pytest.mark.neo4j
-def test_summary_json(client, trail):
+def test_summary_json(client, trail, store):
     r = client.get(f"/groups/{trail}/summary")
     assert r.status_code == 200, r.text
     s = r.json()
@@ -217,6 +218,13 @@ def test_summary_json(client, trail):
     decisions = s["decisions"]
     assert [(d["id"], d["state"], d["position"]) for d in decisions] == [("e1.4", "superseded", 3), ("e3.1", "head", 16)]
     assert decisions[1]["supersedes"] == "e1.4" and decisions[1]["source_name"] == "Dad"
+    # every layer and every utype counted (heads), not only decisions
+    heads = [r for r in memory.current_heads(store, trail)]
+    assert s["layers"] == {label: sum(memory.LAYER_LABELS[r.layer] == label for r in heads)
+                           for label in ("Core", "Profile", "Interaction", "Insight")}
+    assert s["utypes"] == {u: sum(r.utype == u for r in heads) for u in memory.UTYPES}
+    assert sum(s["layers"].values()) == sum(s["utypes"].values()) == s["heads"] == 11
+    assert s["utypes"]["decision"] == 1 and sum(n > 0 for n in s["layers"].values()) >= 3
     assert client.get("/groups/no-such-group/summary").status_code == 404
 
 
@@ -288,6 +296,7 @@ def test_cli_summary_json_table_and_plot(trail, tmp_path):
     assert r.exit_code == 0, r.output
     assert "Decisions over time" in r.stdout and "The family takes the" in r.stdout and "e3.1 ← e1.4" in r.stdout
     assert re.search(r"│ Ben +│ +6 │ +1 │ +1 │ +3 │ +3 │ +1 │ +2 │", r.stdout)
+    assert "Derived memory: 11 current records by layer: Core " in " ".join(r.stdout.split())
 
     r = runner.invoke(app, ["summary", "--group", "no-such-group"])
     assert r.exit_code != 0

@@ -81,3 +81,33 @@ def test_objects_and_traversals_match_the_graph(store, demo):
     assert store.read("meta/list_constraints") == constraints_before
     with pytest.raises(NotFoundError):
         ogm.group(gid + "-missing")
+
+
+def test_records_history_order_and_readable_str(store, demo):
+    gid = demo
+    from graphmem.derived import memory
+
+    g = ogm.group(gid)
+    heads, every = g.records(), g.records(history=True)
+    assert {r.state for r in heads} == {"head"}
+    superseded = [r for r in every if r.state == "superseded"]
+    assert superseded and len(every) == len(heads) + len(superseded)  # history adds the old states
+    assert [r.uid for r in g.records(head_only=False)] == [r.uid for r in every]  # older spelling
+    for r in every:  # FROM messages in conversation order, the same as the store's provenance read
+        want = [m.id for m in memory.record_provenance(store, gid, r.uid)]
+        assert [m.uid for m in r.supporting_messages] == want
+        assert [m.uid for m in r.supporting_messages.all()] == want
+    multi = [r for r in every if len(r.supporting_messages.all()) > 1]
+    assert multi, "the sample needs a record written from several messages"
+    owner = next(r.owner() for r in heads if isinstance(r, ogm.Core))
+    assert all(r.state == "head" for r in owner.records())
+    assert len(owner.records(history=True)) >= len(owner.records())
+
+    assert str(g).startswith(f"Group {gid!r}") and "{" not in str(g)  # not neomodel's property dict
+    first = g.messages()[0]
+    assert str(first) == f"[{first.ts}] {first.speaker}: {' '.join(first.text.split())}"[: len(str(first))]
+    assert str(first).startswith(f"[{first.ts}] {first.speaker}: ")
+    rec = heads[0]
+    assert str(rec).startswith(f"{type(rec).__name__} {rec.uid!r} (head, {rec.utype}): ")
+    person = g.persons()[0]
+    assert str(person).startswith("Person ") and repr(gid) in str(person) and "{" not in str(person)

@@ -58,7 +58,8 @@ def test_ask_makes_one_span_per_stage_under_the_ask_span(store, embedder, sample
     rt.tracer = exporter.tracer
     ask(rt, sample, QUESTION)  # no answer model: evidence only, no answer stage
     spans = {s.name: s for s in exporter.get_finished_spans()}
-    stages = ["graphmem.ask.project", "graphmem.ask.system1", "graphmem.ask.system2", "graphmem.ask.compose"]
+    stages = ["graphmem.ask.project", "graphmem.ask.embed", "graphmem.ask.system1", "graphmem.ask.system2",
+              "graphmem.ask.compose"]
     assert set(spans) == {"graphmem.ask", *stages}
     root = spans["graphmem.ask"]
     assert root.parent is None and root.attributes["graphmem.group_id"] == sample
@@ -80,3 +81,40 @@ def test_each_writer_segment_is_a_span_with_its_outcome(store, embedder, sample,
     assert sum(s.attributes["graphmem.records_added"] for s in segments) == summary.records_added
     assert sum(s.attributes["graphmem.records_updated"] for s in segments) == summary.records_updated
     assert all(s.attributes["graphmem.group_id"] == sample for s in segments)
+
+
+def test_first_ask_load_model_calls_and_search_make_named_spans(store, sample, exporter, scripted_llm):
+    """A fresh Runtime (its embedder not loaded yet) with a scripted answer model: the model's
+    load sits under the ask's embed stage, every model call is a GenAI ``chat <model>`` span in
+    the ask's trace, and a search is a ``graphmem.search`` span."""
+    from graphmem.core.embed import Embedder
+    from graphmem.facade import Memory
+    from graphmem.runtime import Runtime
+    from tests.scripted_llm import Reply
+
+    scripted_llm.handler = lambda request: Reply.text("Ben prefers the ridge.")
+    rt = Runtime(get_settings(), store=store, embedder=Embedder.from_settings(get_settings()),
+                 answer=scripted_llm.chat_model(), tracer=exporter.tracer)
+    assert rt.answer.tracer is exporter.tracer and not rt.embedder.loaded
+    ask(rt, sample, QUESTION)
+    spans = exporter.get_finished_spans()
+    by_id = {s.context.span_id: s for s in spans}
+    root = next(s for s in spans if s.name == "graphmem.ask")
+    (load,) = [s for s in spans if s.name == "graphmem.embedder.load"]
+    assert by_id[load.parent.span_id].name == "graphmem.ask.embed"
+    calls = [s for s in spans if s.name == f"chat {scripted_llm.model}"]
+    assert len(calls) == len(scripted_llm.chat_requests) >= 1
+    for c in calls:
+        assert c.context.trace_id == root.context.trace_id
+        assert c.attributes["gen_ai.operation.name"] == "chat"
+        assert c.attributes["gen_ai.request.model"] == scripted_llm.model
+        assert c.attributes["gen_ai.usage.input_tokens"] > 0 and c.attributes["gen_ai.usage.output_tokens"] > 0
+    assert {c.attributes["graphmem.stage"] for c in calls} >= {"answer"}
+
+    exporter.clear()
+    hits = Memory(rt).search(sample, "ridge trail", k=3)
+    (search,) = [s for s in exporter.get_finished_spans() if s.name == "graphmem.search"]
+    assert search.attributes["graphmem.group_id"] == sample
+    assert (search.attributes["graphmem.hits"], search.attributes["graphmem.mode_used"]) == (len(hits.hits), hits.mode_used)
+    for s in [*spans, search]:  # personal data never goes into a span
+        assert not any(QUESTION in str(v) or "ridge" in str(v) or "trail" in str(v) for v in s.attributes.values())
