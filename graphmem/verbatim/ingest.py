@@ -49,7 +49,7 @@ from graphmem.core.embed import Embedder, MessageVectors, Prefetch
 from graphmem.core.errors import ConflictError, InvalidInputError
 from graphmem.store.scope import group_key, label_scoped_messages
 from graphmem.core.model import Conversation, MessageRecord, record_label
-from graphmem.verbatim.order import place_messages, search_document
+from graphmem.verbatim.order import plan_region, search_document, write_plan
 from graphmem.core.times import instant, now_iso
 
 
@@ -345,10 +345,7 @@ def _ingest_one(
     work.sort(key=lambda w: w[0].order_instant)
     bar.update(skipped)
 
-    created = store.write("ingest/merge_group", group_id=gid, group_name=conv.name or gid)
-    scoped = bool(created[0].get("vector_index"))  # the group has its own vector index
     summary.groups += 1
-    summary.groups_created += int(created[0]["created"])
     summary.group_ids.append(gid)
 
     # Roster: latest display name per person key, every alias seen.
@@ -380,12 +377,12 @@ def _ingest_one(
             "text": new[-1], "speaker": stored[d.m.id]["speaker"], "ts": stored[d.m.id]["ts"]})
             for d, old, new in chunk]
 
+    group = {"id": gid, "name": conv.name or gid, "vector_index": None}  # filled by chunk 0
     with Prefetch(embedder, chunks, latest) as pending_vectors:
         for n, chunk in enumerate(chunks):
             vectors = pending_vectors.take(n)  # encoded before the transaction
             raced_new, raced_edits = _write_chunk(
-                store, gid, key, n, chunk, vectors, rows_p, rows_s, stored, batch_size, scoped,
-                summary, bar)
+                store, group, key, n, chunk, vectors, rows_p, rows_s, stored, batch_size, summary, bar)
             # what another concurrent load wrote identically meanwhile counts as skipped: every
             # input line behind it (a new message's own edits in the input included)
             written -= raced_new
@@ -397,16 +394,18 @@ def _ingest_one(
 
 
 def _write_chunk(
-    store: Store, gid: str, key: str, n: int, chunk: list[tuple[_Delivery, str | None, list[str]]],
+    store: Store, group: dict[str, Any], key: str, n: int, chunk: list[tuple[_Delivery, str | None, list[str]]],
     vectors: list[MessageVectors] | list[None], rows_p: list[dict[str, Any]], rows_s: list[dict[str, Any]],
-    stored: dict[str, dict[str, Any]], batch_size: int, scoped: bool, summary: IngestSummary, bar: tqdm,
+    stored: dict[str, dict[str, Any]], batch_size: int, summary: IngestSummary, bar: tqdm,
 ) -> tuple[int, int]:
-    """Write chunk ``n`` of an input's work in one transaction (:func:`_write_batch`).
+    """Write chunk ``n`` of an input's work in one transaction (:func:`_write_batch`); chunk 0
+    also creates the group when missing (``group``: id, name; its ``vector_index`` is set here).
 
     Returns (new messages, edits) that another concurrent load had already written identically
     (counted as skipped); edits count every input text behind them, so a raced new message
     that the input also edited returns its edits too.
     """
+    gid = group["id"]
     edited_at = now_iso()
     new_rows: list[dict[str, Any]] = []
     edit_rows: list[dict[str, Any]] = []
@@ -429,42 +428,68 @@ def _write_chunk(
                 "order_instant": d.order_instant,
             })
     roster = (rows_p, rows_s) if n == 0 else ([], [])
-    cp, cs, raced_new, raced_edits = store.write_tx(  # none of the names is rebound: no defaults needed
-        lambda tx: _write_batch(tx, gid, key, new_rows, edit_rows, roster, stored, batch_size)
+    out = store.write_tx(  # none of the names is rebound: no defaults needed
+        lambda tx: _write_batch(tx, group, n == 0, key, new_rows, edit_rows, roster, stored, batch_size)
     )
-    summary.persons_created += cp
-    summary.sessions_created += cs
-    if scoped and new_rows:
+    if n == 0:
+        summary.groups_created += int(out.group_created)
+        group["vector_index"] = out.vector_index
+    summary.persons_created += out.persons_created
+    summary.sessions_created += out.sessions_created
+    if group["vector_index"] and new_rows:  # the group has its own vector index
         label_scoped_messages(store, gid, [r["id"] for r in new_rows])
     bar.update(len(chunk))
-    return raced_new, raced_edits
+    return out.raced_new, out.raced_edits
+
+
+@dataclass
+class _BatchResult:
+    """What one batch transaction did (:func:`_write_batch`)."""
+
+    group_created: bool = False
+    vector_index: str | None = None
+    persons_created: int = 0
+    sessions_created: int = 0
+    raced_new: int = 0
+    raced_edits: int = 0
 
 
 def _write_batch(
-    tx: neo4j.ManagedTransaction, gid: str, key: str, new_rows: list[dict[str, Any]], edit_rows: list[dict[str, Any]],
-    roster: tuple[list[dict[str, Any]], list[dict[str, Any]]], stored: dict[str, dict[str, Any]], batch_size: int,
-) -> tuple[int, int, int, int]:
-    """One batch in one transaction: lock the group, re-check, write, place. Idempotent.
+    tx: neo4j.ManagedTransaction, group: dict[str, Any], first: bool, key: str, new_rows: list[dict[str, Any]],
+    edit_rows: list[dict[str, Any]], roster: tuple[list[dict[str, Any]], list[dict[str, Any]]],
+    stored: dict[str, dict[str, Any]], batch_size: int,
+) -> _BatchResult:
+    """One batch in one transaction: lock the group (``first``: create it when missing), re-check,
+    write the roster, place the new messages among the stored ones, write them with their place,
+    link. Idempotent.
 
-    Returns (persons created, sessions created, new messages and edits that another load had
-    already written exactly like this one, which are skipped here). The edits are counted as
-    the summary counted them: one per text a new message went through before its last in this
-    input (``text_history``), and one per text an edit row applies (``between`` and the last).
+    ``raced_new`` / ``raced_edits`` of the result count the new messages and edits that another
+    load had already written exactly like this one, which are skipped here. The edits are
+    counted as the summary counted them: one per text a new message went through before its
+    last in this input (``text_history``), and one per text an edit row applies (``between``
+    and the last).
     """
+    gid = group["id"]
+    out = _BatchResult()
+    if first:  # the group, created when missing, and its write lock
+        opened = run_tx(tx, "ingest/merge_group", group_id=gid, group_name=group["name"])[0]
+        out.group_created, out.vector_index = bool(opened["created"]), opened["vector_index"]
+    else:
+        opened = run_tx(tx, "ingest/lock_group", group_id=gid, n=0)[0]
+        out.vector_index = group["vector_index"]
+    seq_base = int(opened["seq_base"])
     ids = [r["id"] for r in new_rows] + [r["id"] for r in edit_rows]
-    run_tx(tx, "ingest/lock_group", group_id=gid, n=0)
     now = {r["id"]: r for r in run_tx(tx, "ingest/stored_messages", group_id=gid, ids=ids)} if ids else {}
     # Another load may have committed some of these ids since they were read: the same content
     # is simply there already; anything else is a conflict to retry.
-    raced_new = raced_edits = 0
     fresh, edits = [], []
     for r in new_rows:
         current = now.get(r["id"])
         if current is None:
             fresh.append(r)
         elif current["text"] == r["text"]:
-            raced_new += 1
-            raced_edits += len(r["text_history"])  # its edits in this input were counted as edits
+            out.raced_new += 1
+            out.raced_edits += len(r["text_history"])  # its edits in this input were counted as edits
         else:
             raise ConflictError(
                 f"message {r['id']!r} of group {gid!r} was written with other text by another load "
@@ -472,32 +497,44 @@ def _write_batch(
     for r in edit_rows:
         current = now.get(r["id"])
         if current is not None and current["text"] == r["text"]:
-            raced_edits += len(r["between"]) + 1
+            out.raced_edits += len(r["between"]) + 1
         elif current is None or current["text"] != r["old_text"]:
             raise ConflictError(
                 f"message {r['id']!r} of group {gid!r} was changed by another load while this one "
                 "ran; run this load again")
         else:
             edits.append(r)
-    seq_base = int(run_tx(tx, "ingest/lock_group", group_id=gid, n=len(fresh))[0]["seq_base"])
     rows_p, rows_s = roster
-    cp = sum(r["created"] for b in _batches(rows_p, batch_size)
-             for r in run_tx(tx, "ingest/merge_persons", group_id=gid, rows=b))
-    cs = sum(r["created"] for b in _batches(rows_s, batch_size)
-             for r in run_tx(tx, "ingest/merge_sessions", group_id=gid, rows=b))
+    out.persons_created = sum(r["created"] for b in _batches(rows_p, batch_size)
+                              for r in run_tx(tx, "ingest/merge_persons", group_id=gid, rows=b))
+    out.sessions_created = sum(r["created"] for b in _batches(rows_s, batch_size)
+                               for r in run_tx(tx, "ingest/merge_sessions", group_id=gid, rows=b))
     if not fresh and not edits:
-        return cp, cs, raced_new, raced_edits
+        return out
+    # arrival numbers: the group's next ones (the lock is held, so nobody else takes them)
     rows = [{**r, "seq": seq_base + j} for j, r in enumerate(fresh)]
-    if rows:
-        run_tx(tx, "ingest/create_messages", group_id=gid, group_key=key, rows=rows)
     if edits:
         run_tx(tx, "ingest/edit_messages", group_id=gid, rows=edits)
-    place_messages(tx, gid, min(r["order_instant"] for r in rows + edits))
+    # Place the new messages among the stored ones (edited texts read back) before they are
+    # written, so each is created with its position, turn and search document.
+    incoming = [{"id": r["id"], "channel": r["channel"], "session": r["session"],
+                 "order_instant": r["order_instant"], "seq": r["seq"], "speaker": r["speaker"],
+                 "text": r["text"]} for r in rows]
+    plan = plan_region(tx, gid, min(r["order_instant"] for r in rows + edits), incoming)
     if rows:
-        run_tx(tx, "ingest/mark_inserted", group_id=gid, ids=[r["id"] for r in rows])
+        placed = {p["id"]: p for p in plan.positions}
+        for r in rows:
+            p = placed.pop(r["id"])
+            r["turn_created"], r["turn"], r["search_text"] = p["turn_created"], p["turn"], p["search_text"]
+        plan.positions = [p for p in plan.positions if p["id"] in placed]  # stored messages that move
+        run_tx(tx, "ingest/create_messages", group_id=gid, group_key=key, rows=rows,
+               message_seq=seq_base + len(rows))
+    write_plan(tx, gid, plan)
+    if plan.inserted:  # a late message: stored positions moved (graphmem.recall.cache reloads)
+        run_tx(tx, "ingest/bump_vector_rev", group_id=gid)
     replies = [{"id": r["id"], "reply_to": r["reply_to"]} for r in rows if r["reply_to"]]
     for b in _batches(replies, batch_size):
         run_tx(tx, "ingest/link_replies", group_id=gid, rows=b)
     if rows:
         run_tx(tx, "ingest/link_reply_children", group_id=gid, ids=[r["id"] for r in rows])
-    return cp, cs, raced_new, raced_edits
+    return out
