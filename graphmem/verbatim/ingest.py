@@ -527,8 +527,20 @@ def _write_batch(
             p = placed.pop(r["id"])
             r["turn_created"], r["turn"], r["search_text"] = p["turn_created"], p["turn"], p["search_text"]
         plan.positions = [p for p in plan.positions if p["id"] in placed]  # stored messages that move
+        # NEXT between two new messages is made with them (by row number); links from or to a
+        # stored message are re-pointed by write_plan
+        at = {r["id"]: i for i, r in enumerate(rows)}
+        pairs = [[at[ln["from"]], at[ln["to"]]] for ln in plan.links if ln["from"] in at and ln["to"] in at]
+        plan.links = [ln for ln in plan.links if not (ln["from"] in at and ln["to"] in at)]
+        persons: dict[str, int] = {}
+        sessions: dict[str, int] = {}
+        for r in rows:
+            r["person"] = persons.setdefault(r.pop("person_id"), len(persons))
+            r["session_at"] = sessions.setdefault(r["session"], len(sessions))
+            if not r["text_history"]:  # no property rather than an empty list
+                r["text_history"] = r["edited_at"] = None
         run_tx(tx, "ingest/create_messages", group_id=gid, group_key=key, rows=rows,
-               message_seq=seq_base + len(rows))
+               message_seq=seq_base + len(rows), persons=list(persons), sessions=list(sessions), next=pairs)
     write_plan(tx, gid, plan)
     if plan.inserted:  # a late message: stored positions moved (graphmem.recall.cache reloads)
         run_tx(tx, "ingest/bump_vector_rev", group_id=gid)
