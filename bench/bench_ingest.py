@@ -94,6 +94,7 @@ def online(args: argparse.Namespace) -> None:
     quiet_notifications()  # as the CLI does
     s = get_settings()
     batch = args.batch or s.bulk_batch_size
+    workers = args.workers or s.ingest_workers
     m = Meter()
     convs = load_conversations(args.data / "locomo" / "locomo10.json", "locomo")
     n1 = sum(len(c.messages) for c in convs)
@@ -105,7 +106,7 @@ def online(args: argparse.Namespace) -> None:
     store = Store(driver)
     pid = server_pid()
     print(f"== online ingest --embed later: LoCoMo x{args.copies} = {n} msgs, "
-          f"{len(convs) * args.copies} groups, batch {batch}, neo4j pid {pid}")
+          f"{len(convs) * args.copies} groups, batch {batch}, {workers} writer(s), neo4j pid {pid}")
     meter = None
     if args.statements:
         meter = StatementMeter(pid, args.statements == "profile")
@@ -119,7 +120,7 @@ def online(args: argparse.Namespace) -> None:
                 if prof:
                     prof.enable()
                 out = ingest_conversations(store, part, None, batch_size=batch, embed="later",
-                                           exact_max=s.vector_exact_max)
+                                           exact_max=s.vector_exact_max, workers=workers)
                 if prof:
                     prof.disable()
                 written += out.messages_written + out.messages_edited
@@ -148,6 +149,8 @@ def main() -> None:
     ap.add_argument("--copies", type=int, default=4)
     ap.add_argument("--batch", type=int, default=0, help="online: messages per transaction "
                     "(default GRAPHMEM_BULK_BATCH_SIZE)")
+    ap.add_argument("--workers", type=int, default=0, help="online: groups written at the same time "
+                    "(default GRAPHMEM_INGEST_WORKERS)")
     ap.add_argument("--profile", default="", help="online: write a cProfile of the first run here")
     ap.add_argument("--statements", choices=["", "time", "profile"], default="",
                     help="online: per Cypher template, calls, client time and Neo4j CPU "

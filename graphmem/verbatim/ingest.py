@@ -35,7 +35,10 @@ always inside one group (the same name in two groups is two persons).
 
 from __future__ import annotations
 
+import contextvars
+import threading
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -209,6 +212,7 @@ def ingest_conversations(
     progress: bool = False,
     embed: str = "now",
     exact_max: int = DEFAULT_EXACT_MAX,
+    workers: int = 1,
 ) -> IngestSummary:
     """Write conversations into System 1.
 
@@ -227,6 +231,13 @@ def ingest_conversations(
             fulltext alone for the group meanwhile. The bulk fast path (docs/scale.md).
         exact_max: with ``embed="now"``, a group that ends with more messages than this gets
             its own vector index (graphmem.store.scope); the shells pass ``GRAPHMEM_VECTOR_EXACT_MAX``.
+        workers: with ``embed="later"``, up to this many groups of the input are written at
+            the same time (one thread each; a group's batches stay in order, one at a time), so
+            Neo4j works on one group's transaction while this process prepares another's; the
+            summary is the serial one (``group_ids`` in input order). When a group fails, groups
+            not started yet are not written, those already running finish, and the error of the
+            first failing group in input order is raised. With ``embed="now"`` groups are
+            written one after the other (the embedder runs ahead of the writes instead).
 
     Returns:
         An :class:`IngestSummary`; a second run over the same input reports every message as
@@ -249,8 +260,11 @@ def ingest_conversations(
     total = sum(len(c.messages) for c in conversations)
     bar = tqdm(total=total, unit="msg", desc="ingest", disable=not progress)
     try:
-        for conv in conversations:
-            _ingest_one(store, conv, embedder if embed == "now" else None, batch_size, summary, bar)
+        if embed == "later" and workers > 1 and len(conversations) > 1:
+            _ingest_parallel(store, conversations, batch_size, summary, _LockedBar(bar), workers)
+        else:
+            for conv in conversations:
+                _ingest_one(store, conv, embedder if embed == "now" else None, batch_size, summary, bar)
     finally:
         bar.close()
     if embed == "now" and embedder is not None and summary.messages_written:
@@ -259,6 +273,55 @@ def ingest_conversations(
         for gid in summary.group_ids:
             scope_if_large(store, embedder, gid, exact_max)
     return summary
+
+
+class _LockedBar:
+    """A progress bar that several writer threads update."""
+
+    def __init__(self, bar: tqdm) -> None:
+        self.bar, self.lock = bar, threading.Lock()
+
+    def update(self, n: int) -> None:
+        with self.lock:
+            self.bar.update(n)
+
+
+def _ingest_parallel(
+    store: Store, conversations: list[Conversation], batch_size: int, summary: IngestSummary,
+    bar: _LockedBar, workers: int,
+) -> None:
+    """:func:`_ingest_one` for each group on up to ``workers`` threads (no embedder), each
+    into its own summary, added to ``summary`` in input order; see ``workers`` of
+    :func:`ingest_conversations` for what a failure leaves."""
+    parts: list[IngestSummary | None] = [None] * len(conversations)
+    failed = threading.Event()
+
+    def one(i: int) -> None:
+        if failed.is_set():  # another group failed: start nothing more
+            return
+        part = IngestSummary()
+        try:
+            _ingest_one(store, conversations[i], None, batch_size, part, bar)
+        except BaseException:
+            failed.set()
+            raise
+        parts[i] = part
+
+    with ThreadPoolExecutor(max_workers=min(workers, len(conversations)),
+                            thread_name_prefix="graphmem-ingest") as pool:
+        futures = [pool.submit(contextvars.copy_context().run, one, i) for i in range(len(conversations))]
+        wait(futures)
+    for f in futures:  # the first failure in input order
+        error = f.exception()
+        if error is not None:
+            raise error
+    for part in parts:
+        assert part is not None  # no failure: every group ran
+        for name, value in part.as_dict().items():
+            if name == "group_ids":
+                summary.group_ids.extend(part.group_ids)
+            else:
+                setattr(summary, name, getattr(summary, name) + value)
 
 
 @dataclass
@@ -304,7 +367,7 @@ def pending_texts(texts: list[str], stored: str, history: list[str]) -> list[str
 
 def _ingest_one(
     store: Store, conv: Conversation, embedder: Embedder | None, batch_size: int,
-    summary: IngestSummary, bar: tqdm,
+    summary: IngestSummary, bar: tqdm | _LockedBar,
 ) -> None:
     gid = conv.group_id
     deliveries = collapse(conv)
@@ -396,7 +459,7 @@ def _ingest_one(
 def _write_chunk(
     store: Store, group: dict[str, Any], key: str, n: int, chunk: list[tuple[_Delivery, str | None, list[str]]],
     vectors: list[MessageVectors] | list[None], rows_p: list[dict[str, Any]], rows_s: list[dict[str, Any]],
-    stored: dict[str, dict[str, Any]], batch_size: int, summary: IngestSummary, bar: tqdm,
+    stored: dict[str, dict[str, Any]], batch_size: int, summary: IngestSummary, bar: tqdm | _LockedBar,
 ) -> tuple[int, int]:
     """Write chunk ``n`` of an input's work in one transaction (:func:`_write_batch`); chunk 0
     also creates the group when missing (``group``: id, name; its ``vector_index`` is set here).
