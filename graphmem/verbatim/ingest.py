@@ -542,7 +542,10 @@ def _write_batch(
         out.vector_index = group["vector_index"]
     seq_base = int(opened["seq_base"])
     ids = [r["id"] for r in new_rows] + [r["id"] for r in edit_rows]
-    now = {r["id"]: r for r in run_tx(tx, "ingest/stored_messages", group_id=gid, ids=ids)} if ids else {}
+    # a group this transaction created holds no message yet: nothing to re-check, place after or link to
+    empty = out.group_created
+    now = {r["id"]: r for r in run_tx(tx, "ingest/stored_messages", group_id=gid, ids=ids)} \
+        if ids and not empty else {}
     # Another load may have committed some of these ids since they were read: the same content
     # is simply there already; anything else is a conflict to retry.
     fresh, edits = [], []
@@ -583,7 +586,7 @@ def _write_batch(
     incoming = [{"id": r["id"], "channel": r["channel"], "session": r["session"],
                  "order_instant": r["order_instant"], "seq": r["seq"], "speaker": r["speaker"],
                  "text": r["text"]} for r in rows]
-    plan = plan_region(tx, gid, min(r["order_instant"] for r in rows + edits), incoming)
+    plan = plan_region(tx, gid, min(r["order_instant"] for r in rows + edits), incoming, empty=empty)
     if rows:
         placed = {p["id"]: p for p in plan.positions}
         for r in rows:
@@ -610,6 +613,6 @@ def _write_batch(
     replies = [{"id": r["id"], "reply_to": r["reply_to"]} for r in rows if r["reply_to"]]
     for b in _batches(replies, batch_size):
         run_tx(tx, "ingest/link_replies", group_id=gid, rows=b)
-    if rows:
+    if rows and not empty:  # replies stored before their parent
         run_tx(tx, "ingest/link_reply_children", group_id=gid, ids=[r["id"] for r in rows])
     return out

@@ -109,6 +109,7 @@ def plan_order(
 
 def plan_region(
     tx: neo4j.ManagedTransaction, group_id: str, start: float, incoming: list[dict[str, Any]] | None = None,
+    *, empty: bool = False,
 ) -> OrderPlan:
     """Read the region of a group ordered at or after ``start`` and plan it (:func:`plan_order`),
     with ``incoming`` messages that this transaction is about to create placed among the stored
@@ -120,12 +121,14 @@ def plan_region(
         start: epoch seconds: the earliest ``order_instant`` added, edited or erased.
         incoming: messages not stored yet (id, channel, session, order_instant (>= ``start``),
             seq (above every stored one), speaker, text); None or [] for none.
+        empty: the group holds no message (it was created by this transaction): nothing is
+            read, the region is ``incoming`` alone.
 
     Returns:
         The :class:`OrderPlan`; its positions include one row per incoming message, and
         ``inserted`` says whether a stored message lies after the first incoming one.
     """
-    region = run_tx(tx, "ingest/order_region", group_id=group_id, **{"from": start})
+    region = [] if empty else run_tx(tx, "ingest/order_region", group_id=group_id, **{"from": start})
     if incoming:
         first = min((r["order_instant"], r["seq"]) for r in incoming)
         plan_inserted = any((r["order_instant"], r["seq"]) > first for r in region)
@@ -134,8 +137,12 @@ def plan_region(
         plan_inserted = False
     channels = sorted({r["channel"] for r in region})
     sessions = sorted({r["session"] for r in region})
-    ctx = run_tx(tx, "ingest/order_context", group_id=group_id, channels=channels, sessions=sessions,
-                 **{"from": start})[0]
+    if empty:
+        ctx: dict[str, Any] = {"base": 0, "channels": [{"channel": c, "id": None} for c in channels],
+                               "sessions": [{"session": sid, "id": None} for sid in sessions]}
+    else:
+        ctx = run_tx(tx, "ingest/order_context", group_id=group_id, channels=channels, sessions=sessions,
+                     **{"from": start})[0]
     plan = plan_order(
         region, int(ctx["base"]),
         {r["channel"]: r for r in ctx["channels"]}, {r["session"]: r for r in ctx["sessions"]},
