@@ -17,8 +17,11 @@ Guarantees (docs/reliability.md):
   order among equal ones). ``turn_created`` is the 0-based position in that order, ``turn`` the position in the
   session, NEXT links consecutive messages of a channel, and ``search_text`` holds the previous
   turn of the session. Each write re-places only the messages from the earliest one it touches
-  on (one read and a few ``UNWIND`` writes per batch, :func:`graphmem.verbatim.order.place_messages`),
-  so a late message and a reply stored before its parent end as if they had arrived on time.
+  on: the stored region is read once and the new messages are planned among it before they
+  are written (:func:`graphmem.verbatim.order.plan_region`), so each is created with its place
+  in one ``UNWIND`` (and NEXT between new messages with it); only stored messages that move
+  are written again. A late message and a reply stored before its parent end as if they had
+  arrived on time.
 - Concurrent loads of one group serialise on the Group node's write lock, taken first in every
   message transaction (``ingest/lock_group``); a load that finds a message changed by another
   load since it read it stops with a retryable :class:`ConflictError` and writes nothing more.
