@@ -129,12 +129,18 @@ def plan_region(
         ``inserted`` says whether a stored message lies after the first incoming one.
     """
     region = [] if empty else run_tx(tx, "ingest/order_region", group_id=group_id, **{"from": start})
-    if incoming:
-        first = min((r["order_instant"], r["seq"]) for r in incoming)
-        plan_inserted = any((r["order_instant"], r["seq"]) > first for r in region)
-        region = sorted(region + incoming, key=lambda r: (r["order_instant"], r["seq"]))
-    else:
-        plan_inserted = False
+    plan_inserted = False
+    if incoming:  # merged into the stored order: a new message comes after stored ones of its instant
+        merged: list[dict[str, Any]] = []  # (its seq is above theirs)
+        i, before_first = 0, None
+        for r in sorted(incoming, key=lambda r: (r["order_instant"], r["seq"])):
+            while i < len(region) and region[i]["order_instant"] <= r["order_instant"]:
+                merged.append(region[i])
+                i += 1
+            before_first = i if before_first is None else before_first
+            merged.append(r)
+        plan_inserted = before_first is not None and before_first < len(region)  # a stored one after the first new
+        region = merged + region[i:]
     channels = sorted({r["channel"] for r in region})
     sessions = sorted({r["session"] for r in region})
     if empty:
