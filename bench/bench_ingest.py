@@ -1,18 +1,31 @@
 """Ingest throughput and peak memory for LoCoMo and the SocialMemBench networks.
 
 Usage:
-    .venv/bin/python bench/bench_ingest.py [--data ../shared/data] [--keep]
+    .venv/bin/python bench/bench_ingest.py [--data ../shared/data]
+    .venv/bin/python bench/bench_ingest.py online [--data ../shared/data] [--copies 4] [--batch N] \
+        [--profile FILE]
 
-Writes each benchmark unit into its natural group id (conv-26, grp_0d1e2f3a, ...) after
+The default mode writes each benchmark unit into its natural group id (conv-26, grp_0d1e2f3a, ...) after
 deleting that group, then ingests again to show the second run writes nothing. Prints messages
 per second end to end and with the embedding time excluded, and the peak RSS of this process.
 Requires the local Neo4j (make neo4j). Figures go to stdout; nothing here is a test.
+
+``online`` measures the append path with deferred embeddings as ``graphmem ingest --format
+locomo --embed later`` runs it (:func:`graphmem.verbatim.ingest.ingest_conversations` with the
+CLI's batch size, ``GRAPHMEM_BULK_BATCH_SIZE``): the 10 LoCoMo conversations loaded ``--copies``
+times under as many group ids (``<id>-on<k>-<tag>``, one ingest call per copy, as one CLI run
+each), then the same again, which must write nothing. Per run it prints messages per second,
+the CPU-seconds of this process and of the Neo4j server (``/proc/<pid>/stat``) and the load
+average; ``--profile FILE`` writes a cProfile of the first run. The groups are deleted
+afterwards.
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
 import resource
+import sys
 import time
 from pathlib import Path
 
@@ -72,10 +85,80 @@ def run(name: str, path: Path, fmt: str, store: Store, embedder: TimedEmbedder) 
     print(f"  second run: {second.messages_written} written, {second.messages_skipped} skipped in {rerun:.1f}s")
 
 
+def online(args: argparse.Namespace) -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from bench_bulk import Meter, StatementMeter, load1, self_cpu, server_cpu, server_pid, tagged
+
+    from graphmem.store.db import quiet_notifications
+
+    quiet_notifications()  # as the CLI does
+    s = get_settings()
+    batch = args.batch or s.bulk_batch_size
+    workers = args.workers or s.ingest_workers
+    m = Meter()
+    convs = load_conversations(args.data / "locomo" / "locomo10.json", "locomo")
+    n1 = sum(len(c.messages) for c in convs)
+    m.stop(n1, "parse LoCoMo (once; not in the figures below)")
+    tag = str(int(time.time()))
+    copies = [tagged(convs, f"on{k}-{tag}") for k in range(args.copies)]
+    n = n1 * args.copies
+    driver = open_driver(s)
+    store = Store(driver)
+    pid = server_pid()
+    print(f"== online ingest --embed later: LoCoMo x{args.copies} = {n} msgs, "
+          f"{len(convs) * args.copies} groups, batch {batch}, {workers} writer(s), neo4j pid {pid}")
+    meter = None
+    if args.statements:
+        meter = StatementMeter(pid, args.statements == "profile")
+        meter.install()
+    try:
+        for label, profile in (("first run", args.profile), ("second run", None)):
+            prof = cProfile.Profile() if profile else None
+            written = skipped = 0
+            t, cpu, srv, load = time.perf_counter(), self_cpu(), server_cpu(pid), load1()
+            for part in copies:
+                if prof:
+                    prof.enable()
+                out = ingest_conversations(store, part, None, batch_size=batch, embed="later",
+                                           exact_max=s.vector_exact_max, workers=workers)
+                if prof:
+                    prof.disable()
+                written += out.messages_written + out.messages_edited
+                skipped += out.messages_skipped
+            wall, cpu, srv = time.perf_counter() - t, self_cpu() - cpu, server_cpu(pid) - srv
+            print(f"  {label}: {written} written, {skipped} skipped: {n} msgs in {wall:.2f} s = "
+                  f"{n / wall:,.0f} msg/s; CPU: python {cpu:.2f} s, neo4j {srv:.2f} s; "
+                  f"load {load:.2f} -> {load1():.2f}", flush=True)
+            if prof:
+                prof.dump_stats(profile)
+            if meter is not None:
+                meter.report(n)
+                meter.stats.clear()
+                meter.ops.clear()
+    finally:
+        for part in copies:
+            for c in part:
+                forget_group(store, c.group_id)
+        driver.close()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
+    ap.add_argument("mode", nargs="?", default="embed", choices=["embed", "online"])
     ap.add_argument("--data", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "data")
+    ap.add_argument("--copies", type=int, default=4)
+    ap.add_argument("--batch", type=int, default=0, help="online: messages per transaction "
+                    "(default GRAPHMEM_BULK_BATCH_SIZE)")
+    ap.add_argument("--workers", type=int, default=0, help="online: groups written at the same time "
+                    "(default GRAPHMEM_INGEST_WORKERS)")
+    ap.add_argument("--profile", default="", help="online: write a cProfile of the first run here")
+    ap.add_argument("--statements", choices=["", "time", "profile"], default="",
+                    help="online: per Cypher template, calls, client time and Neo4j CPU "
+                         "(bench_bulk.StatementMeter); 'profile' adds PROFILE db hits")
     args = ap.parse_args()
+    if args.mode == "online":
+        online(args)
+        return
     driver = open_driver(get_settings())
     store = Store(driver)
     embedder = TimedEmbedder(Embedder.from_settings(get_settings()))

@@ -43,6 +43,7 @@ def ingest(
             store, conversations, command_embedder() if embed == "now" else None,
             batch_size=s.write_batch_size if embed == "now" else s.bulk_batch_size,
             progress=progress and sys.stderr.isatty(), embed=embed, exact_max=s.vector_exact_max,
+            workers=s.ingest_workers,
         )
     if as_json:
         emit_json(summary.as_dict())

@@ -84,6 +84,9 @@ class Settings(BaseSettings):
     # Messages per UNWIND batch when ingest writes without computing embeddings
     # (``--embed later``); bench/bench_scale.py measured the throughput per batch size.
     bulk_batch_size: int = 5000
+    # Groups of one ``--embed later`` input written at the same time (each group's batches stay
+    # in order, one at a time); 1: one group after the other (docs/scale.md, "Online ingest").
+    ingest_workers: Annotated[int, Field(ge=1, le=16)] = 2
 
     # --- group scoping of the vector ranking (graphmem/scope.py) ------------------------
     # Groups up to this many messages are scored exactly (cosine over the group's messages);

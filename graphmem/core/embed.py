@@ -611,7 +611,9 @@ def resolve_device(requested: str) -> str:
 def space_of(embedder: Any) -> EmbeddingSpace | None:
     """The :class:`EmbeddingSpace` of ``embedder``, looking through wrappers that keep the real
     embedder as ``inner`` (a per-ask cache, a lock, a timer); None for an object that has none
-    (a test's fixed vectors), which no group's record is checked against."""
+    (a test's fixed vectors), which no group's record is checked against. A space is its own."""
+    if isinstance(embedder, EmbeddingSpace):
+        return embedder
     for _ in range(8):
         inner = getattr(embedder, "inner", None)
         if inner is None:

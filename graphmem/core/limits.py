@@ -168,6 +168,8 @@ def invisible_in_id(value: str) -> tuple[int, str] | None:
     and a zero-width joiner that does not stand between two symbols (emoji sequences stay
     valid: ``"\u2764\ufe0f"``, a family joined by U+200D).
     """
+    if value.isascii() and value.isprintable():  # the common case: no ASCII character but a control is refused
+        return None
     for i in range(len(value)):
         why = _refused_at(value, i)
         if why is not None:

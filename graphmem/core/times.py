@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -106,7 +107,7 @@ def parse_ts(value: Any, *, source: str = "", record: str = "", field: str = "ts
             record=record,
             field=field,
         )
-    fast = _normal_form(value)
+    fast = _normal_form_cached(value) if len(value) in _NORMAL_LENGTHS else None
     if fast is not None:
         return fast
     m = _ISO_RE.fullmatch(value.strip())
@@ -163,6 +164,17 @@ def _normal_form(value: str) -> ParsedTs | None:
         return None
     aware = dt if dt.tzinfo is not None else dt.replace(tzinfo=timezone.utc)
     return ParsedTs(text=value, instant=(aware - _EPOCH).total_seconds())
+
+
+_NORMAL_LENGTHS = frozenset({19, 25, 26, 32})
+
+
+@lru_cache(maxsize=65536)
+def _normal_form_cached(value: str) -> ParsedTs | None:
+    """:func:`_normal_form`, remembered: a load reads each timestamp several times (validation,
+    instant, stored form) and a chat repeats timestamps; only strings of a normal-form length
+    come here, so the cache holds at most 65,536 short strings."""
+    return _normal_form(value)
 
 
 def _parse_offset(raw: str | None) -> timezone | None:

@@ -20,7 +20,7 @@ Freshness: an entry is used only while it matches the group's state that ``ask``
   are read by a range seek (``recall/person_vectors_since``) and appended; below it: dropped.
   That holds because every other write moves ``vector_rev``: a late message (placed before
   messages already stored, whose positions then move) marks the group in the same transaction
-  (``ingest/mark_inserted``), and a group created again under an old id starts at a new random
+  (``OrderPlan.inserted`` of :func:`graphmem.verbatim.order.plan_region`, then ``ingest/bump_vector_rev``), and a group created again under an old id starts at a new random
   ``vector_rev`` (``ingest/merge_group``; ``schema apply`` seeds the importer's groups).
 
 A person without a usable entry is ranked by Neo4j as before, and the entry is filled by a

@@ -256,7 +256,7 @@ class Store:
         text = cypher(name)
 
         def work(tx: neo4j.ManagedTransaction) -> list[dict[str, Any]]:
-            return [r.data() for r in tx.run(text, params)]
+            return [record_dict(r) for r in tx.run(text, params)]
 
         return self.write_tx(work)
 
@@ -296,8 +296,8 @@ def _translated() -> Iterator[None]:
 
 
 def run_tx(tx: neo4j.ManagedTransaction, name: str, /, **params: Any) -> list[dict[str, Any]]:
-    """Run template ``name`` inside an open transaction; return rows as dicts."""
-    return [r.data() for r in tx.run(cypher(name), params)]
+    """Run template ``name`` inside an open transaction; return rows as dicts (:func:`record_dict`)."""
+    return [record_dict(r) for r in tx.run(cypher(name), params)]
 
 
 def quiet_notifications() -> None:

@@ -17,8 +17,11 @@ Guarantees (docs/reliability.md):
   order among equal ones). ``turn_created`` is the 0-based position in that order, ``turn`` the position in the
   session, NEXT links consecutive messages of a channel, and ``search_text`` holds the previous
   turn of the session. Each write re-places only the messages from the earliest one it touches
-  on (one read and a few ``UNWIND`` writes per batch, :func:`graphmem.verbatim.order.place_messages`),
-  so a late message and a reply stored before its parent end as if they had arrived on time.
+  on: the stored region is read once and the new messages are planned among it before they
+  are written (:func:`graphmem.verbatim.order.plan_region`), so each is created with its place
+  in one ``UNWIND`` (and NEXT between new messages with it); only stored messages that move
+  are written again. A late message and a reply stored before its parent end as if they had
+  arrived on time.
 - Concurrent loads of one group serialise on the Group node's write lock, taken first in every
   message transaction (``ingest/lock_group``); a load that finds a message changed by another
   load since it read it stops with a retryable :class:`ConflictError` and writes nothing more.
@@ -35,7 +38,10 @@ always inside one group (the same name in two groups is two persons).
 
 from __future__ import annotations
 
+import contextvars
+import threading
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -44,13 +50,14 @@ from tqdm import tqdm
 
 from graphmem.core import limits
 from graphmem.core import times
-from graphmem.verbatim.space import claim_space
+from graphmem.verbatim.space import check_space, claim_space, stored_space
+from graphmem.core.embed import space_of
 from graphmem.store.db import Store, run_tx
 from graphmem.core.embed import Embedder, MessageVectors, Prefetch
 from graphmem.core.errors import ConflictError, InvalidInputError
 from graphmem.store.scope import group_key, label_scoped_messages
 from graphmem.core.model import Conversation, MessageRecord, record_label
-from graphmem.verbatim.order import place_messages, search_document
+from graphmem.verbatim.order import plan_region, search_document, write_plan
 from graphmem.core.times import instant, now_iso
 
 
@@ -210,6 +217,7 @@ def ingest_conversations(
     progress: bool = False,
     embed: str = "now",
     exact_max: int = DEFAULT_EXACT_MAX,
+    workers: int = 1,
 ) -> IngestSummary:
     """Write conversations into System 1.
 
@@ -228,6 +236,13 @@ def ingest_conversations(
             fulltext alone for the group meanwhile. The bulk fast path (docs/scale.md).
         exact_max: with ``embed="now"``, a group that ends with more messages than this gets
             its own vector index (graphmem.store.scope); the shells pass ``GRAPHMEM_VECTOR_EXACT_MAX``.
+        workers: with ``embed="later"``, up to this many groups of the input are written at
+            the same time (one thread each; a group's batches stay in order, one at a time), so
+            Neo4j works on one group's transaction while this process prepares another's; the
+            summary is the serial one (``group_ids`` in input order). When a group fails, groups
+            not started yet are not written, those already running finish, and the error of the
+            first failing group in input order is raised. With ``embed="now"`` groups are
+            written one after the other (the embedder runs ahead of the writes instead).
 
     Returns:
         An :class:`IngestSummary`; a second run over the same input reports every message as
@@ -250,8 +265,11 @@ def ingest_conversations(
     total = sum(len(c.messages) for c in conversations)
     bar = tqdm(total=total, unit="msg", desc="ingest", disable=not progress)
     try:
-        for conv in conversations:
-            _ingest_one(store, conv, embedder if embed == "now" else None, batch_size, summary, bar)
+        if embed == "later" and workers > 1 and len(conversations) > 1:
+            _ingest_parallel(store, conversations, batch_size, summary, _LockedBar(bar), workers)
+        else:
+            for conv in conversations:
+                _ingest_one(store, conv, embedder if embed == "now" else None, batch_size, summary, bar)
     finally:
         bar.close()
     if embed == "now" and embedder is not None and summary.messages_written:
@@ -260,6 +278,55 @@ def ingest_conversations(
         for gid in summary.group_ids:
             scope_if_large(store, embedder, gid, exact_max)
     return summary
+
+
+class _LockedBar:
+    """A progress bar that several writer threads update."""
+
+    def __init__(self, bar: tqdm) -> None:
+        self.bar, self.lock = bar, threading.Lock()
+
+    def update(self, n: int) -> None:
+        with self.lock:
+            self.bar.update(n)
+
+
+def _ingest_parallel(
+    store: Store, conversations: list[Conversation], batch_size: int, summary: IngestSummary,
+    bar: _LockedBar, workers: int,
+) -> None:
+    """:func:`_ingest_one` for each group on up to ``workers`` threads (no embedder), each
+    into its own summary, added to ``summary`` in input order; see ``workers`` of
+    :func:`ingest_conversations` for what a failure leaves."""
+    parts: list[IngestSummary | None] = [None] * len(conversations)
+    failed = threading.Event()
+
+    def one(i: int) -> None:
+        if failed.is_set():  # another group failed: start nothing more
+            return
+        part = IngestSummary()
+        try:
+            _ingest_one(store, conversations[i], None, batch_size, part, bar)
+        except BaseException:
+            failed.set()
+            raise
+        parts[i] = part
+
+    with ThreadPoolExecutor(max_workers=min(workers, len(conversations)),
+                            thread_name_prefix="graphmem-ingest") as pool:
+        futures = [pool.submit(contextvars.copy_context().run, one, i) for i in range(len(conversations))]
+        wait(futures)
+    for f in futures:  # the first failure in input order
+        error = f.exception()
+        if error is not None:
+            raise error
+    for part in parts:
+        assert part is not None  # no failure: every group ran
+        for name, value in part.as_dict().items():
+            if name == "group_ids":
+                summary.group_ids.extend(part.group_ids)
+            else:
+                setattr(summary, name, getattr(summary, name) + value)
 
 
 @dataclass
@@ -305,7 +372,7 @@ def pending_texts(texts: list[str], stored: str, history: list[str]) -> list[str
 
 def _ingest_one(
     store: Store, conv: Conversation, embedder: Embedder | None, batch_size: int,
-    summary: IngestSummary, bar: tqdm,
+    summary: IngestSummary, bar: tqdm | _LockedBar,
 ) -> None:
     gid = conv.group_id
     deliveries = collapse(conv)
@@ -346,12 +413,10 @@ def _ingest_one(
     work.sort(key=lambda w: w[0].order_instant)
     bar.update(skipped)
 
-    created = store.write("ingest/merge_group", group_id=gid, group_name=conv.name or gid)
-    scoped = bool(created[0].get("vector_index"))  # the group has its own vector index
-    if embedder is not None and work:  # refused before encoding: a group never mixes two models
-        claim_space(store, gid, embedder)
+    space = space_of(embedder) if embedder is not None and work else None
+    if space is not None:  # an existing group of another model or backend: refused before encoding
+        claim_space(store, gid, embedder, missing_ok=True)
     summary.groups += 1
-    summary.groups_created += int(created[0]["created"])
     summary.group_ids.append(gid)
 
     # Roster: latest display name per person key, every alias seen.
@@ -383,12 +448,12 @@ def _ingest_one(
             "text": new[-1], "speaker": stored[d.m.id]["speaker"], "ts": stored[d.m.id]["ts"]})
             for d, old, new in chunk]
 
+    group = {"id": gid, "name": conv.name or gid, "vector_index": None, "space": space}  # filled by chunk 0
     with Prefetch(embedder, chunks, latest) as pending_vectors:
         for n, chunk in enumerate(chunks):
             vectors = pending_vectors.take(n)  # encoded before the transaction
             raced_new, raced_edits = _write_chunk(
-                store, gid, key, n, chunk, vectors, rows_p, rows_s, stored, batch_size, scoped,
-                summary, bar)
+                store, group, key, n, chunk, vectors, rows_p, rows_s, stored, batch_size, summary, bar)
             # what another concurrent load wrote identically meanwhile counts as skipped: every
             # input line behind it (a new message's own edits in the input included)
             written -= raced_new
@@ -400,16 +465,18 @@ def _ingest_one(
 
 
 def _write_chunk(
-    store: Store, gid: str, key: str, n: int, chunk: list[tuple[_Delivery, str | None, list[str]]],
+    store: Store, group: dict[str, Any], key: str, n: int, chunk: list[tuple[_Delivery, str | None, list[str]]],
     vectors: list[MessageVectors] | list[None], rows_p: list[dict[str, Any]], rows_s: list[dict[str, Any]],
-    stored: dict[str, dict[str, Any]], batch_size: int, scoped: bool, summary: IngestSummary, bar: tqdm,
+    stored: dict[str, dict[str, Any]], batch_size: int, summary: IngestSummary, bar: tqdm | _LockedBar,
 ) -> tuple[int, int]:
-    """Write chunk ``n`` of an input's work in one transaction (:func:`_write_batch`).
+    """Write chunk ``n`` of an input's work in one transaction (:func:`_write_batch`); chunk 0
+    also creates the group when missing (``group``: id, name; its ``vector_index`` is set here).
 
     Returns (new messages, edits) that another concurrent load had already written identically
     (counted as skipped); edits count every input text behind them, so a raced new message
     that the input also edited returns its edits too.
     """
+    gid = group["id"]
     edited_at = now_iso()
     new_rows: list[dict[str, Any]] = []
     edit_rows: list[dict[str, Any]] = []
@@ -432,42 +499,76 @@ def _write_chunk(
                 "order_instant": d.order_instant,
             })
     roster = (rows_p, rows_s) if n == 0 else ([], [])
-    cp, cs, raced_new, raced_edits = store.write_tx(  # none of the names is rebound: no defaults needed
-        lambda tx: _write_batch(tx, gid, key, new_rows, edit_rows, roster, stored, batch_size)
+    out = store.write_tx(  # none of the names is rebound: no defaults needed
+        lambda tx: _write_batch(tx, group, n == 0, key, new_rows, edit_rows, roster, stored, batch_size)
     )
-    summary.persons_created += cp
-    summary.sessions_created += cs
-    if scoped and new_rows:
+    if n == 0:
+        summary.groups_created += int(out.group_created)
+        group["vector_index"] = out.vector_index
+    summary.persons_created += out.persons_created
+    summary.sessions_created += out.sessions_created
+    if group["vector_index"] and new_rows:  # the group has its own vector index
         label_scoped_messages(store, gid, [r["id"] for r in new_rows])
     bar.update(len(chunk))
-    return raced_new, raced_edits
+    return out.raced_new, out.raced_edits
+
+
+@dataclass
+class _BatchResult:
+    """What one batch transaction did (:func:`_write_batch`)."""
+
+    group_created: bool = False
+    vector_index: str | None = None
+    persons_created: int = 0
+    sessions_created: int = 0
+    raced_new: int = 0
+    raced_edits: int = 0
 
 
 def _write_batch(
-    tx: neo4j.ManagedTransaction, gid: str, key: str, new_rows: list[dict[str, Any]], edit_rows: list[dict[str, Any]],
-    roster: tuple[list[dict[str, Any]], list[dict[str, Any]]], stored: dict[str, dict[str, Any]], batch_size: int,
-) -> tuple[int, int, int, int]:
-    """One batch in one transaction: lock the group, re-check, write, place. Idempotent.
+    tx: neo4j.ManagedTransaction, group: dict[str, Any], first: bool, key: str, new_rows: list[dict[str, Any]],
+    edit_rows: list[dict[str, Any]], roster: tuple[list[dict[str, Any]], list[dict[str, Any]]],
+    stored: dict[str, dict[str, Any]], batch_size: int,
+) -> _BatchResult:
+    """One batch in one transaction: lock the group (``first``: create it when missing), re-check,
+    write the roster, place the new messages among the stored ones, write them with their place,
+    link. Idempotent.
 
-    Returns (persons created, sessions created, new messages and edits that another load had
-    already written exactly like this one, which are skipped here). The edits are counted as
-    the summary counted them: one per text a new message went through before its last in this
-    input (``text_history``), and one per text an edit row applies (``between`` and the last).
+    ``raced_new`` / ``raced_edits`` of the result count the new messages and edits that another
+    load had already written exactly like this one, which are skipped here. The edits are
+    counted as the summary counted them: one per text a new message went through before its
+    last in this input (``text_history``), and one per text an edit row applies (``between``
+    and the last).
     """
+    gid = group["id"]
+    out = _BatchResult()
+    if first:  # the group, created when missing, and its write lock
+        space = group.get("space")  # recorded on the group when this load writes vectors
+        opened = run_tx(tx, "ingest/merge_group", group_id=gid, group_name=group["name"],
+                        embed_model=space.model if space else None, embed_backend=space.backend if space else None,
+                        embed_dimension=space.dimension if space else None)[0]
+        out.group_created, out.vector_index = bool(opened["created"]), opened["vector_index"]
+        if space is not None:  # a concurrent first load of another space won the group: nothing is written
+            check_space(gid, stored_space(opened), space)
+    else:
+        opened = run_tx(tx, "ingest/lock_group", group_id=gid, n=0)[0]
+        out.vector_index = group["vector_index"]
+    seq_base = int(opened["seq_base"])
     ids = [r["id"] for r in new_rows] + [r["id"] for r in edit_rows]
-    run_tx(tx, "ingest/lock_group", group_id=gid, n=0)
-    now = {r["id"]: r for r in run_tx(tx, "ingest/stored_messages", group_id=gid, ids=ids)} if ids else {}
+    # a group this transaction created holds no message yet: nothing to re-check, place after or link to
+    empty = out.group_created
+    now = {r["id"]: r for r in run_tx(tx, "ingest/stored_messages", group_id=gid, ids=ids)} \
+        if ids and not empty else {}
     # Another load may have committed some of these ids since they were read: the same content
     # is simply there already; anything else is a conflict to retry.
-    raced_new = raced_edits = 0
     fresh, edits = [], []
     for r in new_rows:
         current = now.get(r["id"])
         if current is None:
             fresh.append(r)
         elif current["text"] == r["text"]:
-            raced_new += 1
-            raced_edits += len(r["text_history"])  # its edits in this input were counted as edits
+            out.raced_new += 1
+            out.raced_edits += len(r["text_history"])  # its edits in this input were counted as edits
         else:
             raise ConflictError(
                 f"message {r['id']!r} of group {gid!r} was written with other text by another load "
@@ -475,32 +576,56 @@ def _write_batch(
     for r in edit_rows:
         current = now.get(r["id"])
         if current is not None and current["text"] == r["text"]:
-            raced_edits += len(r["between"]) + 1
+            out.raced_edits += len(r["between"]) + 1
         elif current is None or current["text"] != r["old_text"]:
             raise ConflictError(
                 f"message {r['id']!r} of group {gid!r} was changed by another load while this one "
                 "ran; run this load again")
         else:
             edits.append(r)
-    seq_base = int(run_tx(tx, "ingest/lock_group", group_id=gid, n=len(fresh))[0]["seq_base"])
     rows_p, rows_s = roster
-    cp = sum(r["created"] for b in _batches(rows_p, batch_size)
-             for r in run_tx(tx, "ingest/merge_persons", group_id=gid, rows=b))
-    cs = sum(r["created"] for b in _batches(rows_s, batch_size)
-             for r in run_tx(tx, "ingest/merge_sessions", group_id=gid, rows=b))
+    out.persons_created = sum(r["created"] for b in _batches(rows_p, batch_size)
+                              for r in run_tx(tx, "ingest/merge_persons", group_id=gid, rows=b))
+    out.sessions_created = sum(r["created"] for b in _batches(rows_s, batch_size)
+                               for r in run_tx(tx, "ingest/merge_sessions", group_id=gid, rows=b))
     if not fresh and not edits:
-        return cp, cs, raced_new, raced_edits
+        return out
+    # arrival numbers: the group's next ones (the lock is held, so nobody else takes them)
     rows = [{**r, "seq": seq_base + j} for j, r in enumerate(fresh)]
-    if rows:
-        run_tx(tx, "ingest/create_messages", group_id=gid, group_key=key, rows=rows)
     if edits:
         run_tx(tx, "ingest/edit_messages", group_id=gid, rows=edits)
-    place_messages(tx, gid, min(r["order_instant"] for r in rows + edits))
+    # Place the new messages among the stored ones (edited texts read back) before they are
+    # written, so each is created with its position, turn and search document.
+    incoming = [{"id": r["id"], "channel": r["channel"], "session": r["session"],
+                 "order_instant": r["order_instant"], "seq": r["seq"], "speaker": r["speaker"],
+                 "text": r["text"]} for r in rows]
+    plan = plan_region(tx, gid, min(r["order_instant"] for r in rows + edits), incoming, empty=empty)
     if rows:
-        run_tx(tx, "ingest/mark_inserted", group_id=gid, ids=[r["id"] for r in rows])
+        placed = {p["id"]: p for p in plan.positions}
+        for r in rows:
+            p = placed.pop(r["id"])
+            r["turn_created"], r["turn"], r["search_text"] = p["turn_created"], p["turn"], p["search_text"]
+        plan.positions = [p for p in plan.positions if p["id"] in placed]  # stored messages that move
+        # NEXT between two new messages is made with them (by row number); links from or to a
+        # stored message are re-pointed by write_plan
+        at = {r["id"]: i for i, r in enumerate(rows)}
+        pairs = [[at[ln["from"]], at[ln["to"]]] for ln in plan.links if ln["from"] in at and ln["to"] in at]
+        plan.links = [ln for ln in plan.links if not (ln["from"] in at and ln["to"] in at)]
+        persons: dict[str, int] = {}
+        sessions: dict[str, int] = {}
+        for r in rows:
+            r["person"] = persons.setdefault(r.pop("person_id"), len(persons))
+            r["session_at"] = sessions.setdefault(r["session"], len(sessions))
+            if not r["text_history"]:  # no property rather than an empty list
+                r["text_history"] = r["edited_at"] = None
+        run_tx(tx, "ingest/create_messages", group_id=gid, group_key=key, rows=rows,
+               message_seq=seq_base + len(rows), persons=list(persons), sessions=list(sessions), next=pairs)
+    write_plan(tx, gid, plan)
+    if plan.inserted:  # a late message: stored positions moved (graphmem.recall.cache reloads)
+        run_tx(tx, "ingest/bump_vector_rev", group_id=gid)
     replies = [{"id": r["id"], "reply_to": r["reply_to"]} for r in rows if r["reply_to"]]
     for b in _batches(replies, batch_size):
         run_tx(tx, "ingest/link_replies", group_id=gid, rows=b)
-    if rows:
+    if rows and not empty:  # replies stored before their parent
         run_tx(tx, "ingest/link_reply_children", group_id=gid, ids=[r["id"] for r in rows])
-    return cp, cs, raced_new, raced_edits
+    return out

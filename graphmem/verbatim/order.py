@@ -45,12 +45,15 @@ class OrderPlan:
         links: rows for ``ingest/relink_next`` (from, to or None), only for changed NEXT links.
         moves: old -> new ``turn_created`` of stored messages that moved (decimal string keys).
         rank_channels: channels where a session got a new first message (or a session is new).
+        inserted: a stored message lies after the first incoming one (:func:`plan_region`):
+            stored positions moved, so caches by position are stale.
     """
 
     positions: list[dict[str, Any]] = field(default_factory=list)
     links: list[dict[str, Any]] = field(default_factory=list)
     moves: dict[str, int] = field(default_factory=dict)
     rank_channels: list[str] = field(default_factory=list)
+    inserted: bool = False
 
 
 def plan_order(
@@ -104,31 +107,59 @@ def plan_order(
     return plan
 
 
-def place_messages(tx: neo4j.ManagedTransaction, group_id: str, start: float) -> OrderPlan:
-    """Re-place every message of a group ordered at or after ``start`` (inside the caller's
-    write transaction, after messages were added, edited or erased there).
-
-    Reads the region once, plans it with :func:`plan_order`, and writes only what changes:
-    positions, turns and search documents, NEXT links, derived records' ``turn_created``, and
-    session numbers of the channels whose sessions' first messages changed.
+def plan_region(
+    tx: neo4j.ManagedTransaction, group_id: str, start: float, incoming: list[dict[str, Any]] | None = None,
+    *, empty: bool = False,
+) -> OrderPlan:
+    """Read the region of a group ordered at or after ``start`` and plan it (:func:`plan_order`),
+    with ``incoming`` messages that this transaction is about to create placed among the stored
+    ones, so their place is known before they are written (one write each, no read back).
 
     Args:
         tx: an open write transaction that holds the group's lock (``ingest/lock_group``).
         group_id: the group.
         start: epoch seconds: the earliest ``order_instant`` added, edited or erased.
+        incoming: messages not stored yet (id, channel, session, order_instant (>= ``start``),
+            seq (above every stored one), speaker, text); None or [] for none.
+        empty: the group holds no message (it was created by this transaction): nothing is
+            read, the region is ``incoming`` alone.
 
     Returns:
-        The applied :class:`OrderPlan`.
+        The :class:`OrderPlan`; its positions include one row per incoming message, and
+        ``inserted`` says whether a stored message lies after the first incoming one.
     """
-    region = run_tx(tx, "ingest/order_region", group_id=group_id, **{"from": start})
+    region = [] if empty else run_tx(tx, "ingest/order_region", group_id=group_id, **{"from": start})
+    plan_inserted = False
+    if incoming:  # merged into the stored order: a new message comes after stored ones of its instant
+        merged: list[dict[str, Any]] = []  # (its seq is above theirs)
+        i, before_first = 0, None
+        for r in sorted(incoming, key=lambda r: (r["order_instant"], r["seq"])):
+            while i < len(region) and region[i]["order_instant"] <= r["order_instant"]:
+                merged.append(region[i])
+                i += 1
+            before_first = i if before_first is None else before_first
+            merged.append(r)
+        plan_inserted = before_first is not None and before_first < len(region)  # a stored one after the first new
+        region = merged + region[i:]
     channels = sorted({r["channel"] for r in region})
     sessions = sorted({r["session"] for r in region})
-    ctx = run_tx(tx, "ingest/order_context", group_id=group_id, channels=channels, sessions=sessions,
-                 **{"from": start})[0]
+    if empty:
+        ctx: dict[str, Any] = {"base": 0, "channels": [{"channel": c, "id": None} for c in channels],
+                               "sessions": [{"session": sid, "id": None} for sid in sessions]}
+    else:
+        ctx = run_tx(tx, "ingest/order_context", group_id=group_id, channels=channels, sessions=sessions,
+                     **{"from": start})[0]
     plan = plan_order(
         region, int(ctx["base"]),
         {r["channel"]: r for r in ctx["channels"]}, {r["session"]: r for r in ctx["sessions"]},
     )
+    plan.inserted = plan_inserted
+    return plan
+
+
+def write_plan(tx: neo4j.ManagedTransaction, group_id: str, plan: OrderPlan) -> None:
+    """Apply a plan of :func:`plan_region` (positions, NEXT links, derived records' positions,
+    session numbers), in the caller's transaction; the messages its rows name must exist."""
     for b in _batches(plan.positions, 1000):
         run_tx(tx, "ingest/set_positions", group_id=group_id, rows=b)
     for b in _batches(plan.links, 1000):
@@ -138,6 +169,27 @@ def place_messages(tx: neo4j.ManagedTransaction, group_id: str, start: float) ->
                **{"from": min(int(k) for k in plan.moves)})
     if plan.rank_channels:
         run_tx(tx, "ingest/rank_sessions", group_id=group_id, channels=plan.rank_channels)
+
+
+def place_messages(tx: neo4j.ManagedTransaction, group_id: str, start: float) -> OrderPlan:
+    """Re-place every message of a group ordered at or after ``start`` (inside the caller's
+    write transaction, after messages were added, edited or erased there).
+
+    Reads the region once, plans it with :func:`plan_order`, and writes only what changes:
+    positions, turns and search documents, NEXT links, derived records' ``turn_created``, and
+    session numbers of the channels whose sessions' first messages changed
+    (:func:`plan_region` + :func:`write_plan`).
+
+    Args:
+        tx: an open write transaction that holds the group's lock (``ingest/lock_group``).
+        group_id: the group.
+        start: epoch seconds: the earliest ``order_instant`` added, edited or erased.
+
+    Returns:
+        The applied :class:`OrderPlan`.
+    """
+    plan = plan_region(tx, group_id, start)
+    write_plan(tx, group_id, plan)
     return plan
 
 

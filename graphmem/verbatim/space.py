@@ -57,13 +57,16 @@ def check_space(group_id: str, stored: EmbeddingSpace | None, embedder: Any) -> 
         raise mismatch(group_id, stored, current)
 
 
-def claim_space(store: Store, group_id: str, embedder: Any) -> None:
+def claim_space(store: Store, group_id: str, embedder: Any, *, missing_ok: bool = False) -> None:
     """Before writing vectors to ``group_id``: record ``embedder``'s space when the group has
     none, else check it is the same (one write round trip, atomic under the group's lock).
 
+    ``missing_ok``: a group that does not exist yet is left to the load that creates it
+    (ingest records the space in the transaction that creates the group).
+
     Raises:
         EmbeddingSpaceError: the group's vectors are of another space.
-        NotFoundError: no such group.
+        NotFoundError: no such group (unless ``missing_ok``).
     """
     current = space_of(embedder)
     if current is None:
@@ -71,6 +74,8 @@ def claim_space(store: Store, group_id: str, embedder: Any) -> None:
     rows = store.write("ingest/claim_embedding_space", group_id=group_id, model=current.model,
                        backend=current.backend, dimension=current.dimension)
     if not rows:
+        if missing_ok:
+            return
         raise no_group(group_id)
     r = rows[0]
     stored = EmbeddingSpace(str(r["model"]), str(r["backend"]), int(r["dimension"]))
