@@ -126,7 +126,7 @@ def gram_token(gram: str) -> str:
 
 
 def gram_field(text: str) -> str | None:
-    """The ``search_grams`` value of a document: its :func:`gram_terms` as :func:`gram_token`\ s
+    """The ``search_grams`` value of a document: its :func:`gram_terms`, each spelt by :func:`gram_token`,
     joined by spaces, or None when it has no unspaced-script run (the property is then absent)."""
     grams = gram_terms(text)
     return " ".join(gram_token(g) for g in grams) if grams else None

@@ -35,6 +35,8 @@ always inside one group (the same name in two groups is two persons).
 
 from __future__ import annotations
 
+import unicodedata
+
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -80,8 +82,10 @@ class IngestSummary:
 
 
 def person_key(msg: MessageRecord) -> str:
-    """Identity of the speaker inside the group: ``speaker_id`` if given, else display name."""
-    return msg.speaker_id or msg.speaker
+    """Identity of the speaker inside the group: ``speaker_id`` if given, else the display name
+    in NFC, so canonically equal spellings ("Jos\u00e9", "Jose\u0301") are one person (the
+    message's ``speaker`` and the person's ``name`` / ``aliases`` keep the bytes as written)."""
+    return msg.speaker_id or unicodedata.normalize("NFC", msg.speaker)
 
 
 def search_text(m: MessageRecord, previous: tuple[str, str] | None) -> str:
