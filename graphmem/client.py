@@ -34,6 +34,7 @@ from graphmem.core import errors
 from graphmem.groups.jobs import DeriveJob
 from graphmem.core.limits import check_id
 from graphmem.query import AskResult, ForgetSummary, PersonMemory, RecordProvenance, RosterMember
+from graphmem.groups.export import DEFAULT_PAGE_BYTES, ExportPage
 from graphmem.recall.search import Mode, SearchResult
 
 __all__ = ["APIError", "AsyncGraphMemClient", "AuthenticationError", "GraphMemClient"]
@@ -169,6 +170,13 @@ class _Calls:
         if pool is not None:
             params["pool"] = pool
         return _Call("GET", f"/groups/{_group(group_id)}/search", SearchResult, params=params)
+
+    @staticmethod
+    def export_page(group_id: str, cursor: str | None, with_derived: bool, max_bytes: int) -> _Call[ExportPage]:
+        params: dict[str, Any] = {"with_derived": with_derived, "max_bytes": max_bytes}
+        if cursor:
+            params["cursor"] = cursor
+        return _Call("GET", f"/groups/{_group(group_id)}/export", ExportPage, params=params)
 
     @staticmethod
     def roster(group_id: str) -> _Call[list[RosterMember]]:
@@ -324,6 +332,12 @@ class GraphMemClient:
         ``mode_used`` / ``vectors_pending`` / ``warning`` when vectors are still missing."""
         return self._send(_Calls.search(group_id, query, k, mode, pool, expand))
 
+    def export_page(self, group_id: str, *, cursor: str | None = None, with_derived: bool = False,
+                    max_bytes: int = DEFAULT_PAGE_BYTES) -> ExportPage:
+        """One page of the group's export (``GET /groups/{id}/export``, docs/export.md); pass
+        ``next_cursor`` back for the next page (None: the last)."""
+        return self._send(_Calls.export_page(group_id, cursor, with_derived, max_bytes))
+
     def roster(self, group_id: str) -> list[RosterMember]:
         """Every person of the group. Raises NotFoundError for an unknown group."""
         return self._send(_Calls.roster(group_id))
@@ -399,6 +413,10 @@ class AsyncGraphMemClient:
     async def search(self, group_id: str, query: str, *, k: int = 10, mode: Mode = "hybrid",
                      pool: int | None = None, expand: int = 0) -> SearchResult:
         return await self._send(_Calls.search(group_id, query, k, mode, pool, expand))
+
+    async def export_page(self, group_id: str, *, cursor: str | None = None, with_derived: bool = False,
+                          max_bytes: int = DEFAULT_PAGE_BYTES) -> ExportPage:
+        return await self._send(_Calls.export_page(group_id, cursor, with_derived, max_bytes))
 
     async def roster(self, group_id: str) -> list[RosterMember]:
         return await self._send(_Calls.roster(group_id))

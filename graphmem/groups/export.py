@@ -211,7 +211,7 @@ def read_export(path: str | Path) -> list[dict[str, Any]]:
     return out
 
 
-def _bad(msg: str, item: dict[str, Any], source: str, field: str | None = None) -> InvalidInputError:
+def _bad(msg: str, item: dict[str, Any], source: str, field: str = "") -> InvalidInputError:
     return InvalidInputError(msg, source=source, record=f"line {item.get('_line', '?')}", field=field)
 
 
@@ -336,22 +336,24 @@ def import_group(
             report = json.loads(seg["report"]) if isinstance(seg.get("report"), str) else dict(seg.get("report") or {})
             marker = SegmentMarker(**fields, message_ids=list(seg.get("covers") or []), report=report)
             recs = _ordered(recs, before)
-            vectors = embedder.encode([str(r.get("content") or "") for r in recs]) if recs else []
+            vectors: list[list[float]] = (
+                embedder.encode([str(r.get("content") or "") for r in recs]).tolist() if recs else []
+            )
             new = [NewRecord(
                 id=r["id"], layer=r["layer"], utype=r["utype"], content=r["content"], owner=r["owner"],
                 source=r["source"], ts=r["ts"], session=r.get("session") or "", turn_created=int(r.get("turn_created") or 0),
                 confidence=float(r.get("confidence", 1.0)), from_ids=list(r.get("from") or []),
-                embedding=[float(x) for x in vec], supersedes=before.get(str(r["id"])),
+                embedding=vec, supersedes=before.get(str(r["id"])),
             ) for r, vec in zip(recs, vectors)]
         except (ValidationError, KeyError, TypeError, ValueError) as e:
             raise _bad(f"segment {seg.get('id')!r} or one of its records is malformed: {e}", seg, source) from e
-        for r in new:
-            if r.source != GROUP and r.source not in {sender.get(i) for i in r.from_ids}:
-                raise InvalidInputError(f"record {r.id}: its source {r.source!r} sent none of its FROM messages",
-                                        source=source, record=r.id, field="source")
-        n = seg.get("n_messages")
+        for made in new:
+            if made.source != GROUP and made.source not in {sender.get(i) for i in made.from_ids}:
+                raise InvalidInputError(f"record {made.id}: its source {made.source!r} sent none of its FROM messages",
+                                        source=source, record=made.id, field="source")
+        count = seg.get("n_messages")
         write_segment(store, gid, marker, new, written_at=seg.get("written_at"),
-                      n_messages=n if isinstance(n, int) and not isinstance(n, bool) else None)
+                      n_messages=count if isinstance(count, int) and not isinstance(count, bool) else None)
         out.segments += 1
         out.records += len(new)
     return out

@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 
 from api.main import create_app
 from graphmem.cli import app as cli
+from graphmem.client import GraphMemClient
 from graphmem.core.config import Settings, get_settings
 from graphmem.core.errors import ConflictError, InvalidInputError
 from graphmem.derived.writer import ReplayWriter, derive_group
@@ -166,6 +167,18 @@ def test_pages_are_bounded_and_add_up_to_the_whole(store, embedder, group_id, tm
             if cursor is None:
                 break
         assert got == whole.lines
+        # the typed client reads the same pages
+        gm = GraphMemClient("http://testserver", http=client)
+        got, cursor = [], None
+        while True:
+            page = gm.export_page(group_id, cursor=cursor, with_derived=True, max_bytes=3_000)
+            got.extend(page.lines)
+            cursor = page.next_cursor
+            if cursor is None:
+                break
+        assert got == whole.lines
+        with pytest.raises(InvalidInputError):
+            gm.export_page(group_id, cursor="nonsense")
         r = client.get(f"/groups/{group_id}/export", params={"cursor": "nonsense"})
         assert r.status_code == 422 and r.json()["field"] == "cursor"
         assert client.get("/groups/no-such-export-group/export").status_code == 404
