@@ -21,7 +21,7 @@ from graphmem.core.errors import InvalidInputError, StoreUnavailableError, no_gr
 
 #: Property names never returned by read_cypher (vectors: 384 floats each; the
 #: derived retrieval text duplicates ``text``).
-HIDDEN_PROPERTIES = frozenset({"embedding", "sentence_embeddings", "search_text"})
+HIDDEN_PROPERTIES = frozenset({"embedding", "sentence_embeddings", "search_text", "search_grams", "content_grams"})
 
 
 class CypherResult(BaseModel):

@@ -56,7 +56,7 @@ from graphmem.core.model import (  # constants re-exported: they moved to graphm
     UTYPES,
     StoredMessage,
 )
-from graphmem.core.text import normalise_content
+from graphmem.core.text import gram_field, normalise_content
 from graphmem.core.times import now_iso, to_instant
 
 __all__ = [
@@ -364,6 +364,7 @@ def _record_rows(segment_id: str, records: Sequence[NewRecord]) -> list[dict[str
             "layer": r.layer,
             "utype": r.utype,
             "content": r.content,
+            "content_grams": gram_field(r.content),
             "ts": r.ts,
             "instant": to_instant(r.ts),
             "session": r.session,

@@ -50,7 +50,8 @@ FORMAT = "graphmem-export"
 VERSION = 1
 SECTIONS = ("group", "person", "session", "message", "segment")
 #: Stored properties an export leaves out (import computes them again).
-RECOMPUTED = frozenset({"embedding", "sentence_embeddings", "search_text", "search_grams", "group_key", "group_id"})
+RECOMPUTED = frozenset({"embedding", "sentence_embeddings", "search_text", "search_grams", "content_grams", "group_key",
+                        "group_id"})
 DEFAULT_PAGE_BYTES = 256_000
 MAX_PAGE_BYTES = 4_000_000
 _CURSOR = re.compile(r"^(person|session|message|segment):([^\n]{0,400})$")

@@ -45,7 +45,7 @@ from graphmem.recall.recipe import SPEAKERMEM_POOL
 from graphmem.query.types import Budgets, Cell, CellVia, Excerpt, Projection, RecordVersion, Row
 from graphmem.store.scope import group_key
 from graphmem.recall.search import (
-    GroupContext, GroupState, group_state, hydrate, message_fields, rrf, search_terms, widened_read,
+    GroupContext, GroupState, group_state, hydrate, message_fields, record_terms, rrf, search_terms, widened_read,
 )
 from graphmem.core.text import STOP_WORDS, lucene_query
 from graphmem.recall.cache import GroupCache, person_rankings
@@ -283,7 +283,7 @@ def run_system2(
         total = int(store.read("query/count_derived", group_id=group_id)[0]["total_count"])
         hits = widened_read(
             store, "query/fulltext_derived", min(len(ids), max_candidates), max(total, 1),
-            query=terms, group_id=group_id, ids=ids,
+            query=record_terms(terms), group_id=group_id, ids=ids,
         )
         score = {h["id"]: float(h["score"]) for h in hits}
         for c in owned + sourced:

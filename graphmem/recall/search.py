@@ -181,6 +181,19 @@ def search_terms(text: str) -> str:
     return " ".join(parts)
 
 
+def record_terms(terms: str) -> str:
+    """The Lucene query of ``derived_content`` for words already made safe (``lucene_query``
+    output, e.g. System 2's issue terms): unchanged when they hold no unspaced-script run (the
+    words are searched in ``content``, the index's default fields); else the words outside such
+    runs and ``content_grams:(<grams>)`` (:func:`search_terms`'s bigrams). "" when empty.
+    ``"押金 deposit"`` -> ``"deposit content_grams:(g25276x37329)"``."""
+    grams = list(dict.fromkeys(gram_token(g) for g in gram_terms(terms)))
+    if not grams:
+        return terms
+    words = lucene_query(without_grams(terms))
+    return " ".join(([words] if words else []) + [f"content_grams:({' '.join(grams)})"])
+
+
 def fulltext_ranking(
     store: Store, group_id: str, query: str, k: int, state: GroupState | None = None
 ) -> list[tuple[str, float]]:

@@ -109,17 +109,20 @@ def _backfill_group_key(store: Store, batch: int = 10_000) -> None:
 
 
 def _backfill_search_grams(store: Store, batch: int = 5_000) -> None:
-    """Give messages whose document has an unspaced-script run their ``search_grams``
-    (stores written before the field existed, and first loads through ``neo4j-admin import``).
-    Each round sets every message it read, so the loop ends."""
-    while True:
-        rows = store.read("meta/messages_missing_grams", pattern=GRAM_JAVA_PATTERN, batch=batch)
-        out = [{"group_id": r["group_id"], "id": r["id"], "grams": gram_field(r["doc"] or "")} for r in rows]
-        out = [r for r in out if r["grams"]]
-        if out:
-            store.write("meta/set_search_grams", rows=out)
-        if len(rows) < batch or len(out) < len(rows):
-            return
+    """Give messages whose document, and derived records whose content, has an unspaced-script
+    run their ``search_grams`` / ``content_grams`` (stores written before the fields existed, and
+    first loads through ``neo4j-admin import``). Each round sets every node it read, so the
+    loops end."""
+    for find, put in (("meta/messages_missing_grams", "meta/set_search_grams"),
+                      ("meta/records_missing_grams", "meta/set_content_grams")):
+        while True:
+            rows = store.read(find, pattern=GRAM_JAVA_PATTERN, batch=batch)
+            out = [{"group_id": r["group_id"], "id": r["id"], "grams": gram_field(r["doc"] or "")} for r in rows]
+            out = [r for r in out if r["grams"]]
+            if out:
+                store.write(put, rows=out)
+            if len(rows) < batch or len(out) < len(rows):
+                break
 
 
 def _migrate_fulltext(store: Store) -> None:

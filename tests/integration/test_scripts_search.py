@@ -142,3 +142,34 @@ def test_nfd_and_nfc_spellings_of_a_name_are_one_person(store, embedder, group_i
     # a question written in NFD names the same person
     assert [pid for _, pid in find_persons(f"What did {nfd} bring?", roster)] == [nfc]
     assert re.search("José", "Thanks José")  # sanity of the literal above (NFC in this file)
+
+
+def test_derived_records_in_unspaced_text_are_found(store, embedder, group_id, tmp_path) -> None:
+    from graphmem.core.config import get_settings
+    from graphmem.derived.writer import ReplayWriter, derive_group
+    from graphmem.recall.search import record_terms
+
+    rows = [{"id": "z1", "session": "s1", "speaker": "Li", "text": "我们的押金什么时候退"},
+            {"id": "z2", "session": "s1", "speaker": "Wang", "text": "下周一之前会退还给你"}]
+    ingest_conversations(store, [conversation(group_id, rows)], embedder)
+    actions = tmp_path / "actions.jsonl"
+    actions.write_text(json.dumps({"session": "s1", "actions": [
+        {"action": "ADD", "owner": "Li", "source": "Li", "layer": "per_speaker_core", "utype": "fact",
+         "content": "李想知道押金什么时候退"},
+        {"action": "ADD", "owner": "Wang", "source": "Wang", "layer": "per_speaker_core", "utype": "fact",
+         "content": "王说下周一之前会退还"}]}, ensure_ascii=False) + "\n", encoding="utf-8")
+    derive_group(store, group_id, model=ReplayWriter(actions), embedder=embedder, settings=get_settings())
+    ids = ["e1.1", "e1.2"]
+    assert record_terms("deposit back") == "deposit back"  # Latin: the query System 2 sent before
+    assert record_terms("押金 deposit") == "deposit content_grams:(g25276x37329)"
+
+    def found(q: str) -> list[str]:
+        rows = store.read("query/fulltext_derived", query=record_terms(q), group_id=group_id, ids=ids, fetch=50, k=10)
+        return [h["id"] for h in rows[0]["hits"]]
+
+    assert found("押金") == ["e1.1"] and found("下周一") == ["e1.2"]
+    # a store written before content_grams existed gets them from schema apply
+    store.write_tx(lambda tx: tx.run("MATCH (d:Derived {group_id: $g}) REMOVE d.content_grams", g=group_id).consume())
+    assert found("押金") == []
+    apply_schema(store, embedder.dimension)
+    assert found("押金") == ["e1.1"]
