@@ -173,3 +173,19 @@ def test_derived_records_in_unspaced_text_are_found(store, embedder, group_id, t
     assert found("押金") == []
     apply_schema(store, embedder.dimension)
     assert found("押金") == ["e1.1"]
+
+
+def test_schema_apply_migrates_the_old_fulltext_indexes(store, embedder, group_id) -> None:
+    _ingest(store, embedder, group_id)
+    old = {"message_text": "FOR (m:Message) ON EACH [m.search_text, m.group_key]",
+           "derived_content": "FOR (d:Derived) ON EACH [d.content]"}
+    for name, schema in old.items():  # the definitions before grams existed
+        store.write("meta/drop_index", name=name)
+        store.write_tx(lambda tx, n=name, s=schema: tx.run(
+            f"CREATE FULLTEXT INDEX {n} {s} OPTIONS {{indexConfig: {{`fulltext.analyzer`: 'english'}}}}").consume())
+    apply_schema(store, embedder.dimension)
+    props = {r["name"]: list(r["properties"]) for r in store.read("meta/list_indexes") if r["name"] in old}
+    assert props["message_text"] == ["search_text", "group_key", "search_grams"]
+    assert props["derived_content"] == ["content", "content_grams"]
+    assert [h.id for h in search_group(store, embedder, group_id, "押金", k=5, mode="fulltext").hits] == ["zh"]
+    assert [h.id for h in search_group(store, embedder, group_id, "deposits", k=5, mode="fulltext").hits] == ["en"]
