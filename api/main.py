@@ -26,7 +26,7 @@ from fastapi.staticfiles import StaticFiles
 
 from api import errors
 from api.deps import API_KEY_HEADER, require_api_key
-from api.routes import ask, graph, groups, health, jobs, persons, records, search
+from api.routes import ask, export, graph, groups, health, jobs, persons, records, search
 from graphmem import __version__
 from graphmem.access import load_keys
 from graphmem.boundary import Boundary
@@ -151,6 +151,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(health.router)
     app.include_router(graph.page_router)  # the graph page and its static files: no data, no key
     secured = [Depends(require_api_key)]
-    for r in (groups.router, search.router, ask.router, persons.router, records.router, jobs.router, graph.router):
+    for r in (groups.router, search.router, ask.router, persons.router, records.router, jobs.router, graph.router,
+              export.router):
         app.include_router(r, dependencies=secured)
     return app

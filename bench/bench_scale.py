@@ -231,7 +231,7 @@ def measure_work(store: Store, embedder: Embedder, gid: str, corpus: Corpus) -> 
     from graphmem.recall.search import group_state, search_terms
 
     q = corpus.query()
-    terms = search_terms(q) or "kalo"
+    terms = search_terms(q) or "search_text:(kalo)"
     vec = embedder.encode([q])[0].tolist()
     ft = db_hits(store, "recall/fulltext_messages", group_id=gid, group_key=group_key(gid), terms=terms, k=40)
     state = group_state(store, gid)

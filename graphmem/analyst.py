@@ -1,7 +1,8 @@
-"""Analyst reads of the graph: one read-only Cypher query under limits, and a group export.
+"""Analyst reads of the graph: one read-only Cypher query under limits.
 
-Used by the MCP server's extended tools (``read_cypher``, ``export_group``,
-:mod:`graphmem.mcp_server`) and usable from any Python code with a :class:`graphmem.store.db.Store`.
+Used by the MCP server's extended tool ``read_cypher`` (:mod:`graphmem.mcp_server`) and usable
+from any Python code with a :class:`graphmem.store.db.Store`. A group's export, page by page,
+is :mod:`graphmem.groups.export` (the MCP tool ``export_group``).
 """
 
 from __future__ import annotations
@@ -21,9 +22,9 @@ from graphmem.core.redact import redact_text
 from graphmem.store.db import STORE_DOWN, Store
 from graphmem.core.errors import InvalidInputError, StoreUnavailableError, no_group
 
-#: Property names never returned by export or read_cypher (vectors: 384 floats each; the
+#: Property names never returned by read_cypher (vectors: 384 floats each; the
 #: derived retrieval text duplicates ``text``).
-HIDDEN_PROPERTIES = frozenset({"embedding", "sentence_embeddings", "search_text"})
+HIDDEN_PROPERTIES = frozenset({"embedding", "sentence_embeddings", "search_text", "search_grams", "content_grams"})
 
 logger = logging.getLogger(__name__)
 
@@ -38,44 +39,6 @@ class CypherResult(BaseModel):
     columns: list[str]
     rows: list[dict[str, Any]]
     truncated: bool
-
-
-class ExportNode(BaseModel):
-    """One node of an export: its labels, its ``id`` and its properties (vectors left out)."""
-
-    labels: list[str]
-    id: str
-    properties: dict[str, Any]
-
-
-class ExportRelationship(BaseModel):
-    """One relationship of an export, between two nodes of the group (by label and id)."""
-
-    type: str
-    start_label: str
-    start_id: str
-    end_label: str
-    end_id: str
-
-
-class GroupExport(BaseModel):
-    """``export_group``: every node of one group and every relationship among them."""
-
-    group_id: str
-    nodes: list[ExportNode]
-    relationships: list[ExportRelationship] = Field(default_factory=list)
-
-
-_LABEL_ORDER = ("Group", "Person", "Session", "Message", "Core", "Profile", "Interaction", "Insight",
-                "Segment", "Derived")
-
-
-def _main_label(labels: list[str]) -> str:
-    """The most specific known label of a node (``Core`` before ``Derived``)."""
-    for label in _LABEL_ORDER:
-        if label in labels:
-            return label
-    return labels[0] if labels else ""
 
 
 def _plain(value: Any) -> Any:
@@ -98,33 +61,6 @@ def _plain(value: Any) -> Any:
     if isinstance(value, (str, int, float, bool)) or value is None:
         return value
     return str(value)
-
-
-def export_group(store: Store, group_id: str) -> GroupExport:
-    """Every node of one group (Group, Person, Session, Message, derived records, Writer
-    segments) with its properties, and every relationship among them.
-
-    Vectors and the retrieval text (``embedding``, ``search_text``) are left out; everything
-    else is as stored (message text byte-exact, times as stored).
-
-    Raises:
-        NotFoundError: no such group.
-    """
-    nodes = store.read("groups/export_nodes", group_id=group_id)
-    if not nodes:
-        raise no_group(group_id)
-    rels = store.read("groups/export_relationships", group_id=group_id)
-    return GroupExport(
-        group_id=group_id,
-        nodes=[ExportNode(labels=sorted(r["labels"]), id=str(r["id"]), properties=_plain(r["props"]))
-               for r in nodes],
-        relationships=[
-            ExportRelationship(type=r["type"], start_label=_main_label(r["start_labels"]),
-                               start_id=str(r["start_id"]), end_label=_main_label(r["end_labels"]),
-                               end_id=str(r["end_id"]))
-            for r in rels
-        ],
-    )
 
 
 #: Bytes of JSON a read_cypher result may hold at most by default (rows past it are not read).

@@ -34,8 +34,10 @@ from graphmem.core.wire import AskCreate, DeriveJobAccepted, DerivePublic, Healt
 from graphmem.core import errors
 from graphmem.core.limits import check_id
 from graphmem.core.results import (
+    DEFAULT_PAGE_BYTES,
     AskResult,
     DeriveJob,
+    ExportPage,
     ForgetSummary,
     Mode,
     PersonMemory,
@@ -177,6 +179,13 @@ class _Calls:
         if pool is not None:
             params["pool"] = pool
         return _Call("GET", f"/groups/{_group(group_id)}/search", SearchResult, params=params)
+
+    @staticmethod
+    def export_page(group_id: str, cursor: str | None, with_derived: bool, max_bytes: int) -> _Call[ExportPage]:
+        params: dict[str, Any] = {"with_derived": with_derived, "max_bytes": max_bytes}
+        if cursor:
+            params["cursor"] = cursor
+        return _Call("GET", f"/groups/{_group(group_id)}/export", ExportPage, params=params)
 
     @staticmethod
     def roster(group_id: str) -> _Call[list[RosterMember]]:
@@ -345,6 +354,12 @@ class GraphMemClient:
         ``mode_used`` / ``vectors_pending`` / ``warning`` when vectors are still missing."""
         return self._send(_Calls.search(group_id, query, k, mode, pool, expand))
 
+    def export_page(self, group_id: str, *, cursor: str | None = None, with_derived: bool = False,
+                    max_bytes: int = DEFAULT_PAGE_BYTES) -> ExportPage:
+        """One page of the group's export (``GET /groups/{id}/export``, docs/export.md); pass
+        ``next_cursor`` back for the next page (None: the last)."""
+        return self._send(_Calls.export_page(group_id, cursor, with_derived, max_bytes))
+
     def roster(self, group_id: str) -> list[RosterMember]:
         """Every person of the group. Raises NotFoundError for an unknown group."""
         return self._send(_Calls.roster(group_id))
@@ -420,6 +435,10 @@ class AsyncGraphMemClient:
     async def search(self, group_id: str, query: str, *, k: int = 10, mode: Mode = "hybrid",
                      pool: int | None = None, expand: int = 0) -> SearchResult:
         return await self._send(_Calls.search(group_id, query, k, mode, pool, expand))
+
+    async def export_page(self, group_id: str, *, cursor: str | None = None, with_derived: bool = False,
+                          max_bytes: int = DEFAULT_PAGE_BYTES) -> ExportPage:
+        return await self._send(_Calls.export_page(group_id, cursor, with_derived, max_bytes))
 
     async def roster(self, group_id: str) -> list[RosterMember]:
         return await self._send(_Calls.roster(group_id))

@@ -10,7 +10,7 @@ Tool sets:
   ``person_memory``, ``record_provenance``, ``forget_person``.
 - **extended** (``--tools all``): ``read_cypher`` (one group's read-only Cypher, decided by
   the query plan, :func:`graphmem.analyst.read_cypher`; time-, row- and byte-limited, never
-  retried) and ``export_group`` (every node and relationship of one group, vectors left out).
+  retried) and ``export_group`` (the group's export, page by page: graphmem.groups.export).
 
 Scope: every tool names its group, checked against the server's ``--group`` list and, over
 HTTP, the caller's key (:mod:`graphmem.access`); outside it the call fails with
@@ -44,7 +44,8 @@ from graphmem.core import limits
 from graphmem.access import Access
 from graphmem.boundary import ACCESS_SCOPE_KEY
 from graphmem.core.config import Settings, get_settings
-from graphmem.analyst import READ_CYPHER_MAX_BYTES, CypherResult, GroupExport, export_group, read_cypher
+from graphmem.analyst import READ_CYPHER_MAX_BYTES, CypherResult, read_cypher
+from graphmem.groups.export import DEFAULT_PAGE_BYTES, ExportPage, export_page
 from graphmem.runtime import Runtime
 from graphmem.store.db import Store
 from graphmem.core.errors import GraphMemError, InvalidInputError
@@ -386,11 +387,17 @@ def build_server(
                                                     max_bytes=max_bytes, timeout_s=min(timeout_s, 60.0)))
 
         @server.tool(name="export_group", annotations=annotations("Export a group", read_only=True))
-        def export_group_tool(group_id: str, ctx: Context) -> GroupExport:
-            """Every node of one group (people, sessions, messages, derived records) with its
-            properties, and every relationship among them; vectors are left out."""
+        def export_group_tool(group_id: str, ctx: Context, cursor: str | None = None, with_derived: bool = False,
+                              max_bytes: int = DEFAULT_PAGE_BYTES) -> ExportPage:
+            """One page of the group's export (docs/export.md): lines for the group, its persons,
+            sessions and messages (every field, edits included), with with_derived its Writer
+            segments and derived records (owner, source, from, superseded_by). Pass next_cursor
+            back for the next page (null: the last). A page holds at most max_bytes
+            (1000..4000000) of JSON Lines unless one message or segment is larger; vectors and
+            retrieval fields are left out."""
             allow(ctx, group_id)
-            return _tool_errors(lambda: export_group(backend.store(), group_id))
+            return _tool_errors(lambda: export_page(backend.store(), group_id, cursor=cursor,
+                                                    with_derived=with_derived, max_bytes=max_bytes))
 
     _forbid_unknown_arguments(server)
     return server

@@ -14,7 +14,8 @@
 //   order_instant (float, epoch seconds: the instant the message is ordered by), seq (int,
 //   arrival number in the group), turn_created (int, 0-based position in the group), turn (int,
 //   0-based position in the session), search_text (str, previous turn of the session +
-//   "speaker: text"), reply_to (str), text_history (list[str], earlier texts when the
+//   "speaker: text"), search_grams (str or null: bigrams of unspaced scripts in search_text,
+//   graphmem.core.text.gram_field), reply_to (str), text_history (list[str], earlier texts when the
 //   input itself edits the message, or null), edited_at (list[str], ISO-8601 UTC, one per
 //   history entry, or null),
 //   embedding (list[float], L2-normed, or null), sentence_embeddings (list[float], the
@@ -45,6 +46,7 @@ CREATE (m:Message {group_id: $group_id, id: row.id, channel: row.channel, text: 
                    speaker: row.speaker, session: row.session, ts: row.ts, instant: row.instant,
                    order_instant: row.order_instant, seq: row.seq, reply_to: row.reply_to,
                    turn_created: row.turn_created, turn: row.turn, search_text: row.search_text,
+                   search_grams: row.search_grams,
                    group_key: $group_key, text_history: row.text_history, edited_at: row.edited_at})
 WITH people, sessions, i, row, m, people[row.person].node AS p, sessions[row.session_at].node AS s
 CREATE (m)-[:SOURCE]->(p)

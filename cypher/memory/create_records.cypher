@@ -3,6 +3,7 @@
 // graphmem.derived.memory (Core | Profile | Interaction | Insight), never from user input.
 // Parameters: $group_id (str); $rows (list of maps, one per record):
 //   id (str, entry_id), label (str, layer label), layer (str), utype (str), content (str),
+//   content_grams (str or null: bigram tokens of its unspaced-script runs, graphmem.core.text.gram_field),
 //   ts (str, ISO-8601), instant (float, epoch seconds of ts), session (str),
 //   turn_created (int), confidence (float in [0, 1]), segment (str, Segment marker id),
 //   owner (str, Person.id; ignored for a group owner), owner_kind ('person' | 'group'),
@@ -14,7 +15,8 @@
 UNWIND $rows AS row
 CREATE (d:Derived {group_id: $group_id, id: row.id})
 SET d:$(row.label),
-    d.layer = row.layer, d.utype = row.utype, d.content = row.content, d.ts = row.ts,
+    d.layer = row.layer, d.utype = row.utype, d.content = row.content, d.content_grams = row.content_grams,
+    d.ts = row.ts,
     d.instant = row.instant, d.session = row.session, d.turn_created = row.turn_created,
     d.confidence = row.confidence, d.segment = row.segment, d.state = 'head'
 WITH d, row

@@ -4,14 +4,15 @@
 // Only the group's documents are scored (the group's token is a required clause, boost 0:
 // graphmem.store.scope); the group_id check keeps the answer inside the group.
 // Parameters: $group_id (str), $group_key (str, digits: graphmem.store.scope.group_key), $terms (str,
-//   Lucene expression of escaped words, not empty), $k (int, hits to return).
+//   Lucene expression over the fields search_text / search_grams of escaped words and grams,
+//   graphmem.recall.search.search_terms, not empty), $k (int, hits to return).
 // Returns, best first: id (str), score (float > 0, Lucene's BM25), doc (str, search_text),
 //   person_id (str, or null when the message has no sender in the group), instant (float epoch
 //   seconds or null), prev_id / next_id (str or null: the turns before and after it on NEXT),
 //   and the message's fields as search/get_messages returns them (channel, speaker, session,
 //   turn, ts, text, turn_created), so that hits among them need no second read.
 CALL db.index.fulltext.queryNodes(
-  'message_text', '+group_key:' + $group_key + '^0 +search_text:(' + $terms + ')', {limit: $k})
+  'message_text', '+group_key:' + $group_key + '^0 +(' + $terms + ')', {limit: $k})
 YIELD node, score
 WHERE node.group_id = $group_id AND score > 0
 RETURN node.id AS id, score, node.search_text AS doc,

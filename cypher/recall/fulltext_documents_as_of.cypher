@@ -3,13 +3,14 @@
 // of them with their stored documents. The fulltext index knows no time, so the caller widens
 // $fetch while fewer than $k survive (graphmem.recall.search.widened_read).
 // Parameters: $group_id (str), $group_key (str, digits: graphmem.store.scope.group_key), $terms (str,
-//   Lucene expression of escaped words, not empty), $max_instant (float epoch seconds), $fetch
+//   Lucene expression over the fields search_text / search_grams of escaped words and grams,
+//   graphmem.recall.search.search_terms, not empty), $max_instant (float epoch seconds), $fetch
 //   (int, index hits to read), $k (int, hits to return).
 // Returns one row: fetched (int, index hits read), hits (list of maps, best first, at most $k,
 //   with the columns of search/fulltext_documents: id, score, doc, person_id, instant, prev_id,
 //   next_id, channel, speaker, session, turn, ts, text, turn_created).
 CALL db.index.fulltext.queryNodes(
-  'message_text', '+group_key:' + $group_key + '^0 +search_text:(' + $terms + ')', {limit: $fetch})
+  'message_text', '+group_key:' + $group_key + '^0 +(' + $terms + ')', {limit: $fetch})
 YIELD node, score
 WITH node, score
 ORDER BY score DESC

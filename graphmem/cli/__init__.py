@@ -16,7 +16,7 @@ import typer
 from pydantic import ValidationError
 from rich.markup import escape
 
-from graphmem.cli import ask, derive, embed, forget, ingest, mcp, neo4j, schema, search, serve, stats, summary
+from graphmem.cli import ask, derive, embed, export, forget, ingest, mcp, neo4j, schema, search, serve, stats, summary
 from graphmem.cli import train
 from graphmem.cli import eval as eval_group
 from graphmem.cli.common import emit_json, err, open_store, out
@@ -38,6 +38,7 @@ app.command("embed")(embed.embed)
 app.command("search")(search.search)
 app.command("stats")(stats.stats)
 app.command("forget")(forget.forget)
+app.command("export")(export.export)
 app.command("derive")(derive.derive)
 app.command("ask")(ask.ask_command)
 app.command("serve")(serve.serve_command)

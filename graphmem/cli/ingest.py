@@ -18,7 +18,8 @@ def ingest(
         "--format", "-f",
         help="jsonl (generic chat: one JSON object per line), locomo (locomo10.json), socialmem "
              "(network file or folder), groupmem (channel file or folder), evermem (folder with "
-             "dialogues.jsonl, or a batch folder / dataset folder of the GitHub layout with dialogue.json)",
+             "dialogues.jsonl, or a batch folder / dataset folder of the GitHub layout with dialogue.json), "
+             "graphmem-export (a `graphmem export` file, into a group that does not exist yet)",
     )] = "jsonl",
     group: Annotated[Optional[str], typer.Option("--group", help="Group id (override/select).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary.")] = False,
@@ -36,6 +37,9 @@ def ingest(
 
     if embed not in ("now", "later"):
         raise typer.BadParameter("--embed must be now or later")
+    if fmt == "graphmem-export":
+        _import_export(path, group, as_json)
+        return
     conversations = load_conversations(path, fmt, group=group)
     s = get_settings()
     with open_store() as store:
@@ -52,4 +56,21 @@ def ingest(
             f"{summary.groups} group(s), {summary.sessions} sessions, {summary.persons} persons: "
             f"{summary.messages_written} messages written, {summary.messages_edited} edited, "
             f"{summary.messages_skipped} skipped"
+        )
+
+
+def _import_export(path: Path, group: Optional[str], as_json: bool) -> None:
+    """``--format graphmem-export``: a group export into a new group (graphmem.groups.export)."""
+    from graphmem.cli.common import command_embedder
+    from graphmem.groups.export import import_group, read_export
+
+    lines = read_export(path)
+    with open_store() as store:
+        summary = import_group(store, command_embedder(), lines, group_id=group, source=path.name)
+    if as_json:
+        emit_json(summary.model_dump())
+    else:
+        out.print(
+            f"{summary.group_id}: {summary.persons} persons, {summary.sessions} sessions, {summary.messages} "
+            f"messages ({summary.edits} edits), {summary.segments} segments, {summary.records} records imported"
         )

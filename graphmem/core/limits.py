@@ -296,6 +296,10 @@ def check_budget(value: int, *, field: str, low: int, high: int) -> None:
 def session_id(channel: str, session: str, *, record: str = "", source: str = "") -> str:
     """The normal form of a session id: ``"<channel>/<session>"`` with a channel, else ``session``.
 
+    Idempotent: a ``session`` that already starts with ``"<channel>/"`` is the normal form and
+    is returned unchanged, so messages read back from the store (or from ``graphmem export``)
+    and loaded again keep their session ids (``general/week-1``, not ``general/general/week-1``).
+
     Raises:
         InvalidInputError: field ``channel`` for a channel name outside the id grammar (or with
             ``/``); field ``session`` for a session name outside it.
@@ -303,7 +307,7 @@ def session_id(channel: str, session: str, *, record: str = "", source: str = ""
     if channel:
         check_id(channel, field="channel", record=record, source=source, slash=False)
         check_id(session, field="session", record=record, source=source)
-        return f"{channel}/{session}"
+        return session if session.startswith(channel + "/") else f"{channel}/{session}"
     check_id(session, field="session", record=record, source=source)
     return session
 

@@ -10,7 +10,7 @@ class, so ``isinstance`` and the OpenAPI component names do not change.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -459,3 +459,23 @@ class AskResult(BaseModel):
             stage: max(0.0, t - (self.usage[stage].model_s if stage in self.usage else 0.0))
             for stage, t in self.timings_s.items()
         }
+
+
+DEFAULT_PAGE_BYTES = 256_000
+"""Bytes (JSON Lines, UTF-8) an export page holds at most by default (graphmem.groups.export)."""
+
+
+class ExportPage(BaseModel):
+    """One page of a group export (:func:`graphmem.groups.export.export_page`).
+
+    Attributes:
+        group_id: the group.
+        lines: export lines (JSON objects with ``kind``), in export order.
+        bytes: size of the page as JSON Lines (UTF-8, one newline per line).
+        next_cursor: pass it back for the next page; None on the last page.
+    """
+
+    group_id: str
+    lines: list[dict[str, Any]]
+    bytes: int = 0
+    next_cursor: str | None = None

@@ -8,6 +8,7 @@ of ``<think>`` blocks from model answers, and a short ``repr`` for error message
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Any
 
 __all__ = [
@@ -15,11 +16,15 @@ __all__ = [
     "LUCENE_STOP_WORDS",
     "STOP_WORDS",
     "THINK_BLOCK",
+    "gram_field",
+    "gram_terms",
+    "gram_token",
     "lucene_query",
     "normalise_content",
     "short_repr",
     "split_sentences",
     "strip_think",
+    "without_grams",
 ]
 
 _WORD = re.compile(r"\w+")
@@ -78,6 +83,59 @@ def normalise_content(text: str) -> str:
     Source: SpeakerMem-R1 App. E (normalised content in the action keys of eq. 19).
     """
     return " ".join(_WORD.findall((text or "").casefold()))
+
+
+#: Scripts written without spaces between words, as (first, last) code points: Han (with the
+#: iteration marks 々〆〇 and the compatibility and extension blocks), Hiragana, Katakana (with
+#: the half-width forms), Hangul (syllables and jamo, half-width too), Thai, Lao, Khmer and
+#: Myanmar. A run of these characters is indexed as character bigrams (:func:`gram_terms`).
+GRAM_RANGES: tuple[tuple[int, int], ...] = (
+    (0x0E00, 0x0E7F), (0x0E80, 0x0EFF), (0x1000, 0x109F), (0x1100, 0x11FF), (0x1780, 0x17FF),
+    (0x3005, 0x3007), (0x3040, 0x30FF), (0x3130, 0x318F), (0x31F0, 0x31FF), (0x3400, 0x4DBF),
+    (0x4E00, 0x9FFF), (0xA960, 0xA97F), (0xAC00, 0xD7FF), (0xF900, 0xFAFF), (0xFF65, 0xFFDC),
+    (0x20000, 0x3134F),
+)
+#: The class of :data:`GRAM_RANGES` in Java's regex syntax (``=~`` in Cypher), for migrations
+#: that find stored documents with such a run.
+GRAM_JAVA_PATTERN = "(?s).*[" + "".join(f"\\x{{{a:X}}}-\\x{{{b:X}}}" for a, b in GRAM_RANGES) + "].*"
+_GRAM_RUN = re.compile("[" + "".join(f"{chr(a)}-{chr(b)}" for a, b in GRAM_RANGES) + "]+")
+
+
+def gram_terms(text: str) -> list[str]:
+    """Character bigrams of the unspaced-script runs of ``text`` (:data:`GRAM_RANGES`), in order.
+
+    Each maximal run is NFKC-normalised (half-width katakana and hangul become full-width, as
+    Lucene's CJKWidthFilter does) and cut into overlapping pairs of code points; a run of one
+    character is its own term. ``"我们的押金"`` -> ``["我们", "们的", "的押", "押金"]``, so a word of
+    two or more characters inside an unspaced sentence shares all its terms with the sentence.
+    Thai, Lao, Khmer and Myanmar get the same bigrams (a dictionary segmenter would disagree
+    between Lucene and Python; bigrams are the same on both sides by construction).
+    """
+    out: list[str] = []
+    for run in _GRAM_RUN.findall(text or ""):
+        run = unicodedata.normalize("NFKC", run)
+        out.extend([run] if len(run) == 1 else [run[i : i + 2] for i in range(len(run) - 1)])
+    return out
+
+
+def gram_token(gram: str) -> str:
+    """The spelling of one gram in the fulltext index: ``g`` and its code points in decimal,
+    joined by ``x`` (``"押金"`` -> ``"g25276x37329"``). Letters and digits only, ending in a
+    digit, so the english analyzer keeps it as one token, unchanged (no stop word, no stem)."""
+    return "g" + "x".join(str(ord(c)) for c in gram)
+
+
+def gram_field(text: str) -> str | None:
+    """The ``search_grams`` value of a document: its :func:`gram_terms`, each spelt by :func:`gram_token`,
+    joined by spaces, or None when it has no unspaced-script run (the property is then absent)."""
+    grams = gram_terms(text)
+    return " ".join(gram_token(g) for g in grams) if grams else None
+
+
+def without_grams(text: str) -> str:
+    """``text`` with each unspaced-script run replaced by a space: the part that is tokenised
+    into words (the english analyzer's share of a document or query)."""
+    return _GRAM_RUN.sub(" ", text or "")
 
 
 def lucene_query(text: str) -> str:

@@ -56,7 +56,7 @@ from graphmem.core.model import (  # constants re-exported: they moved to graphm
     UTYPES,
     StoredMessage,
 )
-from graphmem.core.text import normalise_content
+from graphmem.core.text import gram_field, normalise_content
 from graphmem.core.times import now_iso, to_instant
 from graphmem.core.results import (  # moved to the light result models; re-exported
     DerivedRecord as DerivedRecord,
@@ -295,6 +295,7 @@ def _record_rows(segment_id: str, records: Sequence[NewRecord]) -> list[dict[str
             "layer": r.layer,
             "utype": r.utype,
             "content": r.content,
+            "content_grams": gram_field(r.content),
             "ts": r.ts,
             "instant": to_instant(r.ts),
             "session": r.session,
@@ -313,7 +314,8 @@ def _record_rows(segment_id: str, records: Sequence[NewRecord]) -> list[dict[str
 
 
 def write_segment(
-    store: Store, group_id: str, marker: SegmentMarker, records: Sequence[NewRecord]
+    store: Store, group_id: str, marker: SegmentMarker, records: Sequence[NewRecord], *,
+    written_at: str | None = None, n_messages: int | None = None,
 ) -> SegmentWriteResult:
     """Write one segment's validated records and its marker in ONE write transaction.
 
@@ -331,6 +333,11 @@ def write_segment(
         marker: the segment marker; ``marker.index`` must be the next segment number.
         records: validated records, embeddings already computed (never inside the
             transaction).
+        written_at: the marker's ISO-8601 UTC commit time; None (a Writer run) is now, an
+            import of a group export (graphmem.groups.export) passes the exported one.
+        n_messages: messages the segment was written over; None (a Writer run) is
+            ``len(marker.message_ids)``. An import passes the exported count: a message edited
+            after the segment was written has left its COVERS, not its count.
 
     Returns:
         A :class:`SegmentWriteResult`.
@@ -357,8 +364,8 @@ def write_segment(
     chain_rows = [{"old_id": r.supersedes, "new_id": r.id} for r in records if r.supersedes]
     props = marker.model_dump(exclude={"id", "message_ids", "report"})
     props["report"] = json.dumps(marker.report, ensure_ascii=False, default=str)
-    props["n_messages"] = len(marker.message_ids)
-    props["written_at"] = now_iso()
+    props["n_messages"] = len(marker.message_ids) if n_messages is None else n_messages
+    props["written_at"] = written_at or now_iso()
 
     def work(tx: neo4j.ManagedTransaction) -> SegmentWriteResult:
         lock = run_tx(

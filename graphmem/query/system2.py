@@ -44,7 +44,9 @@ from graphmem.query.project import issue_focus
 from graphmem.recall.recipe import SPEAKERMEM_POOL
 from graphmem.query.types import Budgets, Cell, CellVia, Excerpt, Projection, RecordVersion, Row
 from graphmem.store.scope import group_key
-from graphmem.recall.search import GroupContext, GroupState, group_state, hydrate, message_fields, rrf, widened_read
+from graphmem.recall.search import (
+    GroupContext, GroupState, group_state, hydrate, message_fields, record_terms, rrf, search_terms, widened_read,
+)
 from graphmem.core.text import STOP_WORDS, lucene_query
 from graphmem.recall.cache import GroupCache, person_rankings
 
@@ -281,7 +283,7 @@ def run_system2(
         total = int(store.read("query/count_derived", group_id=group_id)[0]["total_count"])
         hits = widened_read(
             store, "query/fulltext_derived", min(len(ids), max_candidates), max(total, 1),
-            query=terms, group_id=group_id, ids=ids,
+            query=record_terms(terms), group_id=group_id, ids=ids,
         )
         score = {h["id"]: float(h["score"]) for h in hits}
         for c in owned + sourced:
@@ -352,11 +354,12 @@ def _raw_fallback(
         cache=cache,
     )
     ft: list[dict[str, Any]] = []
-    if terms:
+    message_terms = search_terms(terms)  # the issue's words over the message fields (words, grams)
+    if message_terms:
         total = state.total
         ft = widened_read(
             store, "recall/fulltext_person_messages", min(depth * len(person_ids), max_candidates),
-            max(total, 1), query=terms, group_id=group_id, group_key=group_key(group_id),
+            max(total, 1), query=message_terms, group_id=group_id, group_key=group_key(group_id),
             person_ids=person_ids, max_instant=max_instant,
         )
     out: dict[str, list[Excerpt]] = {}

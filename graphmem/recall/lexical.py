@@ -12,7 +12,11 @@ candidates and re-scores them here with statistics of the group alone:
 avgdl count the group's messages only. Documents are the messages' ``search_text`` (previous
 turn + "speaker: text", see :func:`graphmem.verbatim.ingest.search_text`), analysed like Lucene's
 ``english`` analyzer: word tokens, possessive "'s" dropped, lower-cased, Lucene's English stop
-words removed, Porter-stemmed (PyStemmer's ``porter``).
+words removed, Porter-stemmed (PyStemmer's ``porter``); runs of scripts written without spaces
+(Chinese, Japanese, Korean, Thai, Lao, Khmer, Myanmar) are not words but character bigrams
+(:func:`graphmem.core.text.gram_terms`), the same terms the fulltext index holds in the
+message's ``search_grams`` field, so Lucene's candidates and this ranking agree (docs/query.md
+"Tokenisation").
 
 The statistics of a group are built once from one read of its documents and kept by the
 caller's :class:`graphmem.recall.cache.GroupCache`, under the group's one freshness key
@@ -36,7 +40,7 @@ from typing import Any
 import Stemmer
 
 from graphmem.store.db import Store
-from graphmem.core.text import LUCENE_STOP_WORDS
+from graphmem.core.text import LUCENE_STOP_WORDS, gram_terms, without_grams
 
 K1 = 1.2
 B = 0.75
@@ -75,9 +79,14 @@ def analyze(text: str) -> list[str]:
 
     ``"Caroline's dogs ran"`` -> ``["carolin", "dog", "ran"]``. Each distinct word token is
     analysed once per process (cached), so re-scoring the candidates of a query costs about a
-    dictionary lookup per token.
+    dictionary lookup per token. The runs of unspaced scripts give their character bigrams
+    after the words (``"押金 deposit"`` -> ``["deposit", "押金"]``); a text without such a run
+    gives exactly the word terms.
     """
-    return [t for w in _WORD.findall(text or "") for t in _terms(w)]
+    grams = gram_terms(text)
+    plain = without_grams(text) if grams else (text or "")
+    words = [t for w in _WORD.findall(plain) for t in _terms(w)]
+    return words + grams if grams else words
 
 
 @dataclass(frozen=True)

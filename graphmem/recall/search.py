@@ -38,7 +38,7 @@ from graphmem.core.model import StoredMessage
 from graphmem.verbatim.roster import RosterMember, labelled_members
 from graphmem.store.scope import group_key
 from graphmem.verbatim.space import check_space, stored_space
-from graphmem.core.text import LUCENE_STOP_WORDS, lucene_query
+from graphmem.core.text import LUCENE_STOP_WORDS, gram_terms, gram_token, lucene_query, without_grams
 from graphmem.core.telemetry import NO_TRACER, Tracer
 from graphmem.core.results import (  # moved to the light result models; re-exported
     MessageHit as MessageHit,
@@ -148,11 +148,35 @@ def group_context(store: Store, group_id: str) -> GroupContext | None:
 
 
 def search_terms(text: str) -> str:
-    """Words of ``text`` that Lucene's english analyzer keeps (``lucene_query`` minus stop words).
+    """The Lucene expression of ``text`` over a message's two fulltext fields, "" when empty.
 
-    "" when nothing is left: such a query would match every document of the group with score 0.
+    ``search_text:(<words>)`` holds the words Lucene's english analyzer keeps (``lucene_query``
+    of the text outside unspaced-script runs, minus stop words); ``search_grams:(<grams>)`` the
+    character bigrams of those runs (:func:`graphmem.core.text.gram_terms`, spelt as
+    :func:`graphmem.core.text.gram_token`), either part left out when empty. Both are made of
+    letters and digits only (no Lucene operator can pass). "" when nothing is left: such a
+    query would match every document of the group with score 0.
+    ``"deposit 押金"`` -> ``"search_text:(deposit) search_grams:(g25276x37329)"``.
     """
-    return " ".join(w for w in lucene_query(text).split() if w not in LUCENE_STOP_WORDS)
+    words = [w for w in lucene_query(without_grams(text)).split() if w not in LUCENE_STOP_WORDS]
+    grams = list(dict.fromkeys(gram_token(g) for g in gram_terms(text)))
+    parts = ([f"search_text:({' '.join(words)})"] if words else []) + (
+        [f"search_grams:({' '.join(grams)})"] if grams else []
+    )
+    return " ".join(parts)
+
+
+def record_terms(terms: str) -> str:
+    """The Lucene query of ``derived_content`` for words already made safe (``lucene_query``
+    output, e.g. System 2's issue terms): unchanged when they hold no unspaced-script run (the
+    words are searched in ``content``, the index's default fields); else the words outside such
+    runs and ``content_grams:(<grams>)`` (:func:`search_terms`'s bigrams). "" when empty.
+    ``"押金 deposit"`` -> ``"deposit content_grams:(g25276x37329)"``."""
+    grams = list(dict.fromkeys(gram_token(g) for g in gram_terms(terms)))
+    if not grams:
+        return terms
+    words = lucene_query(without_grams(terms))
+    return " ".join(([words] if words else []) + [f"content_grams:({' '.join(grams)})"])
 
 
 def fulltext_ranking(

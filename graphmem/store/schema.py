@@ -16,6 +16,7 @@ from graphmem.store.db import Store, all_templates, cypher
 from graphmem.core.errors import ConflictError, StoreUnavailableError
 from graphmem.store.indexes import wait_online
 from graphmem.store.scope import group_key
+from graphmem.core.text import GRAM_JAVA_PATTERN, gram_field
 
 VECTOR_INDEXES = ("message_embedding", "derived_embedding")
 FULLTEXT_INDEXES = ("message_text", "derived_content")
@@ -77,6 +78,7 @@ def apply_schema(
 
     store.write_tx(create_all)
     _backfill_group_key(store)  # after the templates: they create the label and property names
+    _backfill_search_grams(store)
     indexes = wait_online(store, timeout_s)
     if migrate is not None:
         migrate(store)  # after the indexes: it reads messages by group and instant
@@ -104,6 +106,23 @@ def _backfill_group_key(store: Store, batch: int = 10_000) -> None:
         rows = [{"group_id": gid, "key": group_key(gid)}]
         while int(store.write("meta/backfill_group_key", rows=rows, batch=batch)[0]["updated"]) == batch:
             pass
+
+
+def _backfill_search_grams(store: Store, batch: int = 5_000) -> None:
+    """Give messages whose document, and derived records whose content, has an unspaced-script
+    run their ``search_grams`` / ``content_grams`` (stores written before the fields existed, and
+    first loads through ``neo4j-admin import``). Each round sets every node it read, so the
+    loops end."""
+    for find, put in (("meta/messages_missing_grams", "meta/set_search_grams"),
+                      ("meta/records_missing_grams", "meta/set_content_grams")):
+        while True:
+            rows = store.read(find, pattern=GRAM_JAVA_PATTERN, batch=batch)
+            out = [{"group_id": r["group_id"], "id": r["id"], "grams": gram_field(r["doc"] or "")} for r in rows]
+            out = [r for r in out if r["grams"]]
+            if out:
+                store.write(put, rows=out)
+            if len(rows) < batch or len(out) < len(rows):
+                break
 
 
 def _migrate_fulltext(store: Store) -> None:

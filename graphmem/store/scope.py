@@ -4,8 +4,8 @@ A store holds many groups; search must cost what the *group* costs, not what the
 and must never return another group's message.
 
 Fulltext: every message carries ``group_key`` (a decimal digest of its ``group_id``), indexed
-as a second field of the ``message_text`` fulltext index. A query is
-``+group_key:<key>^0 +search_text:(<terms>)``: Lucene intersects the group's postings with the
+as a field of the ``message_text`` fulltext index. A query is
+``+group_key:<key>^0 +(search_text:(<words>) search_grams:(<grams>))``: Lucene intersects the group's postings with the
 terms', so only the group's documents are scored, and the ``^0`` boost leaves the score equal to
 the BM25 of the message document alone. Digits pass the english analyzer unchanged (no stop
 word, no stemming), so the key is one exact token. The Cypher still checks ``group_id``
@@ -56,10 +56,11 @@ def scope_index(group_id: str) -> str:
 def scoped_fulltext_query(group_id: str, terms: str) -> str:
     """A Lucene query that matches ``terms`` (already escaped) in one group's messages only.
 
-    ``terms`` is a Lucene expression over plain words (e.g. from
-    :func:`graphmem.recall.search.lucene_query`); it is searched in the ``search_text`` field.
+    ``terms`` is a Lucene expression over the message fields ``search_text`` and
+    ``search_grams`` (:func:`graphmem.recall.search.search_terms`), as the ``recall/fulltext_*``
+    templates build it.
     """
-    return f"+group_key:{group_key(group_id)}^0 +search_text:({terms})"
+    return f"+group_key:{group_key(group_id)}^0 +({terms})"
 
 
 def _template_for(name: str, group_id: str) -> str:

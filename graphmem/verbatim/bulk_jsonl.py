@@ -145,7 +145,8 @@ def _parse_range(path: str, start: int, end: int, group: str | None) -> dict[str
         channel = channel or ""
         if mid is not None and not _id_ok(mid):
             raise _Fallback
-        if channel and (not _id_ok(channel) or "/" in channel or not _id_ok(f"{channel}/{session}")):
+        if channel and (not _id_ok(channel) or "/" in channel or not _id_ok(f"{channel}/{session}")
+                        or session.startswith(channel + "/")):  # already qualified: the reference path
             raise _Fallback
         if not _id_ok(session) or not _name_ok(speaker) or not has_visible(text) or len(text) > MAX_TEXT_CHARS \
                 or _SURROGATE.search(text):

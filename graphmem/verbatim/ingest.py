@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import contextvars
 import threading
+import unicodedata
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
@@ -87,8 +88,10 @@ class IngestSummary:
 
 
 def person_key(msg: MessageRecord) -> str:
-    """Identity of the speaker inside the group: ``speaker_id`` if given, else display name."""
-    return msg.speaker_id or msg.speaker
+    """Identity of the speaker inside the group: ``speaker_id`` if given, else the display name
+    in NFC, so canonically equal spellings ("Jos\u00e9", "Jose\u0301") are one person (the
+    message's ``speaker`` and the person's ``name`` / ``aliases`` keep the bytes as written)."""
+    return msg.speaker_id or unicodedata.normalize("NFC", msg.speaker)
 
 
 def search_text(m: MessageRecord, previous: tuple[str, str] | None) -> str:
@@ -605,6 +608,7 @@ def _write_batch(
         for r in rows:
             p = placed.pop(r["id"])
             r["turn_created"], r["turn"], r["search_text"] = p["turn_created"], p["turn"], p["search_text"]
+            r["search_grams"] = p.get("search_grams")  # bigrams of unspaced scripts (core.text.gram_field)
         plan.positions = [p for p in plan.positions if p["id"] in placed]  # stored messages that move
         # NEXT between two new messages is made with them (by row number); links from or to a
         # stored message are re-pointed by write_plan

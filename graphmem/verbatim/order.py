@@ -20,6 +20,7 @@ from typing import Any
 
 import neo4j
 
+from graphmem.core.text import gram_field
 from graphmem.store.db import Store, run_tx
 
 
@@ -40,7 +41,8 @@ class OrderPlan:
     """What :func:`plan_order` decided for a region of the conversation.
 
     Attributes:
-        positions: rows for ``ingest/set_positions`` (id, turn_created, turn, search_text), only
+        positions: rows for ``ingest/set_positions`` (id, turn_created, turn, search_text,
+            search_grams: :func:`graphmem.core.text.gram_field` of search_text), only
             for messages whose values change.
         links: rows for ``ingest/relink_next`` (from, to or None), only for changed NEXT links.
         moves: old -> new ``turn_created`` of stored messages that moved (decimal string keys).
@@ -99,7 +101,9 @@ def plan_order(
         if turn == 0 and r.get("turn") != 0:
             rank.add(ch)
         if (r.get("turn_created"), r.get("turn"), r.get("search_text")) != (pos, turn, doc):
-            plan.positions.append({"id": r["id"], "turn_created": pos, "turn": turn, "search_text": doc})
+            plan.positions.append(
+                {"id": r["id"], "turn_created": pos, "turn": turn, "search_text": doc, "search_grams": gram_field(doc)}
+            )
         if r.get("turn_created") is not None and r["turn_created"] != pos:
             plan.moves[str(r["turn_created"])] = pos
     plan.links = [{"from": a, "to": b} for a, b in wanted_next.items() if current_next.get(a) != b]

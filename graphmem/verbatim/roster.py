@@ -9,6 +9,7 @@ Person ids with it, Project maps row names, the graph view and the API read memb
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -161,10 +162,14 @@ _NAME_EDGES = re.compile(r"^[\W_]+|[\W_]+$", re.UNICODE)
 
 
 def find_persons(question: str, roster: Sequence[RosterMember]) -> list[tuple[int, str]]:
-    """Persons named in ``question``: ``(first position, person id)`` in order of appearance."""
+    """Persons named in ``question``: ``(first position, person id)`` in order of appearance.
+
+    Question and names are compared in NFC (an NFD "Jose\u0301" finds the roster's "Jos\u00e9");
+    positions are those of the NFC question."""
     found: dict[str, int] = {}
+    question = unicodedata.normalize("NFC", question)
     for p in roster:
-        terms = {p.name, p.id, *p.aliases}
+        terms = {unicodedata.normalize("NFC", t) for t in (p.name, p.id, *p.aliases)}
         # a display name decorated with emoji or punctuation ("Игорь 🚀") is also found bare
         terms |= {core for t in terms if len(core := _NAME_EDGES.sub("", t)) >= 2}
         for term in terms:

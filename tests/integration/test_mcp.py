@@ -133,12 +133,13 @@ def test_agent_session_over_stdio(store, embedder, group_id):
             assert "group_id = $group_id" in await call_error(c, "read_cypher", group_id=group_id,
                                                                query="MATCH (x:Message) RETURN x.text AS t")
 
-            export = await call(c, "export_group", group_id=group_id)
-            kinds = {tuple(n["labels"]) for n in export["nodes"]}
-            assert ("Group",) in kinds and ("Message",) in kinds
-            assert all("embedding" not in n["properties"] for n in export["nodes"])
-            assert {"type": "SOURCE", "start_label": "Message", "start_id": "n1", "end_label": "Person",
-                    "end_id": "Ben"} in export["relationships"]
+            export = await call(c, "export_group", group_id=group_id, with_derived=True, max_bytes=4_000_000)
+            assert export["next_cursor"] is None
+            lines = export["lines"]
+            assert {x["kind"] for x in lines} == {"group", "person", "session", "message", "segment", "record"}
+            assert all("embedding" not in x for x in lines)
+            assert {"n1": "Ben"}.items() <= {x["id"]: x["person_id"] for x in lines if x["kind"] == "message"}.items()
+            assert any(x["kind"] == "record" and "Ben" in (x["owner"], x["source"]) for x in lines)
 
             # --- forget Ben; he is gone from every later answer
             summary = await call(c, "forget_person", group_id=group_id, person_id="Ben")
@@ -158,10 +159,12 @@ def test_agent_session_over_stdio(store, embedder, group_id):
             assert "NotFoundError" in await call_error(c, "person_memory", group_id=group_id, person_id="Ben")
             assert "NotFoundError" in await call_error(c, "record_provenance", group_id=group_id,
                                                        record_id="r-ben-ridge")
-            export = await call(c, "export_group", group_id=group_id)
-            assert not {n["id"] for n in export["nodes"] if "Message" in n["labels"]} & BEN_IDS
-            assert not [n for n in export["nodes"] if "Person" in n["labels"] and n["id"] == "Ben"]
-            assert not [r for r in export["relationships"] if "Ben" in (r["start_id"], r["end_id"])]
+            export = await call(c, "export_group", group_id=group_id, with_derived=True, max_bytes=4_000_000)
+            lines = export["lines"]
+            assert not {x["id"] for x in lines if x["kind"] == "message"} & BEN_IDS
+            assert not [x for x in lines if x["kind"] == "person" and x["id"] == "Ben"]
+            assert not [x for x in lines if x.get("person_id") == "Ben" or "Ben" in (x.get("owner"), x.get("source"))]
+            assert not any(t in json.dumps(lines, ensure_ascii=False) for t in BEN_TEXTS)
             left = await call(c, "read_cypher", group_id=group_id, query=(
                 "MATCH (m:Message {group_id: $group_id}) WHERE m.speaker = 'Ben' RETURN count(m) AS n"))
             assert left["rows"] == [{"n": 0}]

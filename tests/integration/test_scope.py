@@ -44,8 +44,9 @@ def rows(prefix: str, n: int) -> list[dict]:
 def test_group_key_is_one_digit_token() -> None:
     k = group_key("conv-26")
     assert k.isdigit() and k == group_key("conv-26") and k != group_key("conv-27")
-    assert scoped_fulltext_query("conv-26", "budget") == f"+group_key:{k}^0 +search_text:(budget)"
-    assert search_terms("the budget AND a storm?") == "budget storm"
+    assert scoped_fulltext_query("conv-26", "search_text:(budget)") == f"+group_key:{k}^0 +(search_text:(budget))"
+    assert search_terms("the budget AND a storm?") == "search_text:(budget storm)"
+    assert search_terms("押金 AND deposit") == "search_text:(deposit) search_grams:(g25276x37329)"
 
 
 @pytest.mark.parametrize("n", [EXACT_MAX, EXACT_MAX + 1], ids=["exact", "own-index"])

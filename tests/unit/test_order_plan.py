@@ -19,8 +19,8 @@ def test_late_message_in_the_middle_moves_what_follows_and_rethreads_next():
                       channel_before={"": {"id": "a1", "next": "a3"}},
                       session_before={"s1": {"id": "a1", "turn": 0, "speaker": "Ada", "text": "boiler"}})
     assert plan.positions == [
-        {"id": "b2", "turn_created": 1, "turn": 1, "search_text": "Ada: boiler\nBen: Monday?"},
-        {"id": "a3", "turn_created": 2, "turn": 2, "search_text": "Ben: Monday?\nAda: Wednesday"},
+        {"id": "b2", "turn_created": 1, "turn": 1, "search_text": "Ada: boiler\nBen: Monday?", "search_grams": None},
+        {"id": "a3", "turn_created": 2, "turn": 2, "search_text": "Ben: Monday?\nAda: Wednesday", "search_grams": None},
     ]
     assert sorted(plan.links, key=lambda link: link["from"]) == [
         {"from": "a1", "to": "b2"}, {"from": "b2", "to": "a3"}]  # a3 stays the tail: no change
@@ -54,6 +54,6 @@ def test_erased_gap_closes_up():
                   search_text="Ben: Monday?\nAda: Wednesday")]
     plan = plan_order(region, base=1, channel_before={"": {"id": "a1", "next": None}},
                       session_before={"s1": {"id": "a1", "turn": 0, "speaker": "Ada", "text": "boiler"}})
-    assert plan.positions == [{"id": "a3", "turn_created": 1, "turn": 1, "search_text": "Ada: boiler\nAda: Wednesday"}]
+    assert plan.positions == [{"id": "a3", "turn_created": 1, "turn": 1, "search_text": "Ada: boiler\nAda: Wednesday", "search_grams": None}]
     assert plan.links == [{"from": "a1", "to": "a3"}]
     assert plan.moves == {"2": 1}

@@ -1,0 +1,344 @@
+"""Group export and import (``graphmem export`` / ``graphmem ingest --format graphmem-export``).
+
+An export is JSON Lines (docs/export.md), one object per line, each with a ``kind``:
+
+1. ``group``: ``format`` (``"graphmem-export"``), ``version`` (1), ``with_derived``, and the
+   Group node's properties (``id``, ``name``, ...);
+2. ``person``: each Person's properties (``id``, ``name``, ``speaker_id``, ``aliases``), by id;
+3. ``session``: each Session's properties (``id``, ``channel``, ``index``, ``ts``), by id;
+4. ``message``: each Message's stored properties (``text`` byte-exact, ``text_history`` and
+   ``edited_at`` of its edits, ``seq``, ``turn_created``, ``ts``, ``instant``, ``reply_to``,
+   flags, ...) and ``person_id`` (its SOURCE), in arrival order (``seq``);
+5. with derived records only: per Writer segment in index order, a ``segment`` line (its
+   properties and ``covers``, the ids of the messages it covers), then a ``record`` line per
+   derived record written with it (properties, ``label``, ``owner`` / ``source``: a Person id or
+   ``"GROUP"``, ``from``: supporting message ids, ``superseded_by``: the next version or null).
+
+Left out, because import computes them again: vectors (``embedding``,
+``sentence_embeddings``), the retrieval fields (``search_text``, ``search_grams``,
+``group_key``) and ``group_id`` on each line. What is not in the store is not in an export: after
+``graphmem forget`` an erased person's messages, records and name are gone from both.
+
+:func:`export_page` reads one page (at most ``max_bytes`` of JSON lines, at least one line) and
+a cursor for the next; :func:`export_lines` all pages. :func:`import_group` loads an export into
+a group that does not exist yet, through the normal write paths: messages through
+:func:`graphmem.verbatim.ingest.ingest_conversations` (each edit replayed as an edit, so the
+text history is the exported one), derived records segment by segment through
+:func:`graphmem.derived.memory.write_segment` (which checks owners, sources, supporting
+messages and chain heads); ids, texts and chains come out as exported.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field, ValidationError
+
+from graphmem.core.embed import Embedder
+from graphmem.core.results import DEFAULT_PAGE_BYTES as DEFAULT_PAGE_BYTES, ExportPage as ExportPage
+from graphmem.core.errors import ConflictError, InvalidInputError, no_group
+from graphmem.core.model import GROUP, Conversation, MessageRecord
+from graphmem.derived.memory import NewRecord, SegmentMarker, write_segment
+from graphmem.store.db import Store
+from graphmem.verbatim.ingest import ingest_conversations
+
+FORMAT = "graphmem-export"
+VERSION = 1
+SECTIONS = ("group", "person", "session", "message", "segment")
+#: Stored properties an export leaves out (import computes them again).
+RECOMPUTED = frozenset({"embedding", "sentence_embeddings", "search_text", "search_grams", "content_grams", "group_key",
+                        "group_id"})
+MAX_PAGE_BYTES = 4_000_000
+_CURSOR = re.compile(r"^(person|session|message|segment):([^\n]{0,400})$")
+
+
+class ImportSummary(BaseModel):
+    """What :func:`import_group` wrote."""
+
+    group_id: str
+    persons: int = 0
+    sessions: int = 0
+    messages: int = 0
+    edits: int = 0
+    segments: int = 0
+    records: int = 0
+    ingest: dict[str, Any] = Field(default_factory=dict)
+
+
+def _clean(props: dict[str, Any]) -> dict[str, Any]:
+    return {k: props[k] for k in sorted(props) if k not in RECOMPUTED}
+
+
+def _main_label(labels: list[str]) -> str:
+    return next((x for x in labels if x != "Derived"), "Derived")
+
+
+def _lines_of(section: str, row: dict[str, Any]) -> list[dict[str, Any]]:
+    props = _clean(row["props"])
+    if section == "message":
+        return [{"kind": "message", **props, "person_id": row["person_id"]}]
+    if section != "segment":
+        return [{"kind": section, **props}]
+    out = [{"kind": "segment", **props, "covers": sorted(row["covers"])}]
+    for r in row["records"]:
+        out.append({"kind": "record", **_clean(r["props"]), "label": _main_label(r["labels"]),
+                    "owner": r["owner"], "source": r["source"], "from": sorted(r["from"]),
+                    "superseded_by": r["superseded_by"]})
+    return out
+
+
+def _size(line: dict[str, Any]) -> int:
+    return len(json.dumps(line, ensure_ascii=False).encode("utf-8")) + 1
+
+
+def export_page(
+    store: Store, group_id: str, *, cursor: str | None = None, with_derived: bool = False,
+    max_bytes: int = DEFAULT_PAGE_BYTES,
+) -> ExportPage:
+    """One page of the export of ``group_id`` (module docstring for the lines).
+
+    A page holds whole lines up to ``max_bytes`` of JSON Lines; a single line larger than that
+    (a long message) is a page of its own. A segment and its records are never split across
+    pages. Pages read the store as it is when each is read: a group written to between pages
+    exports those writes where the cursor has not passed yet.
+
+    Args:
+        cursor: None for the first page, else ``next_cursor`` of the previous page.
+        with_derived: include Writer segments and derived records (System 2).
+        max_bytes: page size bound, 1,000 .. :data:`MAX_PAGE_BYTES` bytes.
+
+    Raises:
+        NotFoundError: no such group.
+        InvalidInputError: a malformed cursor (field ``cursor``) or ``max_bytes`` out of range.
+    """
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or not 1_000 <= max_bytes <= MAX_PAGE_BYTES:
+        raise InvalidInputError(f"max_bytes must be between 1000 and {MAX_PAGE_BYTES}", field="max_bytes",
+                                value=max_bytes)
+    group = store.read("groups/get_group", group_id=group_id)
+    if not group:
+        raise no_group(group_id)
+    lines: list[dict[str, Any]] = []
+    size = 0
+    if not cursor:
+        props = store.read("groups/export_section", group_id=group_id, section="group_node", after="", limit=1)
+        head = {"kind": "group", "format": FORMAT, "version": VERSION, "with_derived": with_derived,
+                **_clean(props[0]["props"] if props else {"id": group_id, "name": group[0]["name"]})}
+        lines.append(head)
+        size += _size(head)
+        section, after = "person", ""
+    else:
+        m = _CURSOR.match(cursor)
+        if m is None:
+            raise InvalidInputError("not a cursor of this export (pass next_cursor back unchanged)",
+                                    field="cursor", value=cursor)
+        section, after = m.group(1), m.group(2)
+    order = [s for s in SECTIONS[1:] if with_derived or s != "segment"]
+    if section not in order:
+        raise InvalidInputError("cursor of an export with derived records", field="cursor", value=cursor)
+    while True:
+        rows = store.read("groups/export_section", group_id=group_id, section=section, after=after, limit=200)
+        for row in rows:
+            chunk = _lines_of(section, row)
+            add = sum(_size(x) for x in chunk)
+            if lines and size + add > max_bytes:
+                return ExportPage(group_id=group_id, lines=lines, bytes=size, next_cursor=f"{section}:{after}")
+            lines.extend(chunk)
+            size += add
+            after = row["key"]
+        if len(rows) < 200:
+            i = order.index(section)
+            if i + 1 == len(order):
+                return ExportPage(group_id=group_id, lines=lines, bytes=size, next_cursor=None)
+            section, after = order[i + 1], ""
+
+
+def export_lines(store: Store, group_id: str, *, with_derived: bool = False,
+                 max_bytes: int = DEFAULT_PAGE_BYTES) -> Iterator[dict[str, Any]]:
+    """Every line of the export of ``group_id``, page by page (:func:`export_page`)."""
+    cursor: str | None = None
+    while True:
+        page = export_page(store, group_id, cursor=cursor, with_derived=with_derived, max_bytes=max_bytes)
+        yield from page.lines
+        if page.next_cursor is None:
+            return
+        cursor = page.next_cursor
+
+
+def read_export(path: str | Path) -> list[dict[str, Any]]:
+    """The lines of an export file (blank lines skipped).
+
+    Raises:
+        InvalidInputError: unreadable file or a line that is not a JSON object (``record``
+            names the line).
+    """
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise InvalidInputError(f"cannot read export: {e}", source=str(p), field="path") from e
+    out: list[dict[str, Any]] = []
+    for n, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise InvalidInputError(f"malformed JSON: {e.msg}", source=str(p), record=f"line {n}") from e
+        if not isinstance(item, dict):
+            raise InvalidInputError("a line must be a JSON object", source=str(p), record=f"line {n}")
+        item.setdefault("_line", n)
+        out.append(item)
+    return out
+
+
+def _bad(msg: str, item: dict[str, Any], source: str, field: str = "") -> InvalidInputError:
+    return InvalidInputError(msg, source=source, record=f"line {item.get('_line', '?')}", field=field)
+
+
+def _ordered(records: list[dict[str, Any]], before: dict[str, str]) -> list[dict[str, Any]]:
+    """Records of one segment with every version after the one it supersedes (stable)."""
+    ids = {r["id"] for r in records}
+    done: set[str] = set()
+    out: list[dict[str, Any]] = []
+    pending = list(records)
+    while pending:
+        rest = [r for r in pending if before.get(r["id"]) in ids and before[r["id"]] not in done]
+        ready = [r for r in pending if r not in rest]
+        if not ready:  # a cycle: write_segment refuses it
+            ready = rest
+            rest = []
+        out.extend(ready)
+        done.update(r["id"] for r in ready)
+        pending = rest
+    return out
+
+
+def import_group(
+    store: Store, embedder: Embedder, lines: Iterable[dict[str, Any]], *, group_id: str | None = None,
+    source: str = "export",
+) -> ImportSummary:
+    """Load an export (:func:`read_export`'s lines) into a new group.
+
+    Args:
+        embedder: computes the message and record vectors (the import's own model).
+        group_id: the group to create; None: the exported group's id.
+        source: file name for error messages.
+
+    Returns:
+        An :class:`ImportSummary`.
+
+    Raises:
+        InvalidInputError: not an export of this version (field ``format`` / ``version``), a
+            line of unknown kind, a message whose person or session is not in the export, a
+            message whose speaker does not give its person's id, a record whose segment is not
+            in the export; or what ingest and :func:`graphmem.derived.memory.write_segment`
+            refuse (owner, source or supporting message not in the group, a chain whose
+            earlier version is not a head). Nothing of a refused part is written.
+        ConflictError: the group already exists (import only into a group that does not).
+    """
+    items = list(lines)
+    if not items or items[0].get("kind") != "group" or items[0].get("format") != FORMAT:
+        raise InvalidInputError(f"not a {FORMAT} file (the first line must be its group line)",
+                                source=source, record="line 1", field="format")
+    head = items[0]
+    if head.get("version") != VERSION:
+        raise _bad(f"export version {head.get('version')!r}; this graphmem reads version {VERSION}", head,
+                   source, "version")
+    gid = group_id or str(head.get("id") or "")
+    if store.read("groups/get_group", group_id=gid):
+        raise ConflictError(f"group {gid!r} already exists; import into a new group (--group) or forget it first")
+    persons: dict[str, dict[str, Any]] = {}
+    sessions: dict[str, dict[str, Any]] = {}
+    messages: list[dict[str, Any]] = []
+    segments: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
+    for item in items[1:]:
+        kind = item.get("kind")
+        if kind == "person":
+            persons[str(item.get("id"))] = item
+        elif kind == "session":
+            sessions[str(item.get("id"))] = item
+        elif kind == "message":
+            messages.append(item)
+        elif kind == "segment":
+            segments.append((item, []))
+        elif kind == "record":
+            if not segments or item.get("segment") != segments[-1][0].get("id"):
+                raise _bad("a record line must follow its segment's line", item, source, "segment")
+            segments[-1][1].append(item)
+        else:
+            raise _bad(f"unknown line kind {kind!r}", item, source, "kind")
+
+    rounds: list[list[MessageRecord]] = []
+    for item in messages:
+        pid = item.get("person_id")
+        person = persons.get(str(pid))
+        if person is None:
+            raise _bad(f"person {pid!r} is not in the export", item, source, "person_id")
+        session = sessions.get(str(item.get("session")))
+        if session is None:
+            raise _bad(f"session {item.get('session')!r} is not in the export", item, source, "session")
+        speaker_id = str(person.get("speaker_id") or "")
+        speaker = item.get("speaker")
+        if not isinstance(speaker, str) or (speaker_id or unicodedata.normalize("NFC", speaker)) != pid:
+            raise _bad(f"speaker {speaker!r} does not give person {pid!r}", item, source, "speaker")
+        history = item.get("text_history") or []
+        versions = [*history, item.get("text")]
+        known = {k: item[k] for k in MessageRecord.model_fields if k in item}
+        for r, text in enumerate(versions):
+            try:
+                rec = MessageRecord(**{
+                    **known, "group_id": gid, "text": text, "speaker_id": speaker_id,
+                    "session_index": int(session.get("index") or 0), "session_ts": str(session.get("ts") or ""),
+                    "turn": int(item.get("turn") or 0), "source_ref": f"{source}:{item.get('_line', '?')}",
+                })
+            except (ValidationError, TypeError, ValueError) as e:
+                raise _bad(f"not a message: {e}", item, source) from e
+            while len(rounds) <= r:
+                rounds.append([])
+            rounds[r].append(rec)
+    out = ImportSummary(group_id=gid, persons=len(persons), sessions=len(sessions), messages=len(messages),
+                        edits=sum(len(x) for x in rounds[1:]))
+    name = str(head.get("name") or gid)
+    totals: dict[str, Any] = {}
+    for batch in rounds:  # the first texts, then each round of edits in order
+        s = ingest_conversations(store, [Conversation(group_id=gid, name=name, messages=batch, source=source)],
+                                 embedder)
+        for k, v in s.as_dict().items():
+            if isinstance(v, int):
+                totals[k] = totals.get(k, 0) + v
+    out.ingest = totals
+
+    sender = {str(m.get("id")): m.get("person_id") for m in messages}
+    before = {str(r["superseded_by"]): str(r["id"]) for _, recs in segments for r in recs if r.get("superseded_by")}
+    for seg, recs in segments:
+        fields = {k: seg[k] for k in SegmentMarker.model_fields if k in seg and k not in ("message_ids", "report")}
+        try:
+            report = json.loads(seg["report"]) if isinstance(seg.get("report"), str) else dict(seg.get("report") or {})
+            marker = SegmentMarker(**fields, message_ids=list(seg.get("covers") or []), report=report)
+            recs = _ordered(recs, before)
+            vectors: list[list[float]] = (
+                embedder.encode([str(r.get("content") or "") for r in recs]).tolist() if recs else []
+            )
+            new = [NewRecord(
+                id=r["id"], layer=r["layer"], utype=r["utype"], content=r["content"], owner=r["owner"],
+                source=r["source"], ts=r["ts"], session=r.get("session") or "", turn_created=int(r.get("turn_created") or 0),
+                confidence=float(r.get("confidence", 1.0)), from_ids=list(r.get("from") or []),
+                embedding=vec, supersedes=before.get(str(r["id"])),
+            ) for r, vec in zip(recs, vectors)]
+        except (ValidationError, KeyError, TypeError, ValueError) as e:
+            raise _bad(f"segment {seg.get('id')!r} or one of its records is malformed: {e}", seg, source) from e
+        for made in new:
+            if made.source != GROUP and made.source not in {sender.get(i) for i in made.from_ids}:
+                raise InvalidInputError(f"record {made.id}: its source {made.source!r} sent none of its FROM messages",
+                                        source=source, record=made.id, field="source")
+        count = seg.get("n_messages")
+        write_segment(store, gid, marker, new, written_at=seg.get("written_at"),
+                      n_messages=count if isinstance(count, int) and not isinstance(count, bool) else None)
+        out.segments += 1
+        out.records += len(new)
+    return out

@@ -1,0 +1,244 @@
+"""Export and round trip (issue 26 part 5): a group exported (messages with their edits, persons,
+sessions, Writer segments, derived records with OWNER / SOURCE / FROM / SUPERSEDED_BY), erased,
+and imported again is the same graph, property by property; pages are bounded and add up to
+the whole; an export taken after ``forget`` has nothing of the erased person; the CLI, the API
+and MCP give the same lines; messages read back as JSONL keep their session ids."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from fastapi.testclient import TestClient
+from typer.testing import CliRunner
+
+from api.main import create_app
+from graphmem.cli import app as cli
+from graphmem.client import GraphMemClient
+from graphmem.core.config import Settings, get_settings
+from graphmem.core.errors import ConflictError, InvalidInputError
+from graphmem.derived.writer import ReplayWriter, derive_group
+from graphmem.groups.export import export_lines, export_page, import_group, read_export
+from graphmem.groups.service import forget_group, forget_person
+from graphmem.verbatim.ingest import ingest_conversations
+from loaders import load_conversations
+from tests.factories import conversation
+
+pytestmark = pytest.mark.neo4j
+ROOT = Path(__file__).resolve().parents[2]
+
+#: properties that are the time or revision of the import itself, not of the data
+IMPORT_TIME = {"Message": {"edited_at"}, "Group": {"vector_rev"}}
+
+
+def _build(store, embedder, gid: str) -> None:
+    convs = load_conversations(ROOT / "examples" / "sample_chat.jsonl", "jsonl", group=gid)
+    ingest_conversations(store, convs, embedder)
+    derive_group(store, gid, model=ReplayWriter(ROOT / "examples" / "sample_writer_actions.jsonl"),
+                 embedder=embedder, settings=get_settings())
+    # two edits of one message, after derive (the message leaves its segment's COVERS)
+    first = convs[0].messages[3]
+    for text in (first.text + " (edited)", first.text + " (edited twice) 押金"):
+        edited = first.model_copy(update={"text": text})
+        ingest_conversations(store, [convs[0].model_copy(update={"messages": [edited]})], embedder)
+
+
+def _graph(store, gid: str) -> tuple[dict[tuple[str, str], dict[str, Any]], list[tuple[str, str, str, str, str]]]:
+    """Every node of the group (label, id) -> properties (vectors included as a flag), and every
+    relationship (type, start label, start id, end label, end id)."""
+    def read(tx):
+        nodes = tx.run(
+            "MATCH (n) WHERE n.group_id = $g OR (n:Group AND n.id = $g) "
+            "RETURN [x IN labels(n) WHERE NOT x STARTS WITH 'GroupScope_'] AS labels, properties(n) AS p", g=gid).data()
+        rels = tx.run(
+            "MATCH (n)-[r]->(m) WHERE n.group_id = $g AND (m.group_id = $g OR (m:Group AND m.id = $g)) "
+            "RETURN type(r) AS t, labels(n) AS a, n.id AS ai, labels(m) AS b, m.id AS bi", g=gid).data()
+        return nodes, rels
+
+    nodes, rels = store.write_tx(read)
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    for n in nodes:
+        label = "/".join(sorted(n["labels"]))
+        props = dict(n["p"])
+        for k in ("embedding", "sentence_embeddings"):
+            if k in props:
+                props[k] = len(props[k])  # same model, same dimension; the values are recomputed
+        main = next((x for x in ("Group", "Message") if x in n["labels"]), "")
+        for k in IMPORT_TIME.get(main, set()):
+            props.pop(k, None)
+        out[(label, props["id"])] = props
+    edges = sorted(("/".join(sorted(r["a"])) + ">" + r["t"], r["ai"], "/".join(sorted(r["b"])), r["bi"], "")
+                   for r in rels)
+    return out, edges
+
+
+def test_export_forget_import_gives_the_same_graph(store, embedder, group_id, tmp_path) -> None:
+    _build(store, embedder, group_id)
+    before_nodes, before_rels = _graph(store, group_id)
+    assert sum(1 for k in before_nodes if "Derived" in k[0]) == 17
+    assert any("SUPERSEDED_BY" in r[0] for r in before_rels) and any("COVERS" in r[0] for r in before_rels)
+    edited = [p for k, p in before_nodes.items() if p.get("text_history")]
+    assert len(edited) == 1 and len(edited[0]["text_history"]) == 2
+
+    lines = list(export_lines(store, group_id, with_derived=True, max_bytes=4_000))
+    assert lines[0]["kind"] == "group" and lines[0]["format"] == "graphmem-export" and lines[0]["version"] == 1
+    assert {x["kind"] for x in lines} == {"group", "person", "session", "message", "segment", "record"}
+    assert not any(k in x for x in lines for k in ("embedding", "search_text", "search_grams", "group_key"))
+    text = "\n".join(json.dumps(x, ensure_ascii=False) for x in lines) + "\n"
+
+    forget_group(store, group_id)
+    assert _graph(store, group_id) == ({}, [])
+    path = tmp_path / "export.jsonl"
+    path.write_text(text, encoding="utf-8")
+    try:
+        summary = import_group(store, embedder, read_export(path), source=path.name)
+        assert (summary.messages, summary.edits, summary.segments, summary.records) == (18, 2, 3, 17)
+        after_nodes, after_rels = _graph(store, group_id)
+        assert set(after_nodes) == set(before_nodes)
+        for key, props in before_nodes.items():
+            assert after_nodes[key] == props, key
+        assert after_rels == before_rels
+        # texts byte-exact
+        assert {k: p.get("text") for k, p in after_nodes.items()} == {k: p.get("text") for k, p in before_nodes.items()}
+        # a second import into the same group is refused, nothing written
+        with pytest.raises(ConflictError, match="already exists"):
+            import_group(store, embedder, read_export(path))
+        # and the CLI imports the same file into another group id, equal up to the group id
+        other = group_id + "-b"
+        try:
+            res = CliRunner().invoke(cli, ["ingest", str(path), "--format", "graphmem-export", "--group", other, "--json"])
+            assert res.exit_code == 0, res.output
+            assert json.loads(res.stdout)["records"] == 17
+            o_nodes, o_rels = _graph(store, other)
+            assert len(o_nodes) == len(before_nodes) and len(o_rels) == len(before_rels)
+        finally:
+            forget_group(store, other)
+    finally:
+        path.unlink(missing_ok=True)
+
+
+def test_pages_are_bounded_and_add_up_to_the_whole(store, embedder, group_id, tmp_path) -> None:
+    _build(store, embedder, group_id)
+    whole = export_page(store, group_id, with_derived=True, max_bytes=4_000_000)
+    assert whole.next_cursor is None
+    pages, cursor = [], None
+    while True:
+        page = export_page(store, group_id, cursor=cursor, with_derived=True, max_bytes=3_000)
+        pages.append(page)
+        assert page.lines
+        size = sum(len(json.dumps(x, ensure_ascii=False).encode()) + 1 for x in page.lines)
+        assert size == page.bytes
+        # bounded, unless one segment with its records is a page alone
+        assert page.bytes <= 3_000 or page.lines[0]["kind"] == "segment" and all(
+            x["kind"] == "record" for x in page.lines[1:]), [x["kind"] for x in page.lines]
+        if page.next_cursor is None:
+            break
+        cursor = page.next_cursor
+    assert len(pages) > 3
+    assert [x for p in pages for x in p.lines] == whole.lines
+    # without derived: no segment or record line
+    plain = list(export_lines(store, group_id))
+    assert {x["kind"] for x in plain} == {"group", "person", "session", "message"}
+    with pytest.raises(InvalidInputError) as e:
+        export_page(store, group_id, cursor="nonsense")
+    assert e.value.field == "cursor"
+    with pytest.raises(InvalidInputError) as e:
+        export_page(store, group_id, max_bytes=10)
+    assert e.value.field == "max_bytes"
+
+    # the CLI writes the whole export; the API and MCP serve the same pages
+    out = tmp_path / "cli-export.jsonl"
+    res = CliRunner().invoke(cli, ["export", "--group", group_id, "--out", str(out), "--with-derived"])
+    assert res.exit_code == 0, res.output
+    assert [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()] == whole.lines
+    with TestClient(create_app(Settings(_env_file=None))) as client:
+        got, cursor = [], None
+        while True:
+            params: dict[str, Any] = {"with_derived": True, "max_bytes": 3_000}
+            if cursor:
+                params["cursor"] = cursor
+            r = client.get(f"/groups/{group_id}/export", params=params)
+            assert r.status_code == 200, r.text
+            got.extend(r.json()["lines"])
+            cursor = r.json()["next_cursor"]
+            if cursor is None:
+                break
+        assert got == whole.lines
+        # the typed client reads the same pages
+        gm = GraphMemClient("http://testserver", http=client)
+        got, cursor = [], None
+        while True:
+            page = gm.export_page(group_id, cursor=cursor, with_derived=True, max_bytes=3_000)
+            got.extend(page.lines)
+            cursor = page.next_cursor
+            if cursor is None:
+                break
+        assert got == whole.lines
+        with pytest.raises(InvalidInputError):
+            gm.export_page(group_id, cursor="nonsense")
+        r = client.get(f"/groups/{group_id}/export", params={"cursor": "nonsense"})
+        assert r.status_code == 422 and r.json()["field"] == "cursor"
+        assert client.get("/groups/no-such-export-group/export").status_code == 404
+
+    pytest.importorskip("mcp")
+    from tests.integration.test_mcp import agent, call
+
+    async def session() -> None:
+        async with agent("--tools", "all") as c:
+            got, cursor = [], None
+            while True:
+                args: dict[str, Any] = {"group_id": group_id, "with_derived": True, "max_bytes": 3_000}
+                if cursor:
+                    args["cursor"] = cursor
+                page = await call(c, "export_group", **args)
+                assert page["bytes"] <= 3_000 or page["lines"][0]["kind"] == "segment"
+                got.extend(page["lines"])
+                cursor = page["next_cursor"]
+                if cursor is None:
+                    break
+            assert got == whole.lines
+
+    anyio.run(session)
+
+
+def test_an_export_after_forget_has_nothing_of_the_person(store, embedder, group_id) -> None:
+    _build(store, embedder, group_id)
+    words = [x["text"] for x in export_lines(store, group_id) if x["kind"] == "message" and x["person_id"] == "ben"]
+    assert words
+    forget_person(store, group_id, "ben", settings=get_settings())
+    lines = list(export_lines(store, group_id, with_derived=True))
+    text = json.dumps(lines, ensure_ascii=False)
+    for w in words:  # none of his words, in any line (messages, records, segment reports)
+        assert w not in text
+    assert not [x for x in lines if x["kind"] == "person" and (x["id"] == "ben" or "Ben" in x["aliases"])]
+    assert not [x for x in lines if "ben" in (x.get("person_id"), x.get("owner"), x.get("source"))]
+    # what is left of his name is in other people's own words only
+    assert all(x["kind"] == "message" and x["person_id"] != "ben" for x in lines if "Ben" in json.dumps(x, ensure_ascii=False))
+    assert '"ben"' not in text
+
+
+def test_messages_read_back_as_jsonl_keep_their_session_ids(store, embedder, group_id, tmp_path) -> None:
+    rows = [{"id": "a", "channel": "general", "session": "general/week-1", "speaker": "Ann", "text": "hi"},
+            {"id": "b", "channel": "general", "session": "general/week-1", "speaker": "Bo", "text": "hello"}]
+    ingest_conversations(store, [conversation(group_id, rows)], embedder)
+    msgs = [x for x in export_lines(store, group_id) if x["kind"] == "message"]
+    assert [m["session"] for m in msgs] == ["general/week-1"] * 2
+    chat = tmp_path / "back.jsonl"
+    chat.write_text("".join(json.dumps({"group": group_id + "-back", "session": m["session"], "channel": m["channel"],
+                                        "speaker": m["speaker"], "text": m["text"], "ts": m["ts"], "id": m["id"]}) + "\n"
+                            for m in msgs), encoding="utf-8")
+    try:
+        convs = load_conversations(chat, "jsonl")
+        assert [m.session for m in convs[0].messages] == ["general/week-1"] * 2
+        ingest_conversations(store, convs, embedder)
+        back = [x for x in export_lines(store, group_id + "-back") if x["kind"] in ("message", "session")]
+        assert {x["session"] if x["kind"] == "message" else x["id"] for x in back} == {"general/week-1"}
+        # the bare session name still gets its channel prefix
+        chat.write_text(json.dumps({"group": group_id + "-back", "session": "week-2", "channel": "general",
+                                    "speaker": "Ann", "text": "again", "ts": "2026-01-02T10:00:00"}) + "\n")
+        assert load_conversations(chat, "jsonl")[0].messages[0].session == "general/week-2"
+    finally:
+        forget_group(store, group_id + "-back")
