@@ -10,14 +10,19 @@
 //   arrival number in the group), reply_to (str), text_history (list[str], earlier texts when the
 //   input itself edits the message), edited_at (list[str], ISO-8601 UTC, one per history entry),
 //   embedding (list[float], L2-normed, or null), sentence_embeddings (list[float], the
-//   sentences' vectors one after another, or null for a one-sentence text).
+//   sentences' vectors one after another, or null for a one-sentence text), kind (str: "", "bot"
+//   or "system"), no_text (bool, no visible character), attachment_names / attachment_types
+//   (list[str], parallel), mentions (list[str], person ids), edited_ts (str ISO-8601 or ""),
+//   edited (bool, the platform marks it edited).
 // Returns: written (int, messages created by this call).
 UNWIND $rows AS row
 MERGE (m:Message {group_id: $group_id, id: row.id})
   ON CREATE SET m.channel = row.channel, m.text = row.text, m.speaker = row.speaker,
                 m.session = row.session, m.ts = row.ts, m.instant = row.instant,
                 m.order_instant = row.order_instant, m.seq = row.seq, m.reply_to = row.reply_to,
-                m.group_key = $group_key, m.created_new = true
+                m.group_key = $group_key, m.created_new = true,
+                m.kind = row.kind, m.no_text = row.no_text, m.attachment_names = row.attachment_names,
+                m.attachment_types = row.attachment_types, m.mentions = row.mentions, m.edited_ts = row.edited_ts, m.edited = row.edited
 WITH m, row, coalesce(m.created_new, false) AS created
 WHERE created
 REMOVE m.created_new

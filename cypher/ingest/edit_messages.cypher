@@ -9,7 +9,9 @@
 //   the edit replaces), text (str, the new text), between (list[str], intermediate texts from the
 //   same input, oldest first), edited_at (str, ISO-8601 UTC), embedding (list[float],
 //   L2-normed, or null), sentence_embeddings (list[float], the new text's sentence vectors one
-//   after another, or null: a one-sentence text, or none computed; an old one is removed).
+//   after another, or null: a one-sentence text, or none computed; an old one is removed),
+//   no_text (bool, the new text has no visible character), edited_ts (str, the platform's edit
+//   time or ""), edited (bool), attachment_names / attachment_types / mentions (list[str], as now exported).
 // Moves the group's vector_rev when a message changed (graphmem.recall.cache).
 // Returns: edited (int, messages changed), uncovered (int, COVERS links removed).
 UNWIND $rows AS row
@@ -18,7 +20,9 @@ USING INDEX m:Message(group_id, id)
 WHERE m.text = row.old_text
 SET m.text_history = coalesce(m.text_history, []) + [m.text] + row.between,
     m.edited_at = coalesce(m.edited_at, []) + [x IN [m.text] + row.between | row.edited_at],
-    m.text = row.text
+    m.text = row.text, m.no_text = row.no_text, m.edited_ts = row.edited_ts, m.edited = row.edited,
+    m.attachment_names = row.attachment_names, m.attachment_types = row.attachment_types,
+    m.mentions = row.mentions
 WITH m, row
 CALL (m, row) {
   WITH m, row WHERE row.embedding IS NOT NULL

@@ -20,6 +20,7 @@ from typing import Any
 
 import neo4j
 
+from graphmem.core.limits import has_visible
 from graphmem.store.db import Store, run_tx
 
 
@@ -32,6 +33,18 @@ def search_document(speaker: str, text: str, previous: tuple[str, str] | None) -
     """:func:`search_text` from its parts: ``previous`` is the (speaker, text) of the turn before."""
     head = f"{previous[0]}: {previous[1]}\n" if previous else ""
     return f"{head}{speaker}: {text}"
+
+
+def message_document(speaker: str, text: str, previous: tuple[str, str] | None) -> str | None:
+    """The search document a message is stored with: None (no document: not in the fulltext
+    index nor the group's BM25 statistics) for a text without a visible character (an
+    attachment-only or blank message, docs/import.md); a previous turn without text gives no
+    context line."""
+    if not has_visible(text):
+        return None
+    if previous is not None and not has_visible(previous[1]):
+        previous = None
+    return search_document(speaker, text, previous)
 
 
 
@@ -91,7 +104,7 @@ def plan_order(
         last_in_channel[ch] = r["id"]
         prev = last_in_session.get(sid)
         turn = prev[0] + 1 if prev else 0
-        doc = search_document(r["speaker"], r["text"], (prev[1], prev[2]) if prev else None)
+        doc = message_document(r["speaker"], r["text"], (prev[1], prev[2]) if prev else None)
         last_in_session[sid] = (turn, r["speaker"], r["text"])
         if turn == 0 and r.get("turn") != 0:
             rank.add(ch)
