@@ -2,7 +2,8 @@
 // the conversation (turn_created, turn, search_text, NEXT) is set afterwards by ingest/set_positions
 // and ingest/relink_next in the same transaction.
 // Idempotent: a message whose (group_id, id) exists is left untouched. A row without an
-// embedding (ingest --embed later) is stored with the label :PendingEmbedding instead.
+// embedding (ingest --embed later) is stored with the label :PendingEmbedding instead (a text-less
+// one, no_text, with neither).
 // Parameters: $group_id (str); $group_key (str, digits: the group's fulltext token,
 //   graphmem.store.scope.group_key); $rows (list of maps): id, channel, text, speaker (display name),
 //   person_id (str), session (str), ts (str ISO-8601), instant (float, epoch seconds),
@@ -37,8 +38,8 @@ CALL (m, row) {
     CALL db.create.setNodeVectorProperty(m, 'sentence_embeddings', row.sentence_embeddings)
   }
 }
-CALL (m, row) {
-  WITH m, row WHERE row.embedding IS NULL
+CALL (m, row) {  // a text-less message gets no vector at all (not searched), so it is not pending
+  WITH m, row WHERE row.embedding IS NULL AND NOT coalesce(row.no_text, false)
   SET m:PendingEmbedding
 }
 WITH m, row

@@ -38,6 +38,7 @@ CALL (m, row) {
 CALL (m, row) {
   WITH m, row WHERE row.embedding IS NULL
   REMOVE m.embedding, m.sentence_embeddings
+  WITH m, row WHERE NOT coalesce(row.no_text, false)  // a text-less text gets no vector: not pending
   SET m:PendingEmbedding
 }
 WITH m

@@ -184,7 +184,8 @@ def write_group(
         msg_rows.append([
             node, m.id, gid, m.channel, m.text, m.speaker, m.session, p["turn"], m.ts,
             repr(inst), repr(r["order_instant"]), r["seq"], p["turn_created"],
-            m.reply_to, p["search_text"], key, MESSAGE_LABELS, *_import_columns(m),
+            m.reply_to, p["search_text"], key, MESSAGE_LABELS if has_visible(m.text) else "Message",
+            *_import_columns(m),
         ])
         rel_rows.append([node, p_node[person_key(m)], "SOURCE"])
         rel_rows.append([node, s_node[m.session], "IN_SESSION"])

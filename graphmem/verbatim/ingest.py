@@ -469,6 +469,8 @@ def _write_chunk(
     for (d, old, new), mv in zip(chunk, vectors):
         m = d.m
         vec, sent = (mv.embedding, mv.sentence_embeddings) if mv is not None else (None, None)
+        if not limits.has_visible(new[-1]):  # a text-less message is not searched: no vector, never pending
+            vec = sent = None
         if old is None:
             new_rows.append({
                 "id": m.id, "channel": m.channel, "text": new[-1], "speaker": m.speaker,

@@ -29,7 +29,8 @@ FIELDS = ("m.id AS id, m.channel AS channel, m.session AS session, m.turn AS tur
           "m.speaker AS speaker, p.id AS person, m.text AS text, m.kind AS kind, m.no_text AS no_text, "
           "m.reply_to AS reply_to, [(m)-[:REPLY_TO]->(r) | r.id][0] AS reply_link, "
           "m.attachment_names AS files, m.attachment_types AS types, m.mentions AS mentions, "
-          "m.edited_ts AS edited_ts, m.edited AS edited, m.search_text AS search_text, m.turn_created AS pos")
+          "m.edited_ts AS edited_ts, m.edited AS edited, m.search_text AS search_text, m.turn_created AS pos, "
+          "m.embedding IS NOT NULL AS vector, m:PendingEmbedding AS pending")
 
 
 def rows(store, gid: str) -> dict[str, dict]:
@@ -71,6 +72,7 @@ def test_slack_export_stored_field_by_field_and_reimport_changes_nothing(store, 
     file_only = got["C01GEN:1751360600.000600"]
     assert (file_only["text"], file_only["no_text"], file_only["files"], file_only["types"], file_only["search_text"]) == (
         "", True, ["收据.png"], ["image/png"], None)
+    assert (file_only["vector"], file_only["pending"], root["vector"], root["pending"]) == (False, False, True, False)
     late = got["C01GEN:1751414399.000700"]
     assert (late["speaker"], late["text"], late["session"]) == ("Mei\tT.", "我们的押金什么时候退\nsecond line",
                                                                "general/2025-07-01")  # a tab in the name, kept
@@ -234,6 +236,7 @@ def test_text_less_messages_stored_through_library_cli_api_and_mcp(store, embedd
             continue
         prefix = mid.rstrip("0123456789")
         assert r["text"] == blanks[int(mid[len(prefix):])] and r["no_text"] is True and r["search_text"] is None, r
+        assert (r["vector"], r["pending"]) == (False, False), r  # not in dense search, never waiting for a vector
     assert [r["id"] for r in sorted(got.values(), key=lambda r: r["pos"])] == list(got)  # in time order
     assert got["lib1"]["reply_link"] == "t0" and got["lib0"]["files"] == ["a.png"]
     assert got["lib0"]["speaker"] == "Ana\tB" and got["api1"]["kind"] == "bot"

@@ -391,9 +391,10 @@ def test_blank_text_is_stored_flagged_and_an_edit_to_it_is_an_edit(store, embedd
     s = ingest_conversations(store, [conversation(group_id, [{**_good(0), "text": text}])], embedder)
     assert s.messages_edited == 1
     got = store.read_text("MATCH (m:Message {group_id: $g}) RETURN m.id AS id, m.text AS text, m.no_text AS flag, "
-                          "m.search_text IS NULL AS no_doc, m.text_history AS history ORDER BY m.id", g=group_id)
-    assert got == [{"id": "ok0", "text": text, "flag": True, "no_doc": True, "history": ["fine"]},
-                   {"id": "ok1", "text": "fine", "flag": False, "no_doc": False, "history": None},
-                   {"id": "ok2", "text": text, "flag": True, "no_doc": True, "history": None}]
+                          "m.search_text IS NULL AND m.embedding IS NULL AS no_doc, m.text_history AS history, "
+                          "m:PendingEmbedding AS pending ORDER BY m.id", g=group_id)
+    assert got == [{"id": "ok0", "text": text, "flag": True, "no_doc": True, "history": ["fine"], "pending": False},
+                   {"id": "ok1", "text": "fine", "flag": False, "no_doc": False, "history": None, "pending": False},
+                   {"id": "ok2", "text": text, "flag": True, "no_doc": True, "history": None, "pending": False}]
     summary = write_csv([conversation(group_id, [_good(1), _good(2, text=text)])], tmp_path / "csv")
     assert summary.messages_written == 2
