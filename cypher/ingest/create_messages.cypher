@@ -22,8 +22,11 @@ MERGE (m:Message {group_id: $group_id, id: row.id})
                 m.session = row.session, m.ts = row.ts, m.instant = row.instant,
                 m.order_instant = row.order_instant, m.seq = row.seq, m.reply_to = row.reply_to,
                 m.group_key = $group_key, m.created_new = true,
-                m.kind = row.kind, m.no_text = row.no_text, m.attachment_names = row.attachment_names,
-                m.attachment_types = row.attachment_types, m.mentions = row.mentions, m.edited_ts = row.edited_ts, m.edited = row.edited
+                m.kind = row.kind, m.no_text = row.no_text, m.edited_ts = row.edited_ts, m.edited = row.edited,
+                // lists only when not empty (as neo4j-admin import stores an empty array field: no property)
+                m.attachment_names = CASE WHEN size(row.attachment_names) > 0 THEN row.attachment_names END,
+                m.attachment_types = CASE WHEN size(row.attachment_types) > 0 THEN row.attachment_types END,
+                m.mentions = CASE WHEN size(row.mentions) > 0 THEN row.mentions END
 WITH m, row, coalesce(m.created_new, false) AS created
 WHERE created
 REMOVE m.created_new

@@ -21,8 +21,9 @@ WHERE m.text = row.old_text
 SET m.text_history = coalesce(m.text_history, []) + [m.text] + row.between,
     m.edited_at = coalesce(m.edited_at, []) + [x IN [m.text] + row.between | row.edited_at],
     m.text = row.text, m.no_text = row.no_text, m.edited_ts = row.edited_ts, m.edited = row.edited,
-    m.attachment_names = row.attachment_names, m.attachment_types = row.attachment_types,
-    m.mentions = row.mentions
+    m.attachment_names = CASE WHEN size(row.attachment_names) > 0 THEN row.attachment_names END,
+    m.attachment_types = CASE WHEN size(row.attachment_types) > 0 THEN row.attachment_types END,
+    m.mentions = CASE WHEN size(row.mentions) > 0 THEN row.mentions END
 WITH m, row
 CALL (m, row) {
   WITH m, row WHERE row.embedding IS NOT NULL

@@ -291,3 +291,4 @@ def test_skip_in_a_platform_export_and_for_the_first_load_importer(group_id, tmp
     assert summary.messages_written == 6
     header = (tmp_path / "csv" / "messages.csv").read_text(encoding="utf-8").splitlines()[0]
     assert '"no_text:boolean"' in header and '"kind"' in header
+
