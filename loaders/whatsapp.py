@@ -166,8 +166,12 @@ def _draft(e: _Line, where: str, gid: str, month_first: bool, seen: dict[tuple[s
     body = "\n".join([e.rest, *e.more])
     sender, sep, text = body.partition(": ")
     kind: Literal["", "system"] = ""
-    if not sep or (e.ios and text.startswith("\u200e") and not _ATTACHED.match(text) and not _OMITTED.match(text)):
-        kind, speaker, text = "system", SYSTEM_SPEAKER, (text if sep and e.ios else body)
+    # a system line: no "name: " (Android), a U+200E-led text (iOS), or a "sender" holding a quote
+    # (an Android subject change: 'Mei changed the subject to "plan: day 1"')
+    if not sep or any(q in sender for q in '"\u201c\u201d') or (
+            e.ios and text.startswith("\u200e") and not _ATTACHED.match(text) and not _OMITTED.match(text)):
+        kind, speaker = "system", SYSTEM_SPEAKER
+        text = text if sep and e.ios and not any(q in sender for q in '"\u201c\u201d') else body
     else:
         speaker = sender
     if text.startswith("\u200e"):

@@ -72,8 +72,11 @@ def test_whatsapp_ids_are_stable_when_a_later_export_adds_lines(tmp_path):
 def test_whatsapp_day_month_order_twelve_hour_and_multi_line(tmp_path):
     p = tmp_path / "chat.txt"
     p.write_text("3/4/25, 9:05 PM - Ana: first\nsecond line\n\nfourth line\n"
-                 "3/4/25, 12:10 AM - Bo: after midnight?\n", encoding="utf-8")
-    ms = load_conversations(p, "whatsapp", group="g")[0].messages
+                 "3/4/25, 12:10 AM - Bo: after midnight?\n"
+                 '3/4/25, 11:00 PM - Ana changed the subject from "Trip" to "Trip: day 1"\n', encoding="utf-8")
+    *ms, subject = load_conversations(p, "whatsapp", group="g")[0].messages
+    assert (subject.kind, subject.speaker, subject.text) == (
+        "system", "system", 'Ana changed the subject from "Trip" to "Trip: day 1"')
     # no number above 12: day first (3 April), 12:10 AM is 00:10
     assert [m.ts for m in ms] == ["2025-04-03T00:10:00", "2025-04-03T21:05:00"]
     assert ms[1].text == "first\nsecond line\n\nfourth line"
