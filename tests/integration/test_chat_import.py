@@ -76,6 +76,7 @@ def test_slack_export_stored_field_by_field_and_reimport_changes_nothing(store, 
     late = got["C01GEN:1751414399.000700"]
     assert (late["speaker"], late["text"], late["session"]) == ("Mei\tT.", "我们的押金什么时候退\nsecond line",
                                                                "general/2025-07-01")  # a tab in the name, kept
+    assert late["search_text"] == "Mei\tT.: 我们的押金什么时候退\nsecond line"  # the file-only turn before: no context
     after = got["C01GEN:1751414401.000800"]
     assert (after["session"], after["turn"], after["person"], after["speaker"]) == (
         "general/2025-07-02", 0, "U01MEI", "Mei (away)")  # midnight splits the day; the rename keeps the person
