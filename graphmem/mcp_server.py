@@ -240,7 +240,9 @@ def build_server(
         id sent again with the same text (or a text it had before) writes nothing; with a new
         text it is an edit (the earlier text is kept as history). Each message needs id, speaker,
         text and ts (ISO-8601); session defaults to "main"; speaker_id, channel and reply_to
-        are optional. A bad message is refused with the message and field named, and nothing
+        are optional, as are kind ("", "bot", "system"), attachments, mentions and edited_ts
+        (chat exports, docs/import.md). A text without a visible character (an attachment-only
+        message) is stored, flagged, and left out of search and of the Writer's evidence. A bad message is refused with the message and field named, and nothing
         of the call is written. Derived memory (System 2) is built later by the Writer.
         """
         from graphmem.groups.service import append_messages as append

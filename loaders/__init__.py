@@ -11,6 +11,11 @@ Formats (``fmt``), one module each:
 - ``groupmem``: GroupMemBench domain conversations and question sets (:mod:`loaders.groupmem`).
 - ``evermem``: EverMemBench ``dialogues.jsonl`` / ``qars.jsonl`` (Hugging Face) or the GitHub
   evaluation layout ``dataset/<batch>/dialogue.json`` / ``qa_<batch>.json`` (:mod:`loaders.evermem`).
+- Platform chat exports, as the platforms write them (docs/import.md): ``slack`` (workspace
+  export folder or zip, :mod:`loaders.slack`), ``discord`` (DiscordChatExporter JSON,
+  :mod:`loaders.discord`), ``telegram`` (Telegram Desktop ``result.json``,
+  :mod:`loaders.telegram`), ``whatsapp`` ("Export chat" text, :mod:`loaders.whatsapp`).
+- ``auto``: :func:`detect_format` picks one of the above from the file or folder.
 
 Conventions shared by all formats:
 
@@ -29,11 +34,15 @@ from __future__ import annotations
 from graphmem.core.errors import InvalidInputError
 from graphmem.core.model import Conversation, MessageRecord, Question
 from loaders import evermem, groupmem, jsonl, locomo, records, socialmem  # noqa: F401  (records: old home, one release)
-from loaders._common import PathLike, question_with_options
+from loaders import discord, slack, telegram, whatsapp
+from loaders._common import PathLike, Reject, existing_path, question_with_options
 
 __all__ = [
     "FORMATS",
+    "CHAT_FORMATS",
     "Conversation",
+    "Reject",
+    "detect_format",
     "jsonl_reference",
     "MessageRecord",
     "Question",
@@ -42,8 +51,13 @@ __all__ = [
     "question_with_options",
 ]
 
-FORMATS: tuple[str, ...] = ("jsonl", "locomo", "socialmem", "groupmem", "evermem")
+CHAT_FORMATS: tuple[str, ...] = ("slack", "discord", "telegram", "whatsapp")
+"""The platform chat-export formats (docs/import.md)."""
+FORMATS: tuple[str, ...] = ("jsonl", "locomo", "socialmem", "groupmem", "evermem", *CHAT_FORMATS, "auto")
 """The accepted values of ``fmt`` (the ``--format`` choices of ``graphmem ingest``)."""
+
+#: Formats that can skip bad records into a rejects list (``--on-bad-record skip``).
+TOLERANT_FORMATS: tuple[str, ...] = ("jsonl", *CHAT_FORMATS)
 
 _CONVERSATION_LOADERS = {
     "jsonl": jsonl.load_conversations,
@@ -51,6 +65,13 @@ _CONVERSATION_LOADERS = {
     "socialmem": socialmem.load_conversations,
     "groupmem": groupmem.load_conversations,
     "evermem": evermem.load_conversations,
+}
+_CHAT_LOADERS = {
+    "jsonl": jsonl.load_conversations,
+    "slack": slack.load_conversations,
+    "discord": discord.load_conversations,
+    "telegram": telegram.load_conversations,
+    "whatsapp": whatsapp.load_conversations,
 }
 
 _QUESTION_LOADERS = {
@@ -68,26 +89,70 @@ def _check_format(path: PathLike, fmt: str) -> None:
         )
 
 
-def load_conversations(path: PathLike, fmt: str, group: str | None = None) -> list[Conversation]:
+def detect_format(path: PathLike) -> str:
+    """The chat format of a file or folder, by its layout (not its name alone).
+
+    - a folder or zip holding ``users.json`` / ``channels.json``: ``slack``;
+    - JSON with ``guild``, ``channel`` and ``messages``: ``discord``;
+    - JSON with ``chats.list``, or one chat with ``messages`` (``result.json``): ``telegram``;
+    - text (or a zip of text) starting with a WhatsApp date line: ``whatsapp``;
+    - a ``.jsonl`` file: ``jsonl``.
+
+    Raises:
+        InvalidInputError: field ``path`` when nothing is there; field ``format`` when no
+            layout matches (name the format with ``--format``).
+    """
+    p = existing_path(path)
+    if slack.is_slack(p):
+        return "slack"
+    if discord.is_discord(p):
+        return "discord"
+    if telegram.is_telegram(p):
+        return "telegram"
+    if whatsapp.is_whatsapp(p):
+        return "whatsapp"
+    if p.is_file() and p.suffix == ".jsonl":
+        return "jsonl"
+    raise InvalidInputError(
+        "cannot tell the format (not a Slack, Discord, Telegram or WhatsApp export, nor .jsonl); "
+        f"give --format (one of {', '.join(f for f in FORMATS if f != 'auto')})",
+        source=str(path), field="format")
+
+
+def load_conversations(path: PathLike, fmt: str, group: str | None = None,
+                       rejects: list[Reject] | None = None) -> list[Conversation]:
     """Parse a file (or folder) of the given format into conversations.
 
     Args:
         path: input file or folder (what each format accepts is in its module).
-        fmt: one of :data:`FORMATS`.
+        fmt: one of :data:`FORMATS` (``auto``: :func:`detect_format`).
         group: for ``jsonl``, the group id given to every line (overrides the file's
-            ``group``); for the benchmark formats, the one unit to load (LoCoMo
+            ``group``); for the chat exports the group id (default: from the export's name);
+            for the benchmark formats, the one unit to load (LoCoMo
             ``sample_id``, SocialMem network id, GroupMem domain, EverMem ``evermem-<topic>``
             or ``<topic>``).
+        rejects: when a list (``--on-bad-record skip``), every record that cannot be read is
+            appended to it as a :class:`Reject` (file, record, field, rule, raw record) and the
+            rest loads; only for :data:`TOLERANT_FORMATS`.
 
     Returns:
         One :class:`Conversation` per group, messages in conversation order.
 
     Raises:
-        InvalidInputError: field ``format`` for an unknown ``fmt``; field ``path`` when
-            nothing is at ``path``; field ``group`` when ``group`` names no unit of a benchmark
+        InvalidInputError: field ``format`` for an unknown ``fmt`` (or ``auto`` finding none,
+            or ``rejects`` with a benchmark format); field ``path`` when nothing is at
+            ``path``; field ``group`` when ``group`` names no unit of a benchmark
             file; otherwise the format's own errors, each naming file, record and field.
     """
     _check_format(path, fmt)
+    if fmt == "auto":
+        fmt = detect_format(path)
+    if fmt in _CHAT_LOADERS:
+        return _CHAT_LOADERS[fmt](path, group, rejects)
+    if rejects is not None:
+        raise InvalidInputError(
+            f"skipping bad records is supported for {', '.join(TOLERANT_FORMATS)}, not {fmt!r} "
+            "(a benchmark file is loaded whole or not at all)", source=str(path), field="on_bad_record")
     return _CONVERSATION_LOADERS[fmt](path, group)
 
 
@@ -110,6 +175,8 @@ def load_questions(path: PathLike, fmt: str, group: str | None = None) -> list[Q
             the format's own errors, each naming file, record and field.
     """
     _check_format(path, fmt)
+    if fmt == "auto":
+        fmt = detect_format(path)
     if fmt not in _QUESTION_LOADERS:
         raise InvalidInputError(
             f"format {fmt!r} has no questions; use one of {', '.join(_QUESTION_LOADERS)}",

@@ -11,9 +11,9 @@ import json
 import os
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import AfterValidator, BaseModel, StrictStr, StringConstraints, ValidationError
 
@@ -21,7 +21,7 @@ from graphmem.core.errors import InvalidInputError
 from graphmem.core.limits import existing_path
 from graphmem.core.text import short_repr as _short
 from graphmem.core.times import ParsedTs, date_of, parse_date, parse_ts
-from graphmem.core.model import MessageRecord, Question, record_label
+from graphmem.core.model import Attachment, MessageRecord, Question, record_label
 
 PathLike = str | os.PathLike[str]
 
@@ -78,7 +78,26 @@ def read_json_file(path: Path) -> Any:
         ) from e
 
 
-def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+@dataclass
+class Reject:
+    """One bad record skipped under ``--on-bad-record skip`` (a line of the rejects JSONL file).
+
+    Attributes:
+        source: the file; record: line number or message id / index; field: the offending
+            field; rule: why it was refused; raw: the raw record as read (JSON value or line).
+    """
+
+    source: str
+    record: str
+    field: str
+    rule: str
+    raw: Any
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def iter_jsonl(path: Path, rejects: list[Reject] | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line_number, object)`` for every non-blank line of a JSON-lines file.
 
     Lines are split on ``\\n`` bytes only (never on U+2028 or other Unicode separators, which may
@@ -89,6 +108,8 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
 
     Yields:
         1-based line number and the decoded JSON object of that line. Blank lines are skipped.
+        With ``rejects`` (a list), a line that is not valid UTF-8 or not a JSON object is
+        appended to it as a :class:`Reject` (raw = the line as text) and skipped.
 
     Raises:
         InvalidInputError: record ``line N`` and field ``json`` for a malformed line or a line that
@@ -106,31 +127,41 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             if not raw.strip():
                 continue
             try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as e:
-                raise InvalidInputError(
-                    f"not valid UTF-8 at byte {e.start} of the line",
-                    source=str(path),
-                    record=f"line {lineno}",
-                    field="encoding",
-                ) from e
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise InvalidInputError(
-                    f"malformed JSON line: {e.msg} (col {e.colno})",
-                    source=str(path),
-                    record=f"line {lineno}",
-                    field="json",
-                ) from e
-            if not isinstance(obj, dict):
-                raise InvalidInputError(
-                    f"expected a JSON object, got {type(obj).__name__}",
-                    source=str(path),
-                    record=f"line {lineno}",
-                    field="json",
-                )
-            yield lineno, obj
+                yield lineno, _decode_line(path, lineno, raw)
+            except InvalidInputError as e:
+                if rejects is None:
+                    raise
+                rejects.append(Reject(str(path), f"line {lineno}", e.field, e.reason,
+                                      raw.decode("utf-8", "backslashreplace").rstrip("\r\n")))
+
+
+def _decode_line(path: Path, lineno: int, raw: bytes) -> dict[str, Any]:
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise InvalidInputError(
+            f"not valid UTF-8 at byte {e.start} of the line",
+            source=str(path),
+            record=f"line {lineno}",
+            field="encoding",
+        ) from e
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as e:
+        raise InvalidInputError(
+            f"malformed JSON line: {e.msg} (col {e.colno})",
+            source=str(path),
+            record=f"line {lineno}",
+            field="json",
+        ) from e
+    if not isinstance(obj, dict):
+        raise InvalidInputError(
+            f"expected a JSON object, got {type(obj).__name__}",
+            source=str(path),
+            record=f"line {lineno}",
+            field="json",
+        )
+    return obj
 
 
 # --------------------------------------------------------------------------- validation
@@ -242,6 +273,11 @@ class Draft:
     source_ref: str
     position: int
     session_ts: str | None = None
+    kind: Literal["", "bot", "system"] = ""
+    attachments: tuple[Attachment, ...] = ()
+    mentions: tuple[str, ...] = ()
+    edited_ts: str = ""
+    edited: bool = False
 
 
 def assemble_messages(drafts: list[Draft], *, by_time: bool) -> list[MessageRecord]:
@@ -292,6 +328,11 @@ def assemble_messages(drafts: list[Draft], *, by_time: bool) -> list[MessageReco
                     ts=d.ts,
                     reply_to=d.reply_to,
                     source_ref=d.source_ref,
+                    kind=d.kind,
+                    attachments=d.attachments,
+                    mentions=d.mentions,
+                    edited_ts=d.edited_ts,
+                    edited=d.edited,
                 )
             )
     return out

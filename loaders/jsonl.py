@@ -37,6 +37,7 @@ from loaders._common import (
     SpeakerIdStr,
     Draft,
     PathLike,
+    Reject,
     assemble_messages,
     check_unique_ids,
     existing_path,
@@ -65,12 +66,15 @@ class JsonlLine(BaseModel):
     channel: StrictStr | None = None
 
 
-def load_conversations(path: PathLike, group: str | None = None) -> list[Conversation]:
+def load_conversations(path: PathLike, group: str | None = None,
+                       rejects: list[Reject] | None = None) -> list[Conversation]:
     """Read a chat export in the generic JSON-lines format.
 
     Args:
         path: the ``.jsonl`` file.
         group: when given, overrides the ``group`` of every line (lines may then omit it).
+        rejects: when a list, a bad line (malformed JSON, a missing or wrong field) is appended
+            to it as a :class:`loaders._common.Reject` and skipped (``--on-bad-record skip``).
 
     Returns:
         One :class:`Conversation` per group, in order of the group's first line; each holds its
@@ -91,49 +95,67 @@ def load_conversations(path: PathLike, group: str | None = None) -> list[Convers
     drafts: dict[str, list[Draft]] = {}
     counters: dict[tuple[str, str, str], int] = {}
     position = 0
-    for lineno, obj in iter_jsonl(p):
+    for lineno, obj in iter_jsonl(p, rejects):
         record = f"line {lineno}"
-        line = validate_item(JsonlLine, obj, source=source, record=record)
-        gid = group if group is not None else line.group
-        if gid is None or not gid.strip():
-            raise InvalidInputError(
-                "missing or blank group (give it on the line or as an override)",
-                source=source,
-                record=record,
-                field="group",
-            )
-        channel = line.channel or ""
-        key = (gid, channel, line.session)
-        k = counters.get(key, 0)
-        counters[key] = k + 1
-        if line.id is not None:
-            if not line.id.strip():
-                raise InvalidInputError("id must not be blank", source=source, record=record, field="id")
-            mid = line.id
-        else:
-            mid = f"{channel}/{line.session}:{k}" if channel else f"{line.session}:{k}"
-        ts = parse_ts(line.ts, source=source, record=record, field="ts")
-        drafts.setdefault(gid, []).append(
-            Draft(
-                id=mid,
-                group_id=gid,
-                channel=channel,
-                # Session ids must be unique in the group: qualified by channel (the normal form).
-                session=limits.session_id(channel, line.session, record=record, source=source),
-                speaker=line.speaker,
-                speaker_id=line.speaker_id or "",
-                text=line.text,
-                ts=ts.text,
-                instant=ts.instant,
-                reply_to=line.reply_to or "",
-                source_ref=f"{source}:{lineno}",
-                position=position,
-            )
-        )
-        position += 1
+        if rejects is None:
+            position = _add_line(obj, lineno, source, group, counters, drafts, position)
+            continue
+        try:
+            position = _add_line(obj, lineno, source, group, counters, drafts, position)
+        except InvalidInputError as e:
+            rejects.append(Reject(source, record, e.field, e.reason, obj))
     conversations = []
     for gid, items in drafts.items():
         check_unique_ids(items, source=source, edits=True)
         messages = assemble_messages(items, by_time=True)
         conversations.append(Conversation(group_id=gid, name=gid, messages=messages, source=source))
     return conversations
+
+
+def _add_line(obj: dict[str, object], lineno: int, source: str, group: str | None,
+              counters: dict[tuple[str, str, str], int], drafts: dict[str, list[Draft]], position: int) -> int:
+    """Validate one decoded line and append its draft; returns the next position.
+
+    Raises:
+        InvalidInputError: the line's first problem (file, ``line N``, field).
+    """
+    record = f"line {lineno}"
+    line = validate_item(JsonlLine, obj, source=source, record=record)
+    gid = group if group is not None else line.group
+    if gid is None or not gid.strip():
+        raise InvalidInputError(
+            "missing or blank group (give it on the line or as an override)",
+            source=source,
+            record=record,
+            field="group",
+        )
+    channel = line.channel or ""
+    key = (gid, channel, line.session)
+    k = counters.get(key, 0)
+    counters[key] = k + 1
+    if line.id is not None:
+        if not line.id.strip():
+            raise InvalidInputError("id must not be blank", source=source, record=record, field="id")
+        mid = line.id
+    else:
+        mid = f"{channel}/{line.session}:{k}" if channel else f"{line.session}:{k}"
+    ts = parse_ts(line.ts, source=source, record=record, field="ts")
+    drafts.setdefault(gid, []).append(
+        Draft(
+            id=mid,
+            group_id=gid,
+            channel=channel,
+            # Session ids must be unique in the group: qualified by channel (the normal form).
+            session=limits.session_id(channel, line.session, record=record, source=source),
+            speaker=line.speaker,
+            speaker_id=line.speaker_id or "",
+            text=line.text,
+            ts=ts.text,
+            instant=ts.instant,
+            reply_to=line.reply_to or "",
+            source_ref=f"{source}:{lineno}",
+            position=position,
+        )
+    )
+    position += 1
+    return position

@@ -6,7 +6,8 @@
 // Runs under the group's lock (ingest/lock_group) for ids that lock found unstored, so it
 // CREATEs (the (group_id, id) constraint refuses a duplicate); rerunning the transaction is
 // safe. It advances the group's message_seq past the arrival numbers of the rows. A row without
-// an embedding (ingest --embed later) is stored with the label :PendingEmbedding instead.
+// an embedding (ingest --embed later) is stored with the label :PendingEmbedding instead (a
+// text-less one, no_text, with neither).
 // Parameters: $group_id (str); $group_key (str, digits: the group's fulltext token,
 //   graphmem.store.scope.group_key); $rows (list of maps): id, channel, text, speaker (display name),
 //   person (int, index into $persons), session (str), session_at (int, index into $sessions),
@@ -19,7 +20,10 @@
 //   input itself edits the message, or null), edited_at (list[str], ISO-8601 UTC, one per
 //   history entry, or null),
 //   embedding (list[float], L2-normed, or null), sentence_embeddings (list[float], the
-//   sentences' vectors one after another, or null for a one-sentence text); $message_seq (int,
+//   sentences' vectors one after another, or null for a one-sentence text), kind (str: "", "bot"
+//   or "system"), no_text (bool, no visible character), attachment_names / attachment_types
+//   (list[str], parallel), mentions (list[str], person ids), edited_ts (str ISO-8601 or ""),
+//   edited (bool, the platform marks it edited); $message_seq (int,
 //   the group's next arrival number after these rows); $persons (list[str], person ids of
 //   the rows' speakers, stored); $sessions (list[str], session ids, stored); $next (list of
 //   [int, int]: NEXT from row i to row j).
@@ -47,11 +51,18 @@ CREATE (m:Message {group_id: $group_id, id: row.id, channel: row.channel, text: 
                    order_instant: row.order_instant, seq: row.seq, reply_to: row.reply_to,
                    turn_created: row.turn_created, turn: row.turn, search_text: row.search_text,
                    search_grams: row.search_grams,
-                   group_key: $group_key, text_history: row.text_history, edited_at: row.edited_at})
+                   group_key: $group_key, text_history: row.text_history, edited_at: row.edited_at,
+                   kind: row.kind, no_text: row.no_text, edited_ts: row.edited_ts, edited: row.edited,
+                   // lists only when not empty (as neo4j-admin import stores an empty array field: no property)
+                   attachment_names: CASE WHEN size(row.attachment_names) > 0 THEN row.attachment_names END,
+                   attachment_types: CASE WHEN size(row.attachment_types) > 0 THEN row.attachment_types END,
+                   mentions: CASE WHEN size(row.mentions) > 0 THEN row.mentions END})
 WITH people, sessions, i, row, m, people[row.person].node AS p, sessions[row.session_at].node AS s
 CREATE (m)-[:SOURCE]->(p)
 CREATE (m)-[:IN_SESSION]->(s)
-FOREACH (_ IN CASE WHEN row.embedding IS NULL THEN [1] ELSE [] END | SET m:PendingEmbedding)
+// a text-less message gets no vector at all (not searched), so it is not pending either
+FOREACH (_ IN CASE WHEN row.embedding IS NULL AND NOT coalesce(row.no_text, false) THEN [1] ELSE [] END |
+  SET m:PendingEmbedding)
 WITH i, row, m
 CALL (m, row) {
   WITH m, row WHERE row.embedding IS NOT NULL

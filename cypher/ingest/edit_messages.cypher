@@ -9,7 +9,9 @@
 //   the edit replaces), text (str, the new text), between (list[str], intermediate texts from the
 //   same input, oldest first), edited_at (str, ISO-8601 UTC), embedding (list[float],
 //   L2-normed, or null), sentence_embeddings (list[float], the new text's sentence vectors one
-//   after another, or null: a one-sentence text, or none computed; an old one is removed).
+//   after another, or null: a one-sentence text, or none computed; an old one is removed),
+//   no_text (bool, the new text has no visible character), edited_ts (str, the platform's edit
+//   time or ""), edited (bool), attachment_names / attachment_types / mentions (list[str], as now exported).
 // Moves the group's vector_rev when a message changed (graphmem.recall.cache).
 // Returns: edited (int, messages changed), uncovered (int, COVERS links removed).
 UNWIND $rows AS row
@@ -18,7 +20,10 @@ USING INDEX m:Message(group_id, id)
 WHERE m.text = row.old_text
 SET m.text_history = coalesce(m.text_history, []) + [m.text] + row.between,
     m.edited_at = coalesce(m.edited_at, []) + [x IN [m.text] + row.between | row.edited_at],
-    m.text = row.text
+    m.text = row.text, m.no_text = row.no_text, m.edited_ts = row.edited_ts, m.edited = row.edited,
+    m.attachment_names = CASE WHEN size(row.attachment_names) > 0 THEN row.attachment_names END,
+    m.attachment_types = CASE WHEN size(row.attachment_types) > 0 THEN row.attachment_types END,
+    m.mentions = CASE WHEN size(row.mentions) > 0 THEN row.mentions END
 WITH m, row
 CALL (m, row) {
   WITH m, row WHERE row.embedding IS NOT NULL
@@ -34,6 +39,7 @@ CALL (m, row) {
 CALL (m, row) {
   WITH m, row WHERE row.embedding IS NULL
   REMOVE m.embedding, m.sentence_embeddings
+  WITH m, row WHERE NOT coalesce(row.no_text, false)  // a text-less text gets no vector: not pending
   SET m:PendingEmbedding
 }
 WITH m

@@ -2,25 +2,79 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
 from graphmem.cli.common import emit_json, open_store, out
 from graphmem.core.config import get_settings
 
+if TYPE_CHECKING:
+    from graphmem.core.model import Conversation
+
+FORMAT_HELP = ("jsonl (generic chat: one JSON object per line), locomo (locomo10.json), socialmem "
+               "(network file or folder), groupmem (channel file or folder), evermem (folder with "
+               "dialogues.jsonl, or a batch folder / dataset folder of the GitHub layout with dialogue.json), "
+               "slack (workspace export folder or zip), discord (DiscordChatExporter JSON), telegram "
+               "(Telegram Desktop result.json), whatsapp (Export chat .txt or .zip), auto (detect; "
+               "says what it found on stderr), graphmem-export (a `graphmem export` file, into a group "
+               "that does not exist yet); docs/import.md, docs/export.md")
+
+
+def load_input(path: Path, fmt: str, group: str | None, on_bad_record: str,
+               rejects: Path | None) -> tuple[list[Conversation], int]:
+    """Parse ``path`` for ``ingest`` and ``neo4j import``: detect ``auto`` (said on stderr),
+    and with ``on_bad_record="skip"`` leave out every bad record (the loader's and the input
+    rules of ingest's validation) and write each to ``rejects`` as one JSON line ``{"source",
+    "record", "field", "rule", "raw"}``.
+
+    Returns:
+        (the conversations to write, number of records rejected).
+
+    Raises:
+        typer.BadParameter: ``on_bad_record`` not fail/skip, or skip without ``--rejects``.
+        InvalidInputError: with ``fail``, the first bad record (file, record, field).
+    """
+    from graphmem.verbatim.ingest import split_invalid
+    from loaders import Reject, detect_format, load_conversations
+
+    if on_bad_record not in ("fail", "skip"):
+        raise typer.BadParameter("--on-bad-record must be fail or skip")
+    if on_bad_record == "skip" and rejects is None:
+        raise typer.BadParameter("--on-bad-record skip needs --rejects FILE (where the bad records go)")
+    if fmt == "auto":
+        fmt = detect_format(path)
+        print(f"detected format: {fmt}", file=sys.stderr)
+    if on_bad_record == "fail":
+        return load_conversations(path, fmt, group=group), 0
+    bad: list[Reject] = []
+    conversations = load_conversations(path, fmt, group=group, rejects=bad)
+    kept: list[Conversation] = []
+    for conv in conversations:
+        good, refused = split_invalid(conv)
+        kept.append(good)
+        for m, e in refused:
+            bad.append(Reject(e.source or conv.source, e.record, e.field, e.reason, m.model_dump(mode="json")))
+    assert rejects is not None
+    with rejects.open("w", encoding="utf-8") as fh:
+        for r in bad:
+            fh.write(json.dumps(r.as_dict(), ensure_ascii=False, default=str) + "\n")
+    return [c for c in kept if c.messages], len(bad)
+
+
+def _summary_line(summary: Any) -> str:
+    rejected = f", {summary.messages_rejected} rejected" if summary.messages_rejected else ""
+    return (f"{summary.groups} group(s), {summary.sessions} sessions, {summary.persons} persons: "
+            f"{summary.messages_written} messages written, {summary.messages_edited} edited, "
+            f"{summary.messages_skipped} skipped{rejected}")
+
 
 def ingest(
     path: Annotated[Path, typer.Argument(help="File or folder to load.")],
-    fmt: Annotated[str, typer.Option(
-        "--format", "-f",
-        help="jsonl (generic chat: one JSON object per line), locomo (locomo10.json), socialmem "
-             "(network file or folder), groupmem (channel file or folder), evermem (folder with "
-             "dialogues.jsonl, or a batch folder / dataset folder of the GitHub layout with dialogue.json), "
-             "graphmem-export (a `graphmem export` file, into a group that does not exist yet)",
-    )] = "jsonl",
+    fmt: Annotated[str, typer.Option("--format", "-f", help=FORMAT_HELP)] = "jsonl",
     group: Annotated[Optional[str], typer.Option("--group", help="Group id (override/select).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary.")] = False,
     progress: Annotated[bool, typer.Option("--progress/--no-progress")] = True,
@@ -29,18 +83,22 @@ def ingest(
         help="now: compute vectors while loading; later: store messages at once (fulltext "
              "search works), fill vectors afterwards with `graphmem embed --group G`",
     )] = "now",
+    on_bad_record: Annotated[str, typer.Option(
+        "--on-bad-record", help="fail (default: nothing is written, the error names file, record and "
+        "field) or skip (every good record loads; each bad one goes to --rejects)")] = "fail",
+    rejects: Annotated[Optional[Path], typer.Option(
+        "--rejects", help="JSONL file for the records skipped by --on-bad-record skip "
+        "(source, record, field, rule, raw)")] = None,
 ) -> None:
     """Load a transcript into System 1 (idempotent by message id)."""
     from graphmem.cli.common import command_embedder
     from graphmem.verbatim.ingest import ingest_conversations
-    from loaders import load_conversations
-
     if embed not in ("now", "later"):
         raise typer.BadParameter("--embed must be now or later")
     if fmt == "graphmem-export":
         _import_export(path, group, as_json)
         return
-    conversations = load_conversations(path, fmt, group=group)
+    conversations, n_rejected = load_input(path, fmt, group, on_bad_record, rejects)
     s = get_settings()
     with open_store() as store:
         summary = ingest_conversations(
@@ -49,14 +107,11 @@ def ingest(
             progress=progress and sys.stderr.isatty(), embed=embed, exact_max=s.vector_exact_max,
             workers=s.ingest_workers,
         )
+    summary.messages_rejected = n_rejected
     if as_json:
         emit_json(summary.as_dict())
     else:
-        out.print(
-            f"{summary.groups} group(s), {summary.sessions} sessions, {summary.persons} persons: "
-            f"{summary.messages_written} messages written, {summary.messages_edited} edited, "
-            f"{summary.messages_skipped} skipped"
-        )
+        out.print(_summary_line(summary))
 
 
 def _import_export(path: Path, group: Optional[str], as_json: bool) -> None:

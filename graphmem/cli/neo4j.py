@@ -78,13 +78,18 @@ def stop() -> None:
 @app.command("import")
 def import_(
     path: Annotated[Path, typer.Argument(help="File or folder to load (as for `graphmem ingest`).")],
-    fmt: Annotated[str, typer.Option("--format", "-f", help="jsonl, locomo, socialmem, groupmem, evermem")] = "jsonl",
+    fmt: Annotated[str, typer.Option("--format", "-f", help="as for `graphmem ingest` (jsonl, locomo, socialmem, "
+                                     "groupmem, evermem, slack, discord, telegram, whatsapp, auto)")] = "jsonl",
     group: Annotated[Optional[str], typer.Option("--group", help="Group id (override/select).")] = None,
     overwrite: Annotated[bool, typer.Option(
         "--overwrite", help="Replace a database that holds data (any node; a stopped server's database "
         "cannot be checked and counts as data).")] = False,
     csv_dir: Annotated[Optional[Path], typer.Option("--csv-dir", help="Where the CSV files go.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary.")] = False,
+    on_bad_record: Annotated[str, typer.Option(
+        "--on-bad-record", help="fail (default: nothing is stopped nor written) or skip (good records "
+        "load, each bad one goes to --rejects)")] = "fail",
+    rejects: Annotated[Optional[Path], typer.Option("--rejects", help="JSONL file for skipped records")] = None,
 ) -> None:
     """First load into an empty local store with neo4j-admin import.
 
@@ -113,18 +118,21 @@ def import_(
     from graphmem.store.local_server import LocalServer
     from graphmem.store.schema import apply_schema
     from graphmem.verbatim.order import backfill_order
-    from loaders import jsonl_reference, load_conversations
+    from graphmem.cli.ingest import load_input
+    from loaders import jsonl_reference
 
     s = get_settings()
     folder = csv_dir or Path(tempfile.mkdtemp(prefix="graphmem-import-"))
     csv_folder(folder)  # before the input is read
-    if fmt == "jsonl":  # parsed, checked and written to CSV in one pass on every core
+    n_rejected = 0
+    fast = fmt == "jsonl" and on_bad_record == "fail"
+    if fast:  # parsed, checked and written to CSV in one pass on every core
         parse_s = 0.0
         report = import_jsonl(s, path, folder, reference=jsonl_reference, overwrite=overwrite, group=group,
                               stop_server=True)
     else:
         t0 = Stopwatch()
-        conversations = load_conversations(path, fmt, group=group)
+        conversations, n_rejected = load_input(path, fmt, group, on_bad_record, rejects)
         parse_s = t0.elapsed_s
         report = import_conversations(s, conversations, folder, overwrite=overwrite, stop_server=True)
     dims: list[int] = []
@@ -148,8 +156,9 @@ def import_(
                      global_vector_index=get_settings().vector_global_index)
     schema_s = t.elapsed_s
     seconds = {"parse": parse_s, **report.seconds, "start": start_s, "schema": schema_s}
-    if fmt == "jsonl":
+    if fast:
         del seconds["parse"]  # inside "csv"
+    report.summary.messages_rejected = n_rejected
     n = report.summary.messages_written
     total = sum(v for k, v in seconds.items() if k not in ("parse", "stop"))  # the rate: file to indexes
     data = {**report.summary.as_dict(), "seconds": {k: round(v, 2) for k, v in seconds.items()},
@@ -161,9 +170,10 @@ def import_(
         if report.stopped_server:
             out.print("the running server was stopped for the import (after the input was checked) and restarted")
         out.print(
-            f"{report.summary.groups} group(s), {n} messages imported; "
+            f"{report.summary.groups} group(s), {n} messages imported"
+            + (f", {n_rejected} rejected (see {rejects})" if n_rejected else "") + "; "
             + ", ".join(f"{k} {v:.1f} s" for k, v in seconds.items())
-            + f" ({data['msg_per_s']} msg/s from {'the file' if fmt == 'jsonl' else 'CSV'} to indexes ONLINE)"
+            + f" ({data['msg_per_s']} msg/s from {'the file' if fast else 'CSV'} to indexes ONLINE)"
         )
 
 

@@ -104,9 +104,8 @@ def check_text(value: str, *, field: str, record: str = "", source: str = "") ->
 
 BLANK_TEXT = ("text is empty or only whitespace or invisible characters (a message needs at least one "
               "visible character)")
-"""Why a message without a visible character is refused: the same words for "" and "   ", in
-every input format and entry point. Messages stored before this rule keep their text
-(docs/reliability.md, "Blank messages")."""
+"""Former refusal of a message without a visible character (issue 26: such messages are now
+stored, flagged ``no_text``); kept for callers that quote it."""
 
 
 _INVISIBLE = frozenset({"Zs", "Zl", "Zp", "Cc", "Cf", "Mn", "Me"})
@@ -204,16 +203,17 @@ def display_form(name: str) -> str:
 
 
 def check_message_text(value: str, *, record: str = "", source: str = "", field: str = "text") -> None:
-    """Check a message text: at least one visible character (not whitespace, not only zero-width
-    or direction marks: :func:`has_visible`), at most :data:`MAX_TEXT_CHARS` characters, no lone
-    surrogate.
+    """Check a message text: at most :data:`MAX_TEXT_CHARS` characters, no lone surrogate.
+
+    A text without a visible character ("", whitespace, zero-width or direction marks only: an
+    attachment-only message, a sticker, a blank line) is stored verbatim and flagged
+    (``no_text``): it is not indexed for search and not given to the Writer as evidence, but keeps
+    its place in the conversation and as a reply target (docs/import.md, "Messages without text").
 
     Raises:
-        InvalidInputError: :data:`BLANK_TEXT`, the length, or the surrogate's position, naming
-            ``field`` (and ``record`` / ``source``).
+        InvalidInputError: the length, or the surrogate's position, naming ``field`` (and
+            ``record`` / ``source``).
     """
-    if not has_visible(value):
-        raise InvalidInputError(BLANK_TEXT, source=source, record=record, field=field)
     if len(value) > MAX_TEXT_CHARS:
         raise InvalidInputError(f"text is {len(value)} characters long; at most {MAX_TEXT_CHARS} are allowed",
                                 source=source, record=record, field=field)
@@ -259,7 +259,9 @@ def check_id(value: str, *, field: str, record: str = "", source: str = "", slas
 
 def check_name(value: str, *, field: str, record: str = "", source: str = "") -> None:
     """Check a display name (speaker, group): non-blank, at most :data:`MAX_NAME_CHARS`, no lone
-    surrogate, no control character.
+    surrogate. A name is stored as written: tabs, newlines and other control or invisible
+    characters inside it are kept (only ids are strict); names are compared in
+    :func:`display_form`.
 
     Raises:
         InvalidInputError: naming the field and the rule broken.
@@ -272,12 +274,6 @@ def check_name(value: str, *, field: str, record: str = "", source: str = "") ->
             source=source, record=record, field=field,
         )
     check_text(value, field=field, record=record, source=source)
-    m = _CONTROL.search(value)
-    if m is not None:
-        raise InvalidInputError(
-            f"name holds control character U+{ord(m.group()):04X} at character {m.start()}",
-            source=source, record=record, field=field,
-        )
 
 
 def check_budget(value: int, *, field: str, low: int, high: int) -> None:

@@ -20,6 +20,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from graphmem.core.limits import has_visible
+
 __all__ = [
     "ALL",
     "GROUP",
@@ -32,7 +34,9 @@ __all__ = [
     "SUPERSEDED",
     "UTYPES",
     "record_label",
+    "Attachment",
     "Conversation",
+    "KINDS",
     "Message",
     "MessageRecord",
     "Question",
@@ -103,6 +107,28 @@ class StoredMessage(Message):
     turn_created: int
 
 
+#: Who a message's words belong to: ``""`` a person (the speaker), ``"bot"`` an app or bot
+#: posting under an account, ``"system"`` a platform line ("joined", "changed the subject").
+#: Bot and system messages are stored and ordered like any message but are never a person's
+#: own words: the Writer gets none of them as evidence (docs/import.md).
+KINDS: tuple[str, ...] = ("", "bot", "system")
+
+
+class Attachment(BaseModel):
+    """One file attached to a message, as the export names it.
+
+    Attributes:
+        name: file name or path as written in the export (``"IMG-20250701-WA0003.jpg"``).
+        media_type: the platform's kind or MIME type (``"image/jpeg"``, ``"photo"``,
+            ``"sticker"``), or "" when the export gives none.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str = ""
+    media_type: str = ""
+
+
 class MessageRecord(Message):
     """One verbatim message (System 1 / per_speaker_episodic), as parsed from the input.
 
@@ -122,6 +148,13 @@ class MessageRecord(Message):
         ts: ISO-8601 timestamp; a timezone given in the input is kept.
         reply_to: id of the message this one replies to, or "".
         source_ref: where the record came from ("file.jsonl:12"), for error messages.
+        kind: ``""`` (a person's message), ``"bot"`` or ``"system"`` (:data:`KINDS`).
+        attachments: files attached to the message, in export order (an attachment-only
+            message has text "" and at least one).
+        mentions: person ids (speaker ids) the text mentions, in order of first mention; the
+            text keeps the mention as shown (``"@Mei"``).
+        edited_ts: ISO-8601 time of the platform's last edit, or "" (never edited or unknown).
+        edited: whether the platform marks the message as edited (with or without a time).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -133,6 +166,17 @@ class MessageRecord(Message):
     speaker_id: str = ""
     reply_to: str = ""
     source_ref: str = ""
+    kind: Literal["", "bot", "system"] = ""
+    attachments: tuple[Attachment, ...] = ()
+    mentions: tuple[str, ...] = ()
+    edited_ts: str = ""
+    edited: bool = False
+
+    @property
+    def no_text(self) -> bool:
+        """True when the text has no visible character (blank, whitespace, zero-width only or
+        attachment-only): stored verbatim, not indexed for search, not Writer evidence."""
+        return not has_visible(self.text)
 
 
 def record_label(source_ref: str, source: str) -> str:

@@ -9,11 +9,13 @@ from pydantic_core import PydanticCustomError
 
 from graphmem.core import limits
 from graphmem.core.errors import InvalidInputError
+from graphmem.core.model import Attachment
 
 
 def _message_text(value: str) -> str:
     """The library's rule for message text (:func:`graphmem.core.limits.check_message_text`), so the
-    request model refuses what ingest would: "" and "   " with one error, field ``text``."""
+    request model refuses what ingest would (a text too long, a lone surrogate), field ``text``;
+    a text without a visible character is stored, flagged ``no_text``."""
     try:
         limits.check_message_text(value)
     except InvalidInputError as e:
@@ -42,14 +44,20 @@ class NewMessage(BaseModel):
             content is a no-op, with new text an edit (the earlier text is kept as history).
         speaker: display name; speaker_id: stable id when the source has one (leave it out
             otherwise: "" is refused, it would file the speaker as a second person).
-        text: the message text, stored exactly as sent; refused when it has no visible
-            character (empty, whitespace, zero-width or direction marks only) or holds a lone
-            UTF-16 surrogate (the library's rule, one error for "" and "   ").
+        text: the message text, stored exactly as sent; refused when it holds a lone UTF-16
+            surrogate. A text with no visible character (empty, whitespace, zero-width only: an
+            attachment-only message) is stored, flagged ``no_text``: not searchable, not
+            Writer evidence, still in the conversation order and a reply target.
         ts: ISO-8601 time (a timezone given is kept; ``Z`` is stored as ``+00:00``).
         session: session name (default "main"); channel: channel inside the group ("" = none).
             With a channel the stored session id is ``"<channel>/<session>"``, as the loaders
             store it.
         reply_to: id of the message this one answers, or "".
+        kind: "" (a person's words), "bot" or "system" (a platform line): bot and system
+            messages are stored but never given to the Writer as a person's statement.
+        attachments: files attached ({"name", "media_type"}), in order.
+        mentions: person ids (speaker ids) the text mentions; the text keeps them as shown.
+        edited_ts: ISO-8601 time of the platform's last edit of the text, or "".
 
     A field not listed here is refused (422, ``unknown field``): a misspelt ``replyTo`` used to
     be dropped and the message stored without its reply link.
@@ -66,6 +74,10 @@ class NewMessage(BaseModel):
     session: str = Field(default="main", min_length=1, max_length=limits.MAX_ID_CHARS)
     channel: str = Field(default="", max_length=limits.MAX_ID_CHARS)
     reply_to: str = Field(default="", max_length=limits.MAX_ID_CHARS)
+    kind: Literal["", "bot", "system"] = ""
+    attachments: list[Attachment] = Field(default_factory=list, max_length=1000)
+    mentions: list[str] = Field(default_factory=list, max_length=1000)
+    edited_ts: str = ""
 
 
 MessageCreate = NewMessage

@@ -42,7 +42,7 @@ from pydantic import BaseModel, Field, ValidationError
 from graphmem.core.embed import Embedder
 from graphmem.core.results import DEFAULT_PAGE_BYTES as DEFAULT_PAGE_BYTES, ExportPage as ExportPage
 from graphmem.core.errors import ConflictError, InvalidInputError, no_group
-from graphmem.core.model import GROUP, Conversation, MessageRecord
+from graphmem.core.model import GROUP, Attachment, Conversation, MessageRecord
 from graphmem.derived.memory import NewRecord, SegmentMarker, write_segment
 from graphmem.store.db import Store
 from graphmem.verbatim.ingest import ingest_conversations
@@ -80,7 +80,9 @@ def _main_label(labels: list[str]) -> str:
 
 def _lines_of(section: str, row: dict[str, Any]) -> list[dict[str, Any]]:
     props = _clean(row["props"])
-    if section == "message":
+    if section == "message":  # the message's own kind (bot, system) must not clash with the line's
+        if "kind" in props:
+            props["message_kind"] = props.pop("kind")
         return [{"kind": "message", **props, "person_id": row["person_id"]}]
     if section != "segment":
         return [{"kind": section, **props}]
@@ -288,7 +290,13 @@ def import_group(
             raise _bad(f"speaker {speaker!r} does not give person {pid!r}", item, source, "speaker")
         history = item.get("text_history") or []
         versions = [*history, item.get("text")]
-        known = {k: item[k] for k in MessageRecord.model_fields if k in item}
+        known = {k: item[k] for k in MessageRecord.model_fields if k in item and k != "kind"}
+        if item.get("message_kind"):
+            known["kind"] = item["message_kind"]
+        names, types = item.get("attachment_names") or [], item.get("attachment_types") or []
+        if names:  # stored as two parallel lists (create_messages), read back as the model's attachments
+            known["attachments"] = tuple(Attachment(name=str(n), media_type=str(t))
+                                         for n, t in zip(names, [*types, *[""] * len(names)]))
         for r, text in enumerate(versions):
             try:
                 rec = MessageRecord(**{

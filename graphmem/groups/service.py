@@ -24,7 +24,7 @@ from graphmem.verbatim.ingest import DEFAULT_EXACT_MAX, IngestSummary, ingest_co
 from graphmem.verbatim.order import place_messages
 from graphmem.core.times import instant
 from graphmem.llm import ChatModel
-from graphmem.core.model import Conversation, MessageRecord
+from graphmem.core.model import KINDS, Attachment, Conversation, MessageRecord
 from graphmem.store.scope import scope_index
 from graphmem.runtime import Runtime
 from graphmem.core.config import Settings
@@ -107,6 +107,9 @@ def append_messages(
             session=session, session_index=0, session_ts=m["ts"], turn=0,
             speaker=m["speaker"], speaker_id=m.get("speaker_id") or "", text=m["text"],
             ts=m["ts"], reply_to=m.get("reply_to") or "", source_ref=f"request message {i}",
+            kind=m.get("kind") or "", edited_ts=m.get("edited_ts") or "",
+            attachments=tuple(Attachment(**a) for a in m.get("attachments") or ()),
+            mentions=tuple(m.get("mentions") or ()),
         )
         for _, i, m, session in drafts
     ]
@@ -115,7 +118,8 @@ def append_messages(
 
 
 _REQUIRED = ("id", "speaker", "text", "ts")
-_OPTIONAL = ("speaker_id", "session", "channel", "reply_to")
+_OPTIONAL = ("speaker_id", "session", "channel", "reply_to", "kind", "edited_ts")
+_LISTS = ("attachments", "mentions")  # attachments: mappings of name/media_type; mentions: strings
 
 
 def _check_shape(m: Any, record: str) -> None:
@@ -126,9 +130,9 @@ def _check_shape(m: Any, record: str) -> None:
         raise InvalidInputError(f"a message must be a mapping, got {type(m).__name__}",
                                 source="api", record=record, field="message")
     for key in m:  # a misspelt key ("replyTo") would be dropped: the reply link lost, silently
-        if key not in _REQUIRED and key not in _OPTIONAL:
+        if key not in _REQUIRED and key not in _OPTIONAL and key not in _LISTS:
             raise InvalidInputError(
-                f"unknown key {key!r} (allowed: {', '.join(_REQUIRED + _OPTIONAL)})",
+                f"unknown key {key!r} (allowed: {', '.join(_REQUIRED + _OPTIONAL + _LISTS)})",
                 source="api", record=record, field=str(key))
     for key in _REQUIRED + _OPTIONAL:
         value = m.get(key)
@@ -137,6 +141,24 @@ def _check_shape(m: Any, record: str) -> None:
         if value is not None and not isinstance(value, str):
             raise InvalidInputError(f"{key} must be a string, got {type(value).__name__}",
                                     source="api", record=record, field=key)
+    for key in _LISTS:
+        value = m.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, (list, tuple)):
+            raise InvalidInputError(f"{key} must be a list, got {type(value).__name__}",
+                                    source="api", record=record, field=key)
+        for j, item in enumerate(value):
+            ok = (isinstance(item, Mapping) and set(item) <= {"name", "media_type"}
+                  and all(isinstance(v, str) for v in item.values())) if key == "attachments" \
+                else isinstance(item, str)
+            if not ok:
+                raise InvalidInputError(
+                    "an attachment is a mapping of 'name' and 'media_type' strings" if key == "attachments"
+                    else "a mention is a person id (string)", source="api", record=record, field=f"{key}.{j}")
+    if m.get("kind") not in (None, *KINDS):
+        raise InvalidInputError(f"kind must be one of {', '.join(repr(k) for k in KINDS)}",
+                                source="api", record=record, field="kind")
     if m.get("speaker_id") == "":  # "" would key the speaker by display name: a second person
         raise InvalidInputError("speaker_id is empty (leave it out when the speaker has no stable id)",
                                 source="api", record=record, field="speaker_id")

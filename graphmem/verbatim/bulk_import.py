@@ -49,6 +49,8 @@ from graphmem.verbatim.order import plan_order
 from graphmem.store.local_server import ADMIN_TOOL, LocalServer
 from graphmem.core.model import Conversation
 from graphmem.store.scope import group_key
+from graphmem.core import times
+from graphmem.core.limits import has_visible
 from graphmem.core.times import instant
 from graphmem.core.private_files import csv_folder, open_private
 
@@ -75,7 +77,8 @@ HEADERS: dict[str, list[str]] = {
     "messages": [
         ":ID", "id", "group_id", "channel", "text", "speaker", "session", "turn:long", "ts",
         "instant:double", "order_instant:double", "seq:long", "turn_created:long", "reply_to",
-        "search_text", "group_key", ":LABEL",
+        "search_text", "group_key", ":LABEL", "kind", "no_text:boolean", "attachment_names:string[]",
+        "attachment_types:string[]", "mentions:string[]", "edited_ts", "edited:boolean",
     ],
     "rels": [":START_ID", ":END_ID", ":TYPE"],
 }
@@ -181,7 +184,8 @@ def write_group(
         msg_rows.append([
             node, m.id, gid, m.channel, m.text, m.speaker, m.session, p["turn"], m.ts,
             repr(inst), repr(r["order_instant"]), r["seq"], p["turn_created"],
-            m.reply_to, p["search_text"], key, MESSAGE_LABELS,
+            m.reply_to, p["search_text"], key, MESSAGE_LABELS if has_visible(m.text) else "Message",
+            *_import_columns(m),
         ])
         rel_rows.append([node, p_node[person_key(m)], "SOURCE"])
         rel_rows.append([node, s_node[m.session], "IN_SESSION"])
@@ -194,6 +198,17 @@ def write_group(
                    if m.reply_to and m.reply_to in m_node)
     summary.messages_written += len(items)
     return next_id
+
+
+def _import_columns(m: Any) -> list[Any]:
+    """The chat-import columns of a message (kind, no_text, attachments, mentions, edits; as
+    ``graphmem.verbatim.ingest`` stores them; a record without them gets the defaults)."""
+    attachments = getattr(m, "attachments", ())
+    edited_ts = getattr(m, "edited_ts", "")
+    return [getattr(m, "kind", ""), str(not has_visible(m.text)).lower(),
+            ARRAY_DELIMITER.join(a.name for a in attachments), ARRAY_DELIMITER.join(a.media_type for a in attachments),
+            ARRAY_DELIMITER.join(getattr(m, "mentions", ())), times.normalize(edited_ts) if edited_ts else "",
+            str(bool(getattr(m, "edited", False) or edited_ts)).lower()]
 
 
 def write_csv(conversations: list[Conversation], folder: Path) -> IngestSummary:

@@ -82,6 +82,8 @@ class IngestSummary:
     messages_edited: int = 0
     messages_skipped: int = 0
     group_ids: list[str] = field(default_factory=list)
+    messages_rejected: int = 0
+    """Bad records left out under ``--on-bad-record skip`` (written to the rejects file)."""
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -160,6 +162,13 @@ def validate(conv: Conversation) -> None:
         if m.text is None:
             raise InvalidInputError("text is missing", source=src, record=ref, field="text")
         limits.check_message_text(m.text, record=ref, source=src)
+        for j, a in enumerate(m.attachments):
+            limits.check_text(a.name, field=f"attachments.{j}.name", record=ref, source=src)
+            limits.check_text(a.media_type, field=f"attachments.{j}.media_type", record=ref, source=src)
+        for j, who in enumerate(m.mentions):
+            limits.check_id(who, field=f"mentions.{j}", record=ref, source=src)
+        if m.edited_ts:
+            times.parse_ts(m.edited_ts, source=src, record=ref, field="edited_ts")
         if not m.session:
             raise InvalidInputError("session is missing", source=src, record=ref, field="session")
         if m.channel:  # the channel first: it is part of the session id
@@ -199,6 +208,39 @@ def validate(conv: Conversation) -> None:
                 )
         else:
             seen[m.id] = m
+
+
+def split_invalid(conv: Conversation) -> tuple[Conversation, list[tuple[MessageRecord, InvalidInputError]]]:
+    """``conv`` less the messages :func:`validate` refuses, and those with their errors
+    (``--on-bad-record skip``). A message is checked alone first, then the rest together (a
+    repeated id with another speaker, session, ... leaves out the later occurrence), so what
+    is kept passes :func:`validate`.
+
+    Raises:
+        InvalidInputError: the conversation itself is wrong (its group id or name): no
+            message could be kept.
+    """
+    validate(conv.model_copy(update={"messages": []}))
+    good: list[MessageRecord] = []
+    bad: list[tuple[MessageRecord, InvalidInputError]] = []
+    for m in conv.messages:
+        try:
+            validate(conv.model_copy(update={"messages": [m]}))
+        except InvalidInputError as e:
+            bad.append((m, e))
+        else:
+            good.append(m)
+    while True:
+        kept = conv.model_copy(update={"messages": good})
+        try:
+            validate(kept)
+            return kept, bad
+        except InvalidInputError as e:
+            at = next((j for j, m in enumerate(good)
+                       if (record_label(m.source_ref, conv.source) or f"message {m.id}") == e.record), None)
+            if at is None:
+                raise
+            bad.append((good.pop(at), e))
 
 
 def _batches(rows: list[dict[str, Any]], size: int) -> Iterable[list[dict[str, Any]]]:
@@ -467,6 +509,17 @@ def _ingest_one(
     summary.messages_skipped += skipped
 
 
+def _flags(m: MessageRecord, text: str) -> dict[str, Any]:
+    """The import properties of a message row (issue 26, docs/import.md): ``kind`` ("", "bot",
+    "system"), ``no_text`` (no visible character in ``text``), attachment names and types
+    (parallel lists), ``mentions`` (person ids) and ``edited_ts`` (the platform's edit time)."""
+    return {"kind": m.kind, "no_text": not limits.has_visible(text),
+            "attachment_names": [a.name for a in m.attachments],
+            "attachment_types": [a.media_type for a in m.attachments],
+            "mentions": list(m.mentions), "edited_ts": times.normalize(m.edited_ts) if m.edited_ts else "",
+            "edited": m.edited or bool(m.edited_ts)}
+
+
 def _write_chunk(
     store: Store, group: dict[str, Any], key: str, n: int, chunk: list[tuple[_Delivery, str | None, list[str]]],
     vectors: list[MessageVectors] | list[None], rows_p: list[dict[str, Any]], rows_s: list[dict[str, Any]],
@@ -486,6 +539,8 @@ def _write_chunk(
     for (d, old, new), mv in zip(chunk, vectors):
         m = d.m
         vec, sent = (mv.embedding, mv.sentence_embeddings) if mv is not None else (None, None)
+        if not limits.has_visible(new[-1]):  # a text-less message is not searched: no vector, never pending
+            vec = sent = None
         if old is None:
             new_rows.append({
                 "id": m.id, "channel": m.channel, "text": new[-1], "speaker": m.speaker,
@@ -493,13 +548,13 @@ def _write_chunk(
                 "instant": instant(m.ts), "order_instant": d.order_instant,
                 "reply_to": m.reply_to, "text_history": new[:-1],
                 "edited_at": [edited_at] * (len(new) - 1), "embedding": vec,
-                "sentence_embeddings": sent,
+                "sentence_embeddings": sent, **_flags(m, new[-1]),
             })
         else:
             edit_rows.append({
                 "id": m.id, "old_text": old, "text": new[-1], "between": new[:-1],
-                "edited_at": edited_at, "embedding": vec, "sentence_embeddings": sent,
-                "order_instant": d.order_instant,
+                "edited_at": times.normalize(m.edited_ts) if m.edited_ts else edited_at, "embedding": vec,
+                "sentence_embeddings": sent, "order_instant": d.order_instant, **_flags(m, new[-1]),
             })
     roster = (rows_p, rows_s) if n == 0 else ([], [])
     out = store.write_tx(  # none of the names is rebound: no defaults needed

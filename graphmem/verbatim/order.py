@@ -21,6 +21,7 @@ from typing import Any
 import neo4j
 
 from graphmem.core.text import gram_field
+from graphmem.core.limits import has_visible
 from graphmem.store.db import Store, run_tx
 
 
@@ -33,6 +34,18 @@ def search_document(speaker: str, text: str, previous: tuple[str, str] | None) -
     """:func:`search_text` from its parts: ``previous`` is the (speaker, text) of the turn before."""
     head = f"{previous[0]}: {previous[1]}\n" if previous else ""
     return f"{head}{speaker}: {text}"
+
+
+def message_document(speaker: str, text: str, previous: tuple[str, str] | None) -> str | None:
+    """The search document a message is stored with: None (no document: not in the fulltext
+    index nor the group's BM25 statistics) for a text without a visible character (an
+    attachment-only or blank message, docs/import.md); a previous turn without text gives no
+    context line."""
+    if not has_visible(text):
+        return None
+    if previous is not None and not has_visible(previous[1]):
+        previous = None
+    return search_document(speaker, text, previous)
 
 
 
@@ -96,13 +109,14 @@ def plan_order(
         last_in_channel[ch] = r["id"]
         prev = last_in_session.get(sid)
         turn = prev[0] + 1 if prev else 0
-        doc = search_document(r["speaker"], r["text"], (prev[1], prev[2]) if prev else None)
+        doc = message_document(r["speaker"], r["text"], (prev[1], prev[2]) if prev else None)
         last_in_session[sid] = (turn, r["speaker"], r["text"])
         if turn == 0 and r.get("turn") != 0:
             rank.add(ch)
         if (r.get("turn_created"), r.get("turn"), r.get("search_text")) != (pos, turn, doc):
             plan.positions.append(
-                {"id": r["id"], "turn_created": pos, "turn": turn, "search_text": doc, "search_grams": gram_field(doc)}
+                {"id": r["id"], "turn_created": pos, "turn": turn, "search_text": doc,
+                 "search_grams": gram_field(doc) if doc is not None else None}
             )
         if r.get("turn_created") is not None and r["turn_created"] != pos:
             plan.moves[str(r["turn_created"])] = pos

@@ -65,7 +65,8 @@ def from_store(store, gid: str) -> tuple[set, set]:
     return node_set, {(r["al"], r["a"], r["t"], r["bl"], r["b"]) for r in rels}
 
 
-TYPES = {"int": int, "long": int, "double": float, "string[]": lambda v: tuple(v.split(ARRAY_DELIMITER))}
+TYPES = {"int": int, "long": int, "double": float, "string[]": lambda v: tuple(v.split(ARRAY_DELIMITER)),
+         "boolean": lambda v: v == "true"}
 
 
 def read_rows(paths: list[Path]) -> list[list[str]]:
@@ -90,6 +91,8 @@ def from_csv(folder: Path, files: dict[str, list[Path]] | None = None) -> tuple[
                         labels = tuple(sorted(value.split(ARRAY_DELIMITER)))
                     else:
                         key, _, kind = col.partition(":")
+                        if kind == "string[]" and value == "":
+                            continue  # neo4j-admin stores no property for an empty array field
                         props[key] = TYPES[kind](value) if kind else value
                 by_id[node] = (labels[0] if len(labels) == 1 else "Message", props["id"])
                 props = _nonce(props)

@@ -378,35 +378,23 @@ def test_blank_segments_need_no_writer_cli_and_api(store, embedder, make_group, 
 
 
 @pytest.mark.parametrize("text", ["", "   ", "\n\t", "\u200b"], ids=["empty", "spaces", "newline-tab", "zero-width"])
-def test_blank_text_is_refused_everywhere_and_loses_nothing_stored(store, embedder, group_id, client, tmp_path, text):
+def test_blank_text_is_stored_flagged_and_an_edit_to_it_is_an_edit(store, embedder, group_id, tmp_path, text):
+    """Issue 26: a message without a visible character is stored verbatim (flagged ``no_text``,
+    no search document) by the library and the first-load importer alike; an edit of a stored
+    message to such a text is an edit (history kept). CLI, API and MCP:
+    tests/integration/test_chat_import.py."""
     from graphmem.verbatim.bulk_import import write_csv
-    from graphmem.verbatim.ingest import BLANK_TEXT
 
     ingest_conversations(store, [conversation(group_id, [_good(0)])], embedder)
-    before = store.read_text("MATCH (m:Message {group_id: $g}) RETURN m.id AS id, m.text AS text", g=group_id)
-    # library: a new message, and an edit of a stored one to blank text
-    for rows in ([_good(1), _good(2, text=text)], [{**_good(0), "text": text}]):
-        with pytest.raises(InvalidInputError) as e:
-            ingest_conversations(store, [conversation(group_id, rows)], embedder)
-        assert e.value.field == "text" and e.value.record and BLANK_TEXT in str(e.value)
-    # CLI, names file, line and field
-    path = write_jsonl(tmp_path / "b.jsonl", [{"group": group_id, "session": "s", **_good(1)},
-                                               {"group": group_id, "session": "s", **_good(2, text=text)}])
-    res = cli("ingest", str(path), "--format", "jsonl", "--no-progress")
-    assert res.returncode == 1 and "record line 2" in res.stderr and "field 'text'" in res.stderr, res.stderr
-    # API: one error for "" and "   ", naming the request message and the field
-    r = client.post(f"/groups/{group_id}/messages", json={"messages": [_good(1), _good(2, text=text)]})
-    assert r.status_code == 422 and r.json()["field"] == "messages.1.text", r.text
-    assert r.json()["detail"] == f"field 'messages.1.text': {BLANK_TEXT}"
-    # the library behind the API and MCP (graphmem.groups.service.append_messages) says the same
-    from graphmem.groups.service import append_messages
-
-    with pytest.raises(InvalidInputError) as e:
-        append_messages(store, embedder, group_id, [_good(1), _good(2, text=text)])
-    assert (e.value.record, e.value.field) == ("request message 1", "text") and BLANK_TEXT in str(e.value)
-    # the first-load importer validates the same way, before any file is written
-    with pytest.raises(InvalidInputError) as e:
-        write_csv([conversation(group_id, [_good(1), _good(2, text=text)])], tmp_path / "csv")
-    assert e.value.field == "text" and not (tmp_path / "csv").exists()
-    after = store.read_text("MATCH (m:Message {group_id: $g}) RETURN m.id AS id, m.text AS text", g=group_id)
-    assert after == before == [{"id": "ok0", "text": "fine"}]
+    s = ingest_conversations(store, [conversation(group_id, [_good(1), _good(2, text=text)])], embedder)
+    assert s.messages_written == 2
+    s = ingest_conversations(store, [conversation(group_id, [{**_good(0), "text": text}])], embedder)
+    assert s.messages_edited == 1
+    got = store.read_text("MATCH (m:Message {group_id: $g}) RETURN m.id AS id, m.text AS text, m.no_text AS flag, "
+                          "m.search_text IS NULL AND m.embedding IS NULL AS no_doc, m.text_history AS history, "
+                          "m:PendingEmbedding AS pending ORDER BY m.id", g=group_id)
+    assert got == [{"id": "ok0", "text": text, "flag": True, "no_doc": True, "history": ["fine"], "pending": False},
+                   {"id": "ok1", "text": "fine", "flag": False, "no_doc": False, "history": None, "pending": False},
+                   {"id": "ok2", "text": text, "flag": True, "no_doc": True, "history": None, "pending": False}]
+    summary = write_csv([conversation(group_id, [_good(1), _good(2, text=text)])], tmp_path / "csv")
+    assert summary.messages_written == 2

@@ -116,13 +116,6 @@ BAD: list[tuple[str, object]] = [
     ("missing speaker", {"group": "g", "session": "s1", "text": "x", "ts": "2025-01-01T00:00:00"}),
     ("blank speaker", {"group": "g", "session": "s1", "speaker": " ", "text": "x", "ts": "2025-01-01T00:00:00"}),
     ("number text", {"group": "g", "session": "s1", "speaker": "A", "text": 5, "ts": "2025-01-01T00:00:00"}),
-    ("empty text", {"group": "g", "session": "s1", "speaker": "A", "text": "", "ts": "2025-01-01T00:00:00"}),
-    # the fast path took these two and wrote them to CSV, where ingest refuses them (BLANK_TEXT,
-    # MAX_TEXT_CHARS): `graphmem neo4j import` loaded what `graphmem ingest` never stores
-    ("whitespace-only text", {"group": "g", "session": "s1", "speaker": "A", "text": " \t\n ",
-                              "ts": "2025-01-01T00:00:00"}),
-    ("zero-width text", {"group": "g", "session": "s1", "speaker": "A", "text": "\u200b\u2800",
-                         "ts": "2025-01-01T00:00:00"}),
     ("invisible id", {"group": "g", "session": "s1", "speaker": "A", "text": "x", "ts": "2025-01-01T00:00:00",
                       "id": "\u3164"}),
     ("empty speaker_id", {"group": "g", "session": "s1", "speaker": "A", "text": "x", "ts": "2025-01-01T00:00:00",
@@ -168,6 +161,27 @@ def test_bad_input_gets_the_reference_error(tmp_path, case, bad, workers) -> Non
     assert str(got.value) == str(want.value)
     assert (got.value.record, got.value.field) == (want.value.record, want.value.field)
     assert not list((tmp_path / "fast").glob("*.part*.csv"))
+
+
+TEXT_LESS = [("empty text", ""), ("whitespace-only text", " \t\n "), ("zero-width text", "\u200b\u2800"),
+             ("tab in the speaker's name", None)]
+
+
+@pytest.mark.parametrize("case,text", TEXT_LESS, ids=[c for c, _ in TEXT_LESS])
+def test_text_less_messages_and_names_as_written_load_as_the_reference_loads_them(tmp_path, case, text) -> None:
+    # issue 26: refused before; now stored (flagged no_text) by ingest, so by both CSV paths alike
+    lines = corpus()
+    row = {"group": "g0", "session": "s9", "speaker": "A\tB" if text is None else "A",
+           "text": "x" if text is None else text, "ts": "2025-01-01T00:00:00"}
+    lines.insert(10, json.dumps(row))
+    src = write_lines(tmp_path / "chat.jsonl", lines)
+    want = reference(src, tmp_path / "ref")
+    got = write_csv_jsonl(src, tmp_path / "fast", reference=jsonl_reference, workers=2)
+    assert joined(got.files) == want
+    msgs = list(csv.reader(want["messages"].decode("utf-8").splitlines(keepends=True)))
+    head, row9 = msgs[0], next(r for r in msgs[1:] if r[msgs[0].index("session")] == "s9")
+    assert row9[head.index("text")] == row["text"] and row9[head.index("speaker")] == row["speaker"]
+    assert row9[head.index("no_text:boolean")] == ("false" if text is None else "true")
 
 
 def test_valid_input_outside_the_fast_path_goes_the_reference_way(tmp_path) -> None:

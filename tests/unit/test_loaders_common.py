@@ -112,7 +112,8 @@ def test_existing_exports_kept() -> None:
     assert loaders.Conversation is loaders.records.Conversation
     assert loaders.MessageRecord is loaders.records.MessageRecord
     assert loaders.Question is loaders.records.Question
-    assert loaders.FORMATS == ("jsonl", "locomo", "socialmem", "groupmem", "evermem")
+    assert loaders.FORMATS == ("jsonl", "locomo", "socialmem", "groupmem", "evermem",  # issue 26 adds the chats
+                               "slack", "discord", "telegram", "whatsapp", "auto")
 
 
 def test_question_with_options_renders_letters_and_gold() -> None:

@@ -330,7 +330,7 @@ def _derive_segment(
     # every action passes the attribution rules against this segment's messages (who is
     # credited must have spoken in the record's FROM), whatever the Writer (or the file) says
     accepted, report = validate_actions(actions or [], roster=roster, heads=heads, max_actions=budget,
-                                        report=report, messages=seg.messages, from_max=s.writer_from_max)
+                                        report=report, messages=seg.evidence, from_max=s.writer_from_max)
     for o in report.outcomes:  # a refused credit may be a chat steering the Writer: say so (no content)
         if o.status == "rejected" and o.reason in ATTRIBUTION_REASONS:
             logger.warning("group %r, %s: Writer action #%d refused: %s", group_id, segment_id, o.index, o.reason)

@@ -20,8 +20,20 @@ class SegmentMessage(StoredMessage):
     """One stored message as the Writer sees it (read from System 1): a :class:`StoredMessage`.
 
     Attributes: id, channel, session, turn (0-based in its session), ts (ISO-8601),
-    turn_created (write order in the group), text, speaker (display name), person_id.
+    turn_created (write order in the group), text, speaker (display name), person_id;
+    kind ("" a person's words, "bot", "system") and no_text (no visible character: an
+    attachment-only or blank message), docs/import.md.
     """
+
+    kind: str = ""
+    no_text: bool = False
+
+    @property
+    def evidence(self) -> bool:
+        """Whether the Writer may read this message as a person's statement: a person's own
+        message ("" kind) with a visible character. Bot posts, system lines and text-less
+        messages are covered by the segment but never shown nor accepted in a record's FROM."""
+        return not self.kind and not self.no_text and bool(self.text.strip())
 
 
 @dataclass(frozen=True)
@@ -46,9 +58,15 @@ class WriterSegment:
         return [m.id for m in self.messages]
 
     @property
+    def evidence(self) -> tuple[SegmentMessage, ...]:
+        """The messages the Writer reads and may cite (:attr:`SegmentMessage.evidence`), in order."""
+        return tuple(m for m in self.messages if m.evidence)
+
+    @property
     def blank(self) -> bool:
-        """True when every message is blank (whitespace only): the Writer has nothing to read."""
-        return not any(m.text.strip() for m in self.messages)
+        """True when no message is evidence (all blank, text-less, bot or system): the Writer
+        has nothing to read."""
+        return not self.evidence
 
 
 def plan_segments(

@@ -1,0 +1,161 @@
+"""Discord as exported by DiscordChatExporter (``--format discord``): its JSON export of a channel.
+
+Layout read (one file per channel, or a folder of them)::
+
+    {"guild": {"id": "9", "name": "Trip"}, "channel": {"id": "42", "name": "general", ...},
+     "messages": [{"id": "1001", "type": "Default" | "Reply" | "GuildMemberJoin" | ...,
+                   "timestamp": "2025-07-01T23:59:30.123+02:00", "timestampEdited": null,
+                   "content": "hi @Ben", "author": {"id": "7", "name": "mei", "nickname": "Mei",
+                   "isBot": false}, "attachments": [{"id": "5", "fileName": "a.png", ...}],
+                   "stickers": [{"id": "3", "name": "wave"}], "mentions": [{"id": "8", ...}],
+                   "reference": {"messageId": "1000", "channelId": "42"}}]}
+
+Mapping (docs/import.md): id = Discord's message id; channel = the channel's name (made id-safe);
+session = the local day of ``timestamp`` (its offset kept); speaker_id = ``author.id``, speaker =
+``author.nickname`` (the name shown in the server), else ``author.name``; reply_to =
+``reference.messageId`` (same channel); ``timestampEdited`` = edited_ts; attachments =
+``attachments`` (``fileName``, type from the extension) and ``stickers`` (``sticker``);
+``mentions`` = the mentioned users' ids (the text keeps ``@Name`` as exported);
+``author.isBot`` -> kind "bot"; a ``type`` other than Default / Reply / ThreadStarterMessage
+(joins, pins, calls, thread creation, ...) -> kind "system" spoken by the system, its author in
+``mentions``. Text is ``content`` as exported, byte for byte.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import mimetypes
+from pathlib import Path
+from typing import Any, Literal
+
+from graphmem.core import times
+from graphmem.core.errors import InvalidInputError
+from graphmem.core.model import Attachment, Conversation
+from loaders._chat import SYSTEM_ID, SYSTEM_SPEAKER, Reject, obj, finish, group_from, guarded, safe_id, session_of
+from loaders._common import Draft, PathLike, existing_path
+
+__all__ = ["is_discord", "load_conversations"]
+
+_PERSON_TYPES = frozenset({"Default", "Reply", "ThreadStarterMessage", "ChatInputCommand", "ContextMenuCommand"})
+
+
+def _read(p: Path) -> Any:
+    try:
+        return json.loads(p.read_bytes().decode("utf-8-sig"))
+    except UnicodeDecodeError as e:
+        raise InvalidInputError(f"not valid UTF-8 at byte {e.start}", source=str(p), field="encoding") from e
+    except json.JSONDecodeError as e:
+        raise InvalidInputError(f"malformed JSON: {e.msg}", source=str(p), record=f"line {e.lineno} col {e.colno}",
+                                field="json") from e
+
+
+def looks_like(data: Any) -> bool:
+    """Whether decoded JSON is a DiscordChatExporter export."""
+    return isinstance(data, dict) and isinstance(data.get("messages"), list) and isinstance(data.get("channel"), dict) \
+        and "guild" in data
+
+
+def is_discord(path: Path) -> bool:
+    """Whether ``path`` is a DiscordChatExporter JSON file (or a folder of them)."""
+    files = sorted(path.glob("*.json")) if path.is_dir() else [path]
+    try:
+        return bool(files) and all(looks_like(_read(f)) for f in files[:3])
+    except (InvalidInputError, OSError):
+        return False
+
+
+def load_conversations(path: PathLike, group: str | None = None,
+                       rejects: list[Reject] | None = None) -> list[Conversation]:
+    """Read DiscordChatExporter JSON exports (a file, or a folder of one file per channel).
+
+    Args:
+        path: the ``.json`` file or a folder of them.
+        group: the group id (default: the guild's name, else the file name).
+        rejects: when a list, a bad message is appended to it and skipped.
+
+    Returns:
+        One :class:`Conversation` with every channel of the files, channel by channel.
+
+    Raises:
+        InvalidInputError: naming the file, the record (``message <id>`` or ``messages[N]``)
+            and the field (``timestamp``, ``author.id``, ``content``, ...).
+    """
+    root = existing_path(path)
+    files = sorted(root.glob("*.json")) if root.is_dir() else [root]
+    drafts: list[Draft] = []
+    gid = ""
+    name = ""
+    for f in files:
+        data = _read(f)
+        if not looks_like(data):
+            raise InvalidInputError("not a DiscordChatExporter JSON export (no guild, channel and messages)",
+                                    source=str(f), field="json")
+        guild = obj(data.get("guild"))
+        if not gid:
+            name = str(guild.get("name") or f.stem)
+            gid = group_from(group, name, source=str(root))
+        ch = data["channel"]
+        channel = safe_id(str(ch.get("name") or ""), safe_id(str(ch.get("id") or ""), "channel"))
+        for i, raw in enumerate(data["messages"]):
+            d = guarded(rejects, raw, functools.partial(_draft, raw, i, str(f), gid, channel, len(drafts)))
+            if d is not None:
+                drafts.append(d)
+    return finish(gid, name, drafts, source=str(root))
+
+
+def _draft(raw: Any, i: int, where: str, gid: str, channel: str, position: int) -> Draft:
+    record = f"messages[{i}]"
+
+    def bad(field: str, why: str) -> InvalidInputError:
+        return InvalidInputError(why, source=where, record=record, field=field)
+
+    if not isinstance(raw, dict):
+        raise bad("json", f"expected a JSON object, got {type(raw).__name__}")
+    mid = raw.get("id")
+    if not isinstance(mid, str) or not mid.strip():
+        raise bad("id", "message id must be a non-empty string")
+    record = f"message {mid}"
+    ts = times.parse_ts(raw.get("timestamp"), source=where, record=record, field="timestamp")
+    author = raw.get("author")
+    if not isinstance(author, dict) or not isinstance(author.get("id"), str) or not author["id"]:
+        raise bad("author.id", "author.id must be a non-empty string")
+    content = raw.get("content", "")
+    if not isinstance(content, str):
+        raise bad("content", f"content must be a string, got {type(content).__name__}")
+    mentions = [str(m["id"]) for m in raw.get("mentions") or [] if isinstance(m, dict) and m.get("id")]
+    attachments = []
+    for j, a in enumerate(raw.get("attachments") or []):
+        if not isinstance(a, dict):
+            raise bad(f"attachments.{j}", "an attachment must be an object")
+        fname = str(a.get("fileName") or a.get("url") or a.get("id") or "")
+        attachments.append(Attachment(name=fname, media_type=mimetypes.guess_type(fname)[0] or ""))
+    for s in raw.get("stickers") or []:
+        if isinstance(s, dict):
+            attachments.append(Attachment(name=str(s.get("name") or s.get("id") or ""), media_type="sticker"))
+    mtype = raw.get("type", "Default")
+    kind: Literal["", "bot", "system"] = ""
+    nick = author.get("nickname")
+    speaker = nick if isinstance(nick, str) and nick.strip() else str(author.get("name") or author["id"])
+    speaker_id = author["id"]
+    if mtype not in _PERSON_TYPES:
+        kind = "system"
+        if speaker_id not in mentions:
+            mentions.insert(0, speaker_id)
+        speaker_id, speaker = SYSTEM_ID, SYSTEM_SPEAKER
+    elif author.get("isBot") is True:
+        kind = "bot"
+    ref = obj(raw.get("reference"))
+    reply_to = str(ref.get("messageId") or "") if mtype == "Reply" or ref.get("messageId") else ""
+    if ref.get("channelId") and raw.get("channelId") not in (None, ref.get("channelId")):
+        reply_to = ""  # a reference into another channel (a forward) is no reply here
+    edited_raw = raw.get("timestampEdited")
+    edited_ts = times.parse_ts(edited_raw, source=where, record=record, field="timestampEdited").text \
+        if edited_raw else ""
+    return Draft(
+        id=mid, group_id=gid, channel=channel, session=f"{channel}/{session_of(ts.text)}", speaker=speaker,
+        speaker_id=speaker_id, text=content, ts=ts.text, instant=ts.instant,
+        reply_to=reply_to if reply_to != mid else "", source_ref=f"{where}#{record}", position=position,
+        kind=kind, attachments=tuple(attachments), mentions=tuple(dict.fromkeys(mentions)), edited_ts=edited_ts,
+        edited=bool(edited_ts),
+    )

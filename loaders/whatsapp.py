@@ -1,0 +1,203 @@
+"""WhatsApp "Export chat" text (``--format whatsapp``): the ``.txt`` (or the ``.zip`` holding it).
+
+Line formats read (a message starts with a date line; other lines continue the message before)::
+
+    Android:  01/07/2025, 23:59 - Mei: text            (24-hour)
+              7/1/25, 11:59 PM - Mei: text             (12-hour, month first; U+202F before PM too)
+              01.07.25, 23:59 - Mei added Ben          (a system line: no "name: ")
+    iOS:      [01/07/2025, 23:59:05] Mei: text
+              \u200e[1/7/25, 11:59:05 PM] Mei: \u200e<attached: 00000012-PHOTO-2025-07-01-23-59-05.jpg>
+              [01/07/2025, 10:00:00] Trip: \u200eMei added Ben   (a system line: U+200E before the text)
+
+Mapping (docs/import.md):
+
+- Day/month order: day first unless a date of the file has a second number above 12 and none a
+  first number above 12 (then month first); two-digit years are 20xx. Times are local without
+  offset, as WhatsApp writes them (stored without offset).
+- id: WhatsApp exports have no message ids, so the id is derived and stable:
+  ``"wa-" + sha1("<ts>|<speaker>|<n>")[:16]`` where ``n`` counts the earlier messages of the
+  file with the same ts and speaker. Re-importing the same or a later export gives every
+  message the same id (an edited message keeps its time and author, so its new text is an edit).
+- speaker = the name as written (a contact's saved name or a phone number); there is no stable
+  user id in the format, so identity follows the name: a renamed contact becomes a second
+  person, and two contacts saved under one name are one (say so to users; docs/import.md).
+- session: the day; channel "".
+- Multi-line messages keep their line breaks. A leading U+200E (the exporter's mark) is
+  dropped from the text; ``<This message was edited>`` at the end is dropped and sets
+  ``edited``. ``<Media omitted>`` and ``image omitted`` / ``video omitted`` / ... are
+  attachments without a name (text ""); ``<attached: NAME>`` and ``NAME (file attached)`` are
+  attachments with their file name (the rest of the message is its caption).
+- System lines (no author on Android; U+200E-led text on iOS: encryption notice, joins, adds,
+  subject changes, "Missed voice call"): kind "system", spoken by the system.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import mimetypes
+import re
+import zipfile
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Literal
+from pathlib import Path
+
+from graphmem.core.errors import InvalidInputError
+from graphmem.core.model import Attachment, Conversation
+from loaders._chat import SYSTEM_ID, SYSTEM_SPEAKER, Reject, obj, finish, group_from, guarded
+from loaders._common import Draft, PathLike, existing_path
+
+__all__ = ["is_whatsapp", "load_conversations"]
+
+_SP = r"[ \u00a0\u202f]"
+_AMPM = rf"(?:{_SP}?([AaPp])\.?{_SP}?[Mm]\.?)?"
+_ANDROID = re.compile(rf"^(\d{{1,2}})[./-](\d{{1,2}})[./-](\d{{2,4}}),?{_SP}(\d{{1,2}}):(\d{{2}})(?::(\d{{2}}))?{_AMPM}{_SP}-{_SP}(.*)$")
+_IOS = re.compile(rf"^\u200e?\[(\d{{1,2}})[./-](\d{{1,2}})[./-](\d{{2,4}}),?{_SP}(\d{{1,2}}):(\d{{2}})(?::(\d{{2}}))?{_AMPM}\]{_SP}(.*)$")
+_EDITED = re.compile(r"[ \u200e]*<This message was edited>$")
+_OMITTED = re.compile(r"^\u200e?(<Media omitted>|(image|video|audio|sticker|GIF|document|Contact card) omitted)$")
+_ATTACHED = re.compile(r"^\u200e?<attached: ([^>]+)>")
+_FILE_ATTACHED = re.compile(r"^\u200e?(.+?) \(file attached\)")
+
+
+@dataclass
+class _Line:
+    lineno: int
+    ios: bool
+    nums: tuple[str, ...]
+    rest: str
+    more: list[str] = field(default_factory=list)
+
+
+def _read_lines(p: Path) -> tuple[str, list[str]]:
+    if zipfile.is_zipfile(p):
+        with zipfile.ZipFile(p) as z:
+            txt = sorted(n for n in z.namelist() if n.endswith(".txt"))
+            if not txt:
+                raise InvalidInputError("the zip holds no .txt chat", source=str(p), field="path")
+            raw, where = z.read(txt[0]), f"{p}:{txt[0]}"
+    else:
+        raw, where = p.read_bytes(), str(p)
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise InvalidInputError(f"not valid UTF-8 at byte {e.start}", source=where, field="encoding") from e
+    return where, [ln[:-1] if ln.endswith("\r") else ln for ln in text.split("\n")]
+
+
+def is_whatsapp(path: Path) -> bool:
+    """Whether ``path`` is a WhatsApp chat export (its first non-blank line is a date line)."""
+    if path.is_dir():
+        return False
+    try:
+        _, lines = _read_lines(path)
+    except (InvalidInputError, OSError):
+        return False
+    first = next((ln for ln in lines if ln.strip()), "")
+    return bool(_ANDROID.match(first) or _IOS.match(first))
+
+
+def load_conversations(path: PathLike, group: str | None = None,
+                       rejects: list[Reject] | None = None) -> list[Conversation]:
+    """Read a WhatsApp chat export.
+
+    Args:
+        path: the exported ``.txt`` or the ``.zip`` WhatsApp shares.
+        group: the group id (default: the file name without "WhatsApp Chat with ").
+        rejects: when a list, a bad message is appended to it and skipped.
+
+    Returns:
+        One :class:`Conversation`.
+
+    Raises:
+        InvalidInputError: naming the file, the record (``line N``, where the message starts)
+            and the field: ``line`` for text before the first date line, ``ts`` for a date or
+            time that does not exist.
+    """
+    root = existing_path(path)
+    where, lines = _read_lines(root)
+    entries: list[_Line] = []
+    for n, ln in enumerate(lines, start=1):
+        m = _IOS.match(ln) or _ANDROID.match(ln)
+        if m is not None:
+            entries.append(_Line(n, m.re is _IOS, m.groups()[:7], m.group(8)))
+        elif entries:
+            entries[-1].more.append(ln)
+        elif ln.strip():
+            err = InvalidInputError("text before the first message line (not a WhatsApp export?)",
+                                    source=where, record=f"line {n}", field="line")
+            if rejects is None:
+                raise err
+            rejects.append(Reject(where, f"line {n}", "line", err.reason, ln))
+    while entries and entries[-1].more and entries[-1].more[-1] == "":  # the file's trailing newline
+        entries[-1].more.pop()
+    month_first = any(int(e.nums[1]) > 12 for e in entries) and not any(int(e.nums[0]) > 12 for e in entries)
+    stem = root.stem
+    for prefix in ("WhatsApp Chat with ", "WhatsApp Chat - "):
+        if stem.startswith(prefix):
+            stem = stem[len(prefix):]
+    gid = group_from(group, stem, source=where)
+    drafts: list[Draft] = []
+    seen: dict[tuple[str, str], int] = {}
+    for e in entries:
+        raw = "\n".join([e.rest, *e.more])
+        d = guarded(rejects, raw, functools.partial(_draft, e, where, gid, month_first, seen, len(drafts)))
+        if d is not None:
+            drafts.append(d)
+    return finish(gid, stem, drafts, source=where)
+
+
+def _draft(e: _Line, where: str, gid: str, month_first: bool, seen: dict[tuple[str, str], int],
+           position: int) -> Draft:
+    record = f"line {e.lineno}"
+    a, b, y, hh, mm, ss, ampm = e.nums
+    day, month = (int(b), int(a)) if month_first else (int(a), int(b))
+    year = int(y) + 2000 if len(y) == 2 else int(y)
+    hour = int(hh)
+    if ampm:
+        if not 1 <= hour <= 12:
+            raise InvalidInputError(f"hour {hour} with AM/PM", source=where, record=record, field="ts")
+        hour = hour % 12 + (12 if ampm.lower() == "p" else 0)
+    try:
+        dt = datetime(year, month, day, hour, int(mm), int(ss or 0))
+    except ValueError as err:
+        raise InvalidInputError(f"no such date or time: {err}", source=where, record=record, field="ts") from err
+    ts = dt.isoformat()
+    body = "\n".join([e.rest, *e.more])
+    sender, sep, text = body.partition(": ")
+    kind: Literal["", "system"] = ""
+    # a system line: no "name: " (Android), a U+200E-led text (iOS), or a "sender" holding a quote
+    # (an Android subject change: 'Mei changed the subject to "plan: day 1"')
+    if not sep or any(q in sender for q in '"\u201c\u201d') or (
+            e.ios and text.startswith("\u200e") and not _ATTACHED.match(text) and not _OMITTED.match(text)):
+        kind, speaker = "system", SYSTEM_SPEAKER
+        text = text if sep and e.ios and not any(q in sender for q in '"\u201c\u201d') else body
+    else:
+        speaker = sender
+    if text.startswith("\u200e"):
+        text = text[1:]
+    edited = False
+    m = _EDITED.search(text)
+    if m is not None:
+        edited, text = True, text[: m.start()]
+    attachments: list[Attachment] = []
+    if kind != "system":
+        om = _OMITTED.match(text)
+        at = _ATTACHED.match(text) or _FILE_ATTACHED.match(text)
+        if om is not None:
+            what = om.group(2) or "media"
+            attachments.append(Attachment(name="", media_type=what.lower() + " omitted" if om.group(2) else "media omitted"))
+            text = ""
+        elif at is not None:
+            name = at.group(1)
+            attachments.append(Attachment(name=name, media_type=mimetypes.guess_type(name)[0] or ""))
+            text = text[at.end():].lstrip("\n")
+    n = seen.get((ts, speaker), 0)
+    seen[(ts, speaker)] = n + 1
+    digest = hashlib.sha1(f"{ts}|{speaker}|{n}".encode()).hexdigest()[:16]
+    return Draft(
+        id=f"wa-{digest}", group_id=gid, channel="", session=ts[:10], speaker=speaker,
+        speaker_id=SYSTEM_ID if kind == "system" else "", text=text, ts=ts,
+        instant=dt.replace(tzinfo=timezone.utc).timestamp(), reply_to="", source_ref=f"{where}:{e.lineno}",
+        position=position, kind=kind, attachments=tuple(attachments), edited=edited,
+    )

@@ -1,0 +1,115 @@
+"""The platform export parsers (issue 26) without a database: detection, the details of each
+layout, stable ids, and errors or rejects naming file, record and field."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from graphmem.core.errors import InvalidInputError
+from graphmem.verbatim.ingest import split_invalid, validate
+from loaders import Reject, detect_format, load_conversations
+from loaders.slack import render
+
+EXPORTS = Path(__file__).resolve().parents[1] / "fixtures" / "exports"
+DISCORD = next((EXPORTS / "discord").glob("*.json"))
+
+
+@pytest.mark.parametrize(("path", "fmt"), [
+    (EXPORTS / "slack" / "acme-export", "slack"), (DISCORD, "discord"),
+    (EXPORTS / "telegram" / "result.json", "telegram"), (EXPORTS / "telegram", "telegram"),
+    (EXPORTS / "whatsapp" / "android.txt", "whatsapp"), (EXPORTS / "whatsapp" / "ios.txt", "whatsapp"),
+])
+def test_auto_detects_each_layout_and_every_record_passes_ingest_validation(path, fmt):
+    assert detect_format(path) == fmt
+    convs = load_conversations(path, "auto", group="g")
+    assert len(convs) == 1 and convs[0].group_id == "g"
+    validate(convs[0])
+
+
+def test_auto_names_the_problem_for_an_unknown_layout(tmp_path):
+    p = tmp_path / "notes.txt"
+    p.write_text("just some notes\n", encoding="utf-8")
+    with pytest.raises(InvalidInputError) as e:
+        load_conversations(p, "auto")
+    assert e.value.field == "format" and "--format" in str(e.value)
+
+
+def test_slack_zip_with_a_top_folder_reads_as_the_folder(tmp_path):
+    src = EXPORTS / "slack" / "acme-export"
+    shutil.make_archive(str(tmp_path / "acme"), "zip", src.parent, src.name)
+    assert zipfile.is_zipfile(tmp_path / "acme.zip")
+    assert detect_format(tmp_path / "acme.zip") == "slack"
+    a = load_conversations(src, "slack", group="g")[0].messages
+    b = load_conversations(tmp_path / "acme.zip", "slack", group="g")[0].messages
+    assert [m.model_dump(exclude={"source_ref"}) for m in a] == [m.model_dump(exclude={"source_ref"}) for m in b]
+
+
+def test_slack_text_is_rendered_as_shown_with_mentions_in_a_field():
+    text, mentions = render("hi <@U1> and <@U2|bee>, see <#C1|general> <https://x.org/?a=1&amp;b=2|doc> "
+                            "<https://y.org> <!channel> 1 &lt; 2 &amp;&amp; <@U1>", {"U1": "Mei"}, {})
+    assert text == "hi @Mei and @bee, see #general doc https://y.org @channel 1 < 2 && @Mei"
+    assert mentions == ["U1", "U2"]
+
+
+def test_whatsapp_ids_are_stable_when_a_later_export_adds_lines(tmp_path):
+    src = (EXPORTS / "whatsapp" / "android.txt").read_text(encoding="utf-8")
+    first = load_conversations(EXPORTS / "whatsapp" / "android.txt", "whatsapp", group="g")[0].messages
+    later = tmp_path / "later.txt"
+    later.write_text(src.replace("me <This message was edited>", "me, edited again <This message was edited>")
+                     + "14/07/2025, 00:00 - Mei: same minute, second message\n", encoding="utf-8")
+    second = load_conversations(later, "whatsapp", group="g")[0].messages
+    assert [m.id for m in second][: len(first)] == [m.id for m in first]
+    assert len({m.id for m in second}) == len(second) == len(first) + 1
+    edited = next(m for m in second if m.speaker == "Ben" and m.edited)
+    assert edited.text == "me, edited again"
+
+
+def test_whatsapp_day_month_order_twelve_hour_and_multi_line(tmp_path):
+    p = tmp_path / "chat.txt"
+    p.write_text("3/4/25, 9:05 PM - Ana: first\nsecond line\n\nfourth line\n"
+                 "3/4/25, 12:10 AM - Bo: after midnight?\n"
+                 '3/4/25, 11:00 PM - Ana changed the subject from "Trip" to "Trip: day 1"\n', encoding="utf-8")
+    *ms, subject = load_conversations(p, "whatsapp", group="g")[0].messages
+    assert (subject.kind, subject.speaker, subject.text) == (
+        "system", "system", 'Ana changed the subject from "Trip" to "Trip: day 1"')
+    # no number above 12: day first (3 April), 12:10 AM is 00:10
+    assert [m.ts for m in ms] == ["2025-04-03T00:10:00", "2025-04-03T21:05:00"]
+    assert ms[1].text == "first\nsecond line\n\nfourth line"
+
+
+def test_platform_errors_name_file_record_and_field_and_skip_collects_them(tmp_path):
+    data = json.loads((EXPORTS / "telegram" / "result.json").read_text(encoding="utf-8"))
+    data["messages"][2]["from_id"] = None
+    data["messages"][4]["date"] = "31/12/2025"
+    p = tmp_path / "result.json"
+    p.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    with pytest.raises(InvalidInputError) as e:
+        load_conversations(p, "telegram", group="g")
+    assert (e.value.source, e.value.record, e.value.field) == (str(p), "message 3", "from_id")
+    rejects: list[Reject] = []
+    conv = load_conversations(p, "telegram", group="g", rejects=rejects)[0]
+    assert [(r.record, r.field) for r in rejects] == [("message 3", "from_id"), ("message 5", "date")]
+    assert rejects[0].raw == data["messages"][2]
+    assert [m.id for m in conv.messages] == ["1", "2", "4", "6", "7", "8"]
+
+
+def test_skipping_is_refused_for_benchmark_formats():
+    with pytest.raises(InvalidInputError) as e:
+        load_conversations(EXPORTS / "telegram" / "result.json", "locomo", rejects=[])
+    assert e.value.field == "on_bad_record"
+
+
+def test_split_invalid_keeps_the_good_and_names_the_bad():
+    conv = load_conversations(DISCORD, "discord", group="g")[0]
+    bad = conv.messages[2].model_copy(update={"id": "x\u200by"})
+    twice = conv.messages[3].model_copy(update={"speaker_id": "someone-else", "source_ref": "again"})
+    mixed = conv.model_copy(update={"messages": [*conv.messages[:2], bad, *conv.messages[3:], twice]})
+    kept, refused = split_invalid(mixed)
+    validate(kept)
+    assert [m.id for m in kept.messages] == [m.id for m in conv.messages if m.id != conv.messages[2].id]
+    assert [(e.field, m.id) for m, e in refused] == [("id", "x\u200by"), ("speaker_id", conv.messages[3].id)]
