@@ -32,6 +32,7 @@ from graphmem.core.errors import (
     StoreUnavailableError,
     no_group,
 )
+from graphmem.boundary import ACCESS_SCOPE_KEY
 from graphmem.core.limits import check_id
 from graphmem.core.redact import redact_text
 
@@ -73,9 +74,27 @@ def error_body(exc: GraphMemError) -> tuple[int, dict[str, object]]:
     return code, body
 
 
+def _group_hint(request: Request, exc: GraphMemError) -> str:
+    """ "; did you mean 'trip'?" for a group id that names no group, among the groups the
+    caller's key reaches (:func:`graphmem.groups.service.group_hint`), or ""."""
+    missing = getattr(exc, "missing_group", "")
+    access = request.scope.get(ACCESS_SCOPE_KEY)
+    runtime = getattr(request.app.state, "runtime", None)
+    if not missing or access is None or runtime is None:
+        return ""
+    from graphmem.groups.service import group_hint
+
+    try:
+        return group_hint(runtime.store, missing, access.reaches)
+    except GraphMemError:  # a courtesy: never in the way of the error itself
+        return ""
+
+
 async def _handle(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, GraphMemError)
     code, body = error_body(exc)
+    if code == 404:
+        body["detail"] = f"{body['detail']}{_group_hint(request, exc)}"
     if code >= 500:
         logger.warning("%s %s -> %d: %s", request.method, request.url.path, code, body["detail"])
     headers = {"Retry-After": str(RETRY_AFTER_S)} if code == 503 else None
