@@ -25,7 +25,7 @@ def get_memory(
     group_id: GroupId,
     person_id: PersonId,
     store: StoreDep,
-    mode: Annotated[Literal["head", "full"], Query(description="head: current states; full: whole chains.")] = "head",
+    mode: Annotated[Literal["head", "full"], Query(title="Chains", description="head: current states; full: whole chains.")] = "head",
     as_of: Annotated[str | None, Query(description="ISO-8601: the state that held at this time.")] = None,
 ) -> PersonMemory:
     """Records the person owns (one chain per entry, oldest first) and the current records they
