@@ -191,8 +191,10 @@ class AskResult(BaseModel):
     def compact(self) -> CompactAnswer:
         """The compact form of this result, for agents (:class:`CompactAnswer`)."""
         messages: dict[str, CitedMessage] = {}
+        quoted = self.answer is None  # the evidence then quotes every text: not a second time
         for e in [*self.excerpts, *(e for row in self.rows for e in row.raw)]:
-            messages.setdefault(e.id, CitedMessage(id=e.id, speaker=e.speaker, ts=e.ts, text=e.text))
+            messages.setdefault(e.id, CitedMessage(id=e.id, speaker=e.speaker, ts=e.ts,
+                                                   text=None if quoted else e.text))
         records: dict[str, CitedRecord] = {}
         for row in self.rows:
             for c in row.cells:
@@ -207,12 +209,14 @@ class AskResult(BaseModel):
 
 
 class CitedMessage(BaseModel):
-    """One message behind a compact answer: id, speaker (display name), ts (ISO-8601), text."""
+    """One message behind a compact answer: id, speaker (display name), ts (ISO-8601) and
+    text; text is None when the answer is None, because the evidence then quotes it (as
+    ``(speaker @ ts, msg <id>) text``) and nothing is said twice."""
 
     id: str
     speaker: str
     ts: str = ""
-    text: str
+    text: str | None = None
 
 
 class CitedRecord(BaseModel):
@@ -243,7 +247,8 @@ class CompactAnswer(BaseModel):
         evidence: the composed evidence, only when ``answer`` is None ("" otherwise).
         note: remarks (no answer model, clipped or cut evidence), or "".
         as_of: the as-of time used (ISO-8601), or "".
-        messages: each message whose text is in the evidence, once, in evidence order.
+        messages: each message whose text is in the evidence, once, in evidence order (text
+            None when ``evidence`` is given: it is quoted there).
         records: each derived record shown (heads and earlier states), once.
     """
 

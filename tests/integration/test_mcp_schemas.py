@@ -181,6 +181,8 @@ def test_compact_answer_is_the_default_and_repeats_nothing(store, embedder, grou
             shown = [e["id"] for e in full["excerpts"]] + [e["id"] for r in full["rows"] for e in r["raw"]]
             assert ids == list(dict.fromkeys(shown))
             assert all(set(m) == {"id", "speaker", "ts", "text"} for m in compact["messages"])
+            # offline, the evidence quotes each cited text (with its id): not said a second time
+            assert all(m["text"] is None and f"msg {m['id']})" in compact["evidence"] for m in compact["messages"])
             rec = [r["id"] for r in compact["records"]]
             assert len(rec) == len(set(rec)) and set(rec) == set(full["record_ids"]) and rec
             assert all(set(r) == {"id", "layer", "owner", "source", "status"} for r in compact["records"])
