@@ -17,6 +17,12 @@ HTTP, the caller's key (:mod:`graphmem.access`); outside it the call fails with
 ``ForbiddenError`` whether the group exists or not. A read-only scope refuses
 ``append_messages`` and ``forget_person``.
 
+Arguments are typed (:mod:`graphmem.mcp_args`): every one described and bounded in the input
+schema, strict (no ``"3"`` -> 3), refused in one sentence naming the argument and what it
+accepts; a group id that names no group gets a "did you mean" among the groups the caller
+reaches. ``ask`` answers in the compact view by default
+(:class:`graphmem.query.CompactAnswer`; ``view="full"``: the whole :class:`AskResult`).
+
 Every tool carries MCP annotations: read-only tools say ``readOnlyHint``; ``forget_person``
 says ``destructiveHint``. Each tool calls the same library function the HTTP API calls, so
 both faces answer alike. graphmem errors come back as tool errors (``isError``) whose text
