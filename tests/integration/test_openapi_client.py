@@ -187,3 +187,30 @@ def test_generated_client_happy_path_and_declared_errors(gen, spec, store, embed
     rows = store.read_text("MATCH (m:Message {group_id: $g}) WHERE m.id IN ['z1', 'z2'] RETURN m.id AS id, "
                            "m.speaker AS speaker", g=gid)
     assert rows == [{"id": "z1", "speaker": "Ben"}]
+
+
+def test_typed_client_and_cli_compact_view(store, embedder, group_id):
+    """``gm.ask(..., view="compact")`` (typed client) and ``graphmem ask --json --view compact``
+    answer the same compact form as the API's ``?view=compact``."""
+    from graphmem.cli import app
+    from graphmem.client import GraphMemClient
+    from graphmem.core import errors
+    from graphmem.query import AskResult, CompactAnswer
+    from typer.testing import CliRunner
+
+    build_family(store, embedder, group_id)
+    q = "Which trail does Ben prefer?"
+    with TestClient(create_app(Settings(_env_file=None))) as http:
+        gm = GraphMemClient("http://testserver", http=http)
+        compact = gm.ask(group_id, q, view="compact")
+        full = gm.ask(group_id, q)
+        assert isinstance(compact, CompactAnswer) and isinstance(full, AskResult)
+        assert compact == full.compact()
+        raw = http.post(f"/groups/{group_id}/ask", params={"view": "compact"}, json={"question": q}).json()
+        assert CompactAnswer.model_validate(raw) == compact
+        with pytest.raises(errors.InvalidInputError) as bad:
+            gm.ask(group_id, q, view="short")  # type: ignore[call-overload]
+        assert bad.value.field == "view"
+    run = CliRunner().invoke(app, ["ask", "--group", group_id, q, "--json", "--view", "compact"])
+    assert run.exit_code == 0, run.output
+    assert CompactAnswer.model_validate_json(run.stdout) == compact
