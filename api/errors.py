@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 from typing import Any
+from http import HTTPStatus
 from urllib.parse import unquote
 
 from fastapi import FastAPI, Request
@@ -32,6 +33,7 @@ from graphmem.core.errors import (
     StoreUnavailableError,
     no_group,
 )
+from graphmem.boundary import ACCESS_SCOPE_KEY
 from graphmem.core.limits import check_id
 from graphmem.core.redact import redact_text
 
@@ -73,9 +75,27 @@ def error_body(exc: GraphMemError) -> tuple[int, dict[str, object]]:
     return code, body
 
 
+def _group_hint(request: Request, exc: GraphMemError) -> str:
+    """ "; did you mean 'trip'?" for a group id that names no group, among the groups the
+    caller's key reaches (:func:`graphmem.groups.service.group_hint`), or ""."""
+    missing = getattr(exc, "missing_group", "")
+    access = request.scope.get(ACCESS_SCOPE_KEY)
+    runtime = getattr(request.app.state, "runtime", None)
+    if not missing or access is None or runtime is None:
+        return ""
+    from graphmem.groups.service import group_hint
+
+    try:
+        return group_hint(runtime.store, missing, access.reaches)
+    except GraphMemError:  # a courtesy: never in the way of the error itself
+        return ""
+
+
 async def _handle(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, GraphMemError)
     code, body = error_body(exc)
+    if code == 404:
+        body["detail"] = f"{body['detail']}{_group_hint(request, exc)}"
     if code >= 500:
         logger.warning("%s %s -> %d: %s", request.method, request.url.path, code, body["detail"])
     headers = {"Retry-After": str(RETRY_AFTER_S)} if code == 503 else None
@@ -92,14 +112,29 @@ def _field(loc: tuple[object, ...]) -> str:
 
 
 def _allowed(request: Request, loc: tuple[object, ...]) -> str:
-    """The fields allowed where an unknown one was sent (``messages.N.x``: a message's)."""
+    """The names allowed where an unknown one was sent: the route's query parameters, a
+    message's fields (``messages.N.x``) or the body's fields; with a "did you mean" first."""
+    import difflib
+
     from graphmem.core.wire import MessagesCreate, NewMessage
 
+    from api.openapi import query_names
+
+    names: list[str] = []
     path = request.url.path
-    if path.startswith("/groups/") and path.endswith("/messages"):
-        model = NewMessage if len(loc) > 2 else MessagesCreate
-        return ", ".join(model.model_fields)
-    return "see the API reference"
+    if loc and loc[0] == "query":
+        names = sorted(query_names(request) or ())
+    elif path.startswith("/groups/") and path.endswith("/messages"):
+        names = list((NewMessage if len(loc) > 2 else MessagesCreate).model_fields)
+    else:
+        route = request.scope.get("route")
+        body = getattr(getattr(route, "dependant", None), "body_params", None) or []
+        model = getattr(body[0].field_info, "annotation", None) if len(body) == 1 else None
+        names = list(getattr(model, "model_fields", {}))
+    if not names:
+        return "allowed: none" if loc and loc[0] == "query" else "see the API reference"
+    near = difflib.get_close_matches(str(loc[-1]), names, n=1, cutoff=0.6) if loc else []
+    return (f"did you mean {near[0]!r}? " if near else "") + "allowed: " + ", ".join(names)
 
 
 async def _handle_validation(request: Request, exc: Exception) -> JSONResponse:
@@ -110,7 +145,9 @@ async def _handle_validation(request: Request, exc: Exception) -> JSONResponse:
     # The message only: pydantic's ``input`` and ``ctx`` (which may hold the input) stay out.
     msg = first.get("msg", "invalid value")
     if first.get("type") == "extra_forbidden":  # a misspelt field would be dropped silently
-        msg = f"unknown field (allowed: {_allowed(request, tuple(first.get('loc', ())))})"
+        loc = tuple(first.get("loc", ()))
+        what = "query parameter" if loc and loc[0] == "query" else "field"
+        msg = f"unknown {what} ({_allowed(request, loc)})"
     detail = f"field '{field}': {msg}"
     if len(errs) > 1:
         detail += f" (and {len(errs) - 1} more problem{'s' if len(errs) > 2 else ''})"
@@ -148,14 +185,20 @@ def slashed_group_error(method: str, path: str, group_id: str) -> GraphMemError:
 async def _handle_http(request: Request, exc: Exception) -> Response:
     """A body FastAPI could not read at all (bytes that are not UTF-8: its bare 400) is a bad
     request body like malformed JSON: 422 in the one shape, field ``body``. Every other HTTP
-    exception (unknown route, 401, ...) keeps FastAPI's answer."""
+    error (unknown route, 401, 405, ...) keeps its status and detail in the one shape, with
+    ``error`` the status phrase (``Unauthorized``, ``NotFound``, ``MethodNotAllowed``)."""
     assert isinstance(exc, StarletteHTTPException)
     if exc.status_code == 400 and exc.__cause__ is not None:
         why = ("not valid UTF-8" if isinstance(exc.__cause__, UnicodeDecodeError)
                else "unreadable") + " (send UTF-8 JSON)"
         body = {"detail": f"field 'body': {why}", "error": InvalidInputError.__name__, "field": "body"}
         return JSONResponse(status_code=422, content=body)
-    return await http_exception_handler(request, exc)
+    if exc.status_code < 400:
+        return await http_exception_handler(request, exc)
+    # the one error shape (the Error component of the OpenAPI document), e.g. 401 "Unauthorized"
+    phrase = HTTPStatus(exc.status_code).phrase.title().replace(" ", "").replace("-", "")
+    return JSONResponse(status_code=exc.status_code, content={"detail": str(exc.detail), "error": phrase},
+                        headers=getattr(exc, "headers", None))
 
 
 def install(app: FastAPI) -> None:

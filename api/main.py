@@ -26,6 +26,7 @@ from fastapi.staticfiles import StaticFiles
 
 from api import errors
 from api.deps import API_KEY_HEADER, require_api_key
+from api.openapi import forbid_unknown_query
 from api.routes import ask, export, graph, groups, health, jobs, persons, records, search
 from graphmem import __version__
 from graphmem.access import load_keys
@@ -148,9 +149,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         public=_public, read_posts=_reads_only,
     )
     _install_offline_docs(app)
-    app.include_router(health.router)
+    # an unknown or misspelt query parameter is a 422 naming it, as an unknown body field (api/openapi.py)
+    strict_query = Depends(forbid_unknown_query)
+    app.include_router(health.router, dependencies=[strict_query])
     app.include_router(graph.page_router)  # the graph page and its static files: no data, no key
-    secured = [Depends(require_api_key)]
+    secured = [Depends(require_api_key), strict_query]
     for r in (groups.router, search.router, ask.router, persons.router, records.router, jobs.router, graph.router,
               export.router):
         app.include_router(r, dependencies=secured)

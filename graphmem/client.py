@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Generic, Literal, TypeVar, overload
 from urllib.parse import quote
 
 import httpx
@@ -36,6 +36,7 @@ from graphmem.core.limits import check_id
 from graphmem.core.results import (
     DEFAULT_PAGE_BYTES,
     AskResult,
+    CompactAnswer,
     DeriveJob,
     ExportPage,
     ForgetSummary,
@@ -49,6 +50,7 @@ from graphmem.core.results import (
 __all__ = ["APIError", "AsyncGraphMemClient", "AuthenticationError", "GraphMemClient"]
 
 M = TypeVar("M")
+View = Literal["full", "compact"]
 API_KEY_HEADER = "X-API-Key"
 _ERRORS_BY_NAME: dict[str, type[errors.GraphMemError]] = {
     cls.__name__: cls
@@ -168,9 +170,13 @@ class _Calls:
         return _Call("GET", f"/jobs/{_seg(job_id)}", DeriveJob)
 
     @staticmethod
-    def ask(group_id: str, question: str, **options: Any) -> _Call[AskResult]:
+    def ask(group_id: str, question: str, view: View = "full", **options: Any) -> _Call[Any]:
         body = AskCreate(question=question, **options).model_dump(exclude_none=True)
-        return _Call("POST", f"/groups/{_group(group_id)}/ask", AskResult, json=body)
+        if view not in ("full", "compact"):
+            raise errors.InvalidInputError("view must be 'full' or 'compact'", field="view")
+        answer = CompactAnswer if view == "compact" else AskResult
+        return _Call("POST", f"/groups/{_group(group_id)}/ask", answer, json=body,
+                     params={"view": view} if view == "compact" else {})
 
     @staticmethod
     def search(group_id: str, query: str, k: int = 10, mode: Mode = "hybrid", pool: int | None = None,
@@ -336,17 +342,30 @@ class GraphMemClient:
                 raise APIError(f"job {job_id} still {job.state} after {timeout_s:g} s")
             time.sleep(poll_s)
 
+    @overload
+    def ask(self, group_id: str, question: str, *, ask: bool | None = ..., s1_k: int | None = ...,
+            s2_k: int | None = ..., source_k: int | None = ..., as_of: str | None = ...,
+            tense: Literal["head", "full"] | None = ..., view: Literal["full"] = ...) -> AskResult: ...
+
+    @overload
+    def ask(self, group_id: str, question: str, *, ask: bool | None = ..., s1_k: int | None = ...,
+            s2_k: int | None = ..., source_k: int | None = ..., as_of: str | None = ...,
+            tense: Literal["head", "full"] | None = ..., view: Literal["compact"]) -> CompactAnswer: ...
+
     def ask(self, group_id: str, question: str, *, ask: bool | None = None, s1_k: int | None = None,
             s2_k: int | None = None, source_k: int | None = None, as_of: str | None = None,
-            tense: Literal["head", "full"] | None = None) -> AskResult:
+            tense: Literal["head", "full"] | None = None, view: View = "full") -> AskResult | CompactAnswer:
         """Ask a question; the result has ``answer`` (None without an answer model), the
-        ``evidence`` and every ``message_ids`` / ``record_ids`` behind it.
+        ``evidence`` and every ``message_ids`` / ``record_ids`` behind it. ``view="compact"``
+        returns a :class:`~graphmem.query.CompactAnswer` instead (the answer, each cited message
+        and derived record once: what an agent needs).
 
         Raises:
-            NotFoundError: unknown group. InvalidInputError: bad question, budget or as_of.
+            NotFoundError: unknown group. InvalidInputError: bad question, budget, as_of or view.
         """
-        return self._send(_Calls.ask(group_id, question, ask=ask, s1_k=s1_k, s2_k=s2_k,
-                                     source_k=source_k, as_of=as_of, tense=tense))
+        answer: AskResult | CompactAnswer = self._send(_Calls.ask(
+            group_id, question, view, ask=ask, s1_k=s1_k, s2_k=s2_k, source_k=source_k, as_of=as_of, tense=tense))
+        return answer
 
     def search(self, group_id: str, query: str, *, k: int = 10, mode: Mode = "hybrid",
                pool: int | None = None, expand: int = 0) -> SearchResult:
@@ -426,11 +445,22 @@ class AsyncGraphMemClient:
     async def job(self, job_id: str) -> DeriveJob:
         return await self._send(_Calls.job(job_id))
 
+    @overload
+    async def ask(self, group_id: str, question: str, *, ask: bool | None = ..., s1_k: int | None = ...,
+                  s2_k: int | None = ..., source_k: int | None = ..., as_of: str | None = ...,
+                  tense: Literal["head", "full"] | None = ..., view: Literal["full"] = ...) -> AskResult: ...
+
+    @overload
+    async def ask(self, group_id: str, question: str, *, ask: bool | None = ..., s1_k: int | None = ...,
+                  s2_k: int | None = ..., source_k: int | None = ..., as_of: str | None = ...,
+                  tense: Literal["head", "full"] | None = ..., view: Literal["compact"]) -> CompactAnswer: ...
+
     async def ask(self, group_id: str, question: str, *, ask: bool | None = None, s1_k: int | None = None,
                   s2_k: int | None = None, source_k: int | None = None, as_of: str | None = None,
-                  tense: Literal["head", "full"] | None = None) -> AskResult:
-        return await self._send(_Calls.ask(group_id, question, ask=ask, s1_k=s1_k, s2_k=s2_k,
-                                           source_k=source_k, as_of=as_of, tense=tense))
+                  tense: Literal["head", "full"] | None = None, view: View = "full") -> AskResult | CompactAnswer:
+        answer: AskResult | CompactAnswer = await self._send(_Calls.ask(
+            group_id, question, view, ask=ask, s1_k=s1_k, s2_k=s2_k, source_k=source_k, as_of=as_of, tense=tense))
+        return answer
 
     async def search(self, group_id: str, query: str, *, k: int = 10, mode: Mode = "hybrid",
                      pool: int | None = None, expand: int = 0) -> SearchResult:

@@ -17,6 +17,12 @@ HTTP, the caller's key (:mod:`graphmem.access`); outside it the call fails with
 ``ForbiddenError`` whether the group exists or not. A read-only scope refuses
 ``append_messages`` and ``forget_person``.
 
+Arguments are typed (:mod:`graphmem.mcp_args`): every one described and bounded in the input
+schema, strict (no ``"3"`` -> 3), refused in one sentence naming the argument and what it
+accepts; a group id that names no group gets a "did you mean" among the groups the caller
+reaches. ``ask`` answers in the compact view by default
+(:class:`graphmem.query.CompactAnswer`; ``view="full"``: the whole :class:`AskResult`).
+
 Every tool carries MCP annotations: read-only tools say ``readOnlyHint``; ``forget_person``
 says ``destructiveHint``. Each tool calls the same library function the HTTP API calls, so
 both faces answer alike. graphmem errors come back as tool errors (``isError``) whose text
@@ -33,14 +39,18 @@ import logging
 import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 from mcp.server.mcpserver import Context  # tools take it to see the caller's key (HTTP)
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, TypeAdapter
 
-from graphmem.core.wire import IngestPublic, NewMessage
+from graphmem.core.wire import IngestPublic
 from graphmem import __version__
-from graphmem.core import limits
+from graphmem.mcp_args import (
+    AsOf, CypherParams, CypherQuery, EvidenceOnly, ExportBytes, ExportCursor, Expand, GroupId, K, MaxBytes, MaxRows,
+    MemoryMode, Messages, WithDerived,
+    Name, PersonId, Question, RecordId, SearchMode, SearchQuery, Tense, TimeoutS, View, finish_tools,
+)
 from graphmem.access import Access
 from graphmem.boundary import ACCESS_SCOPE_KEY
 from graphmem.core.config import Settings, get_settings
@@ -50,7 +60,7 @@ from graphmem.runtime import Runtime
 from graphmem.store.db import Store
 from graphmem.core.errors import GraphMemError, InvalidInputError
 from graphmem.core.redact import redact_text
-from graphmem.query import AskResult, ForgetSummary, PersonMemory, RecordProvenance, RosterMember
+from graphmem.query import AskResult, CompactAnswer, ForgetSummary, PersonMemory, RecordProvenance, RosterMember
 
 logger = logging.getLogger(__name__)
 
@@ -137,18 +147,22 @@ class _Backend:
             rt.close()
 
 
-def _tool_errors(fn: Callable[[], T]) -> T:
-    """Run ``fn``; a graphmem error becomes an MCP tool error naming its class."""
+def _tool_errors(fn: Callable[[], T], hint: Callable[[GraphMemError], str] | None = None) -> T:
+    """Run ``fn``; a graphmem error becomes an MCP tool error naming its class, followed by
+    ``hint(error)`` (a "did you mean" for a group id that names no group)."""
     from mcp.server.mcpserver.exceptions import ToolError
 
     try:
         return fn()
     except GraphMemError as e:
-        raise ToolError(f"{type(e).__name__}: {redact_text(str(e))}") from e
+        extra = ""
+        if hint is not None:
+            try:
+                extra = hint(e)
+            except GraphMemError:  # the hint is a courtesy: never in the way of the error itself
+                extra = ""
+        raise ToolError(f"{type(e).__name__}: {redact_text(str(e))}{extra}") from e
 
-
-#: The messages of one append_messages call: 1 to 10,000, as ``POST /groups/{id}/messages``.
-Messages = Annotated[list[NewMessage], Field(min_length=1, max_length=limits.MAX_MESSAGES_PER_REQUEST)]
 
 
 def caller_access(ctx: Any, base: Access) -> Access:
@@ -203,6 +217,20 @@ def build_server(
 
         _tool_errors(check)
 
+    def guard(ctx: Any, fn: Callable[[], T]) -> T:
+        """Run one tool's work; a group id that names no group gets a "did you mean" among
+        the groups this caller reaches (never one outside its scope)."""
+
+        def hint(e: GraphMemError) -> str:
+            from graphmem.groups.service import group_hint
+
+            missing = getattr(e, "missing_group", "")
+            if not missing:
+                return ""
+            return group_hint(backend.store(), missing, caller_access(ctx, base).reaches)
+
+        return _tool_errors(fn, hint)
+
     @asynccontextmanager
     async def lifespan(_server: Any) -> AsyncIterator[None]:
         logging.getLogger("neo4j.notifications").setLevel(logging.ERROR)
@@ -233,17 +261,23 @@ def build_server(
 
     # --- core ----------------------------------------------------------------------------
     @server.tool(annotations=annotations("Append chat messages", read_only=False))
-    def append_messages(group_id: str, messages: Messages, ctx: Context, name: str = "") -> IngestPublic:
-        """Append 1 to 10,000 messages to a group's verbatim memory (System 1), each placed by its time.
+    def append_messages(group_id: GroupId, messages: Messages, ctx: Context, name: Name = "") -> IngestPublic:
+        """Store new chat messages in a group's memory, word for word.
 
-        The group and its persons are created when needed. Idempotent by message id: a stored
-        id sent again with the same text (or a text it had before) writes nothing; with a new
-        text it is an edit (the earlier text is kept as history). Each message needs id, speaker,
-        text and ts (ISO-8601); session defaults to "main"; speaker_id, channel and reply_to
-        are optional, as are kind ("", "bot", "system"), attachments, mentions and edited_ts
-        (chat exports, docs/import.md). A text without a visible character (an attachment-only
-        message) is stored, flagged, and left out of search and of the Writer's evidence. A bad message is refused with the message and field named, and nothing
-        of the call is written. Derived memory (System 2) is built later by the Writer.
+        Use it whenever the conversation you follow has new messages. The group and its people
+        are created on first use; each message takes its place by its time. Sending a message
+        id again with the same text writes nothing, so retrying is safe; a new text under a
+        known id is an edit (the earlier text is kept). If one message is wrong, nothing of the
+        call is stored and the error names the message and field. Chat exports may also give
+        kind ("", "bot", "system"), attachments, mentions and edited_ts; a text without a
+        visible character (an attachment-only message) is stored, flagged, and left out of
+        search and of the Writer's evidence.
+
+        Returns: how many messages were written, edited and skipped, and how many people and
+        sessions were created.
+
+        Example: append_messages(group_id="trip", messages=[{"id": "m1", "speaker": "Ben",
+        "text": "I booked Pine Hollow for Saturday.", "ts": "2026-05-10T08:00:00Z"}])
         """
         from graphmem.groups.service import append_messages as append
 
@@ -260,17 +294,21 @@ def build_server(
                 sessions_created=summary.sessions_created, group_created=bool(summary.groups_created),
             )
 
-        return _tool_errors(run)
+        return guard(ctx, run)
 
     @server.tool(annotations=annotations("Search chat messages", read_only=True))
-    def search_messages(group_id: str, query: str, ctx: Context, k: int = 10, expand: int = 0,
-                        mode: Literal["hybrid", "fulltext", "vector"] = "hybrid") -> SearchPublic:
-        """Hybrid search (fulltext + vector, reciprocal-rank fusion) over one group's messages.
+    def search_messages(group_id: GroupId, query: SearchQuery, ctx: Context, k: K = 10, expand: Expand = 0,
+                        mode: SearchMode = "hybrid") -> SearchPublic:
+        """Find the messages of a group that match a query (words and meaning).
 
-        Returns up to k messages best first (k 1-100), each with id, speaker, session, turn,
-        time and text; expand (0-5) adds that many neighbouring turns around each hit; mode
-        "fulltext" or "vector" uses one ranking. While some messages have no vector yet,
-        hybrid ranks by fulltext alone: mode_used, vectors_pending and warning say so.
+        Use it to look up what was said, word for word; to get an answer with its evidence,
+        use ask instead.
+
+        Returns: up to k messages, best first, each with id, speaker, session, turn, time,
+        text and score. While some messages have no vector yet the ranking uses words only;
+        mode_used, vectors_pending and warning then say so.
+
+        Example: search_messages(group_id="trip", query="campsite booking", k=5)
         """
         from graphmem.recall.search import search_group
 
@@ -285,40 +323,56 @@ def build_server(
                 SearchHitPublic(**{f: getattr(h, f) for f in SearchHitPublic.model_fields}) for h in r.hits
             ])
 
-        return _tool_errors(run)
+        return guard(ctx, run)
 
     @server.tool(annotations=annotations("Ask about the group", read_only=True))
     def ask(
-        group_id: str,
-        question: str,
+        group_id: GroupId,
+        question: Question,
         ctx: Context,
-        as_of: str | None = None,
-        tense: Literal["head", "full"] | None = None,
-        evidence_only: bool = False,
-    ) -> AskResult:
-        """Answer a question from the group's memory: verbatim messages and per-person records.
+        as_of: AsOf = None,
+        tense: Tense = None,
+        evidence_only: EvidenceOnly = False,
+        view: View = "compact",
+    ) -> dict[str, Any]:
+        """Answer a question from a group's memory: what was said, and what each person holds.
 
-        The result has the answer (null when no answer model is configured or evidence_only
-        is true), the composed evidence text, and message_ids / record_ids of everything
-        behind it. as_of (ISO-8601) answers from the state at that time; tense forces "head"
-        (current state) or "full" (how it changed).
+        Use it for questions about the people and events of the chat ("who prefers what",
+        "what was decided", "what did Ben think before he changed his mind"). It reads both
+        the messages and the per-person memory derived from them.
+
+        Returns (compact view): the answer (null when no answer model is set up or
+        evidence_only is true; evidence then holds the composed material), each cited message
+        once (id, speaker, ts, text) and each derived record once (id, layer, owner, source,
+        status). Cite them by id; record_provenance traces a record to its messages.
+
+        Example: ask(group_id="trip", question="Which campsite did Ben book?")
         """
         from graphmem.query import ask as run_ask
 
         allow(ctx, group_id)
 
-        def run() -> AskResult:
+        def run() -> dict[str, Any]:
             rt = backend.runtime()
             if evidence_only:
                 rt = rt.with_models()
-            return run_ask(rt, group_id, question, as_of=as_of, tense=tense)
+            result = run_ask(rt, group_id, question, as_of=as_of, tense=tense)
+            out = result if view == "full" else result.compact()
+            return out.model_dump(mode="json")
 
-        return _tool_errors(run)
+        return guard(ctx, run)
 
     @server.tool(annotations=annotations("List the group's people", read_only=True))
-    def roster(group_id: str, ctx: Context) -> RosterPublic:
-        """Every person of the group: id (speaker_id, else display name), latest name, every
-        alias and the number of messages they sent."""
+    def roster(group_id: GroupId, ctx: Context) -> RosterPublic:
+        """List the people of a group.
+
+        Use it to find the person_id that person_memory and forget_person take.
+
+        Returns: every person with their id (speaker_id, else display name), latest name,
+        every name they used and how many messages they sent.
+
+        Example: roster(group_id="trip")
+        """
         from graphmem.query import read_roster
         from graphmem.groups.service import get_group
 
@@ -329,91 +383,112 @@ def build_server(
             get_group(store, group_id)
             return RosterPublic(group_id=group_id, persons=read_roster(store, group_id))
 
-        return _tool_errors(run)
+        return guard(ctx, run)
 
     @server.tool(annotations=annotations("Read one person's memory", read_only=True))
     def person_memory(
-        group_id: str, person_id: str, ctx: Context, mode: Literal["head", "full"] = "head",
-        as_of: str | None = None,
+        group_id: GroupId, person_id: PersonId, ctx: Context, mode: MemoryMode = "head", as_of: AsOf = None,
     ) -> PersonMemory:
-        """One person's derived memory: the records they own (one chain per entry, oldest
-        first; "head" shows the current state, "full" every state) and what they said about
-        others. as_of (ISO-8601) shows the state that held at that time."""
+        """Read what the memory holds about one person.
+
+        Use it for a profile of someone (facts, stances, decisions) rather than one question.
+
+        Returns: the records the person owns, one chain per entry (oldest first; the last is
+        the current state, or the state at as_of), and what they said about others.
+
+        Example: person_memory(group_id="trip", person_id="ben", mode="full")
+        """
         from graphmem.query import person_memory as read
 
         allow(ctx, group_id)
-        return _tool_errors(lambda: read(backend.store(), group_id, person_id, mode=mode, as_of=as_of))
+        return guard(ctx, lambda: read(backend.store(), group_id, person_id, mode=mode, as_of=as_of))
 
     @server.tool(annotations=annotations("Trace a record to its messages", read_only=True))
-    def record_provenance(group_id: str, record_id: str, ctx: Context) -> RecordProvenance:
-        """A derived record, the verbatim messages it was written from (conversation order)
-        and every state of its update chain (oldest first)."""
+    def record_provenance(group_id: GroupId, record_id: RecordId, ctx: Context) -> RecordProvenance:
+        """Show where a derived record comes from.
+
+        Use it to check or quote the evidence behind a record that ask or person_memory
+        returned.
+
+        Returns: the record, the messages it was written from (in conversation order) and
+        every state of its update chain (oldest first).
+
+        Example: record_provenance(group_id="trip", record_id="r-ben-ridge")
+        """
         from graphmem.query import provenance
 
         allow(ctx, group_id)
-        return _tool_errors(lambda: provenance(backend.store(), group_id, record_id))
+        return guard(ctx, lambda: provenance(backend.store(), group_id, record_id))
 
     @server.tool(annotations=annotations("Erase a person", read_only=False, destructive=True))
-    def forget_person(group_id: str, person_id: str, ctx: Context) -> ForgetSummary:
-        """Erase one person from a group for good: the messages they sent, every derived record
-        that holds their words whoever its source (written from their messages or quoting
-        them), every record they own or are the source of (all versions), the importer's CSV
-        files of the group, and their roster entry, with their vectors and index entries. Other
-        people's messages stay. Cannot be undone; a second call erases nothing."""
+    def forget_person(group_id: GroupId, person_id: PersonId, ctx: Context) -> ForgetSummary:
+        """Erase one person from a group for good. This cannot be undone.
+
+        Use it only when asked to delete someone's data. It removes the messages they sent,
+        every derived record that holds their words, every record they own or are the source
+        of, and their roster entry; other people's messages stay. A second call erases nothing.
+
+        Returns: what was erased (counts and record ids).
+
+        Example: forget_person(group_id="trip", person_id="ben")
+        """
         from graphmem.groups.service import forget_person as forget
 
         allow(ctx, group_id, write=True)
-        return _tool_errors(lambda: forget(backend.store(), group_id, person_id, settings=backend.settings))
+        return guard(ctx, lambda: forget(backend.store(), group_id, person_id, settings=backend.settings))
 
     if tools == "all":
         # --- extended --------------------------------------------------------------------------
         @server.tool(name="read_cypher", annotations=annotations("Read-only Cypher", read_only=True))
         def read_cypher_tool(
-            group_id: str, query: str, ctx: Context, params: dict[str, Any] | None = None,
-            max_rows: int = 100, max_bytes: int = READ_CYPHER_MAX_BYTES, timeout_s: float = 10.0,
+            group_id: GroupId, query: CypherQuery, ctx: Context, params: CypherParams = None,
+            max_rows: MaxRows = 100, max_bytes: MaxBytes = READ_CYPHER_MAX_BYTES, timeout_s: TimeoutS = 10.0,
         ) -> CypherResult:
             """Run one read-only Cypher query over one group's memory graph.
 
-            graphmem binds $group_id to group_id; every node the query starts from must be
-            pinned to it (MATCH (m:Message {group_id: $group_id}) ..., or WHERE
-            m.group_id = $group_id; a Group node by {id: $group_id}). Writes, procedures,
-            LOAD CSV, SHOW/TERMINATE and unpinned scans are refused (decided by the query
-            plan). Put other values in params. Labels: Group, Person, Session, Message, Derived
-            (with Core, Profile, Interaction, Insight); relationships SOURCE, OWNER, FROM,
-            SUPERSEDED_BY, NEXT, REPLY_TO, IN_SESSION, MEMBER_OF. At most max_rows rows
-            (<= 10000), max_bytes bytes of JSON and timeout_s seconds (<= 60); truncated says
-            when more was there. Runs once (never retried).
+            Use it for counts, joins and shapes the other tools do not give. $group_id is bound
+            to group_id; every node the query starts from must be pinned to it (MATCH (m:Message
+            {group_id: $group_id}), or WHERE m.group_id = $group_id; a Group node by {id:
+            $group_id}). Writes, procedures, LOAD CSV and unpinned scans are refused. Labels:
+            Group, Person, Session, Message, Derived (with Core, Profile, Interaction, Insight);
+            relationships SOURCE, OWNER, FROM, SUPERSEDED_BY, NEXT, REPLY_TO, IN_SESSION, MEMBER_OF.
+            The query runs once, never retried.
+
+            Returns: the column names and the rows; truncated is true when max_rows or max_bytes
+            cut the result.
+
+            Example: read_cypher(group_id="trip", query="MATCH (p:Person {group_id: $group_id})
+            RETURN p.id AS id, p.name AS name")
             """
             allow(ctx, group_id)
-            return _tool_errors(lambda: read_cypher(backend.store(), group_id, query, params, max_rows=max_rows,
+            return guard(ctx, lambda: read_cypher(backend.store(), group_id, query, params, max_rows=max_rows,
                                                     max_bytes=max_bytes, timeout_s=min(timeout_s, 60.0)))
 
         @server.tool(name="export_group", annotations=annotations("Export a group", read_only=True))
-        def export_group_tool(group_id: str, ctx: Context, cursor: str | None = None, with_derived: bool = False,
-                              max_bytes: int = DEFAULT_PAGE_BYTES) -> ExportPage:
-            """One page of the group's export (docs/export.md): lines for the group, its persons,
-            sessions and messages (every field, edits included), with with_derived its Writer
-            segments and derived records (owner, source, from, superseded_by). Pass next_cursor
-            back for the next page (null: the last). A page holds at most max_bytes
-            (1000..4000000) of JSON Lines unless one message or segment is larger; vectors and
-            retrieval fields are left out."""
+        def export_group_tool(group_id: GroupId, ctx: Context, cursor: ExportCursor = None,
+                              with_derived: WithDerived = False,
+                              max_bytes: ExportBytes = DEFAULT_PAGE_BYTES) -> ExportPage:
+            """One page of a group's export (docs/export.md): lines for the group, its people,
+            sessions and messages (every field, edits included) and, with with_derived, its Writer
+            segments and derived records (owner, source, from, superseded_by). Vectors and
+            retrieval fields are left out. Pass next_cursor back for the next page (null on the
+            last); a page holds at most max_bytes of JSON Lines unless one message is larger.
+
+            Example: export_group(group_id="trip", with_derived=true)
+            """
             allow(ctx, group_id)
-            return _tool_errors(lambda: export_page(backend.store(), group_id, cursor=cursor,
-                                                    with_derived=with_derived, max_bytes=max_bytes))
+            return guard(ctx, lambda: export_page(backend.store(), group_id, cursor=cursor,
+                                                  with_derived=with_derived, max_bytes=max_bytes))
 
-    _forbid_unknown_arguments(server)
+    # strict and closed argument models (an unknown "asOf" is refused, not ignored), readable
+    # refusals, dedented descriptions (graphmem/mcp_args.py)
+    finish_tools(server)
+    # ask answers in one of two shapes (view): advertise both
+    ask_tool = server._tool_manager.get_tool("ask")
+    assert ask_tool is not None
+    ask_tool.fn_metadata.output_schema = {"type": "object", **TypeAdapter(CompactAnswer | AskResult).json_schema()}
+    ask_tool.__dict__.pop("output_schema", None)
     return server
-
-
-def _forbid_unknown_arguments(server: Any) -> None:
-    """Make every tool refuse an argument it does not declare ("asOf" for "as_of"), as the HTTP
-    API refuses unknown fields, and say so in the advertised input schema. The SDK ignores
-    them by default, which would answer a different question than the one asked."""
-    for tool in server._tool_manager.list_tools():
-        model = tool.fn_metadata.arg_model
-        model.model_config["extra"] = "forbid"
-        model.model_rebuild(force=True)
-        tool.parameters["additionalProperties"] = False
 
 
 # ----------------------------------------------------------------------------- HTTP

@@ -213,8 +213,14 @@ class Runtime:
     def with_models(self, *, answer: ChatModel | None = None, writer: ChatModel | None = None,
                     judge: ChatModel | None = None) -> Runtime:
         """A Runtime sharing this one's store, embedder, cache and tracer with other models
-        (None leaves a model out). It owns nothing: close the original."""
-        return Runtime(self.settings, store=self._store, embedder=self._embedder, answer=answer, writer=writer,
+        (None leaves a model out). It owns nothing: close the original. A lazy store is opened
+        here (the copy cannot open it for the original).
+
+        Raises:
+            StoreUnavailableError: opened with ``connect="lazy"`` and Neo4j cannot be reached.
+        """
+        store = self.store if self._lazy else self._store
+        return Runtime(self.settings, store=store, embedder=self._embedder, answer=answer, writer=writer,
                        judge=judge, cache=self.cache, tracer=self.tracer)
 
     def stages(self, prefix: str, **attributes: Any) -> telemetry.Stages:

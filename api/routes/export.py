@@ -8,12 +8,14 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Query
 
 from api.deps import StoreDep
+from api.openapi import errors_of
 from graphmem.groups.export import DEFAULT_PAGE_BYTES, MAX_PAGE_BYTES, ExportPage, export_page
 
 router = APIRouter(prefix="/groups/{group_id}", tags=["export"])
 
 
-@router.get("/export", response_model=ExportPage, summary="One page of the group's export (JSON Lines as objects)")
+@router.get("/export", response_model=ExportPage, summary="One page of the group's export (JSON Lines as objects)",
+            operation_id="export_group", responses=errors_of(401, 403, 404, 422, 503))
 def get_export(
     group_id: Annotated[str, Path(min_length=1, description="Group (memory space) id.")],
     store: StoreDep,

@@ -20,6 +20,7 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, HTTPException, Path as PathParam, Query, Request
 from fastapi.responses import FileResponse, HTMLResponse, Response
 
+from api.openapi import errors_of
 from api.deps import StoreDep, get_access, get_runtime, get_store
 from graphmem.core.errors import NotFoundError
 from graphmem.groups.service import get_group
@@ -48,7 +49,8 @@ _MEDIA = {".js": "text/javascript", ".css": "text/css", ".html": "text/html", ".
           ".LICENSE": "text/plain"}
 
 
-@router.get("/graph", response_model=ConversationGraph, summary="People, records and who talks to whom")
+@router.get("/graph", response_model=ConversationGraph, summary="People, records and who talks to whom",
+            operation_id="group_graph", responses=errors_of(401, 403, 404, 422, 503))
 def get_graph(
     group_id: GroupId,
     store: StoreDep,
@@ -73,7 +75,8 @@ def get_graph(
     )
 
 
-@router.get("/summary", response_model=GroupSummary, summary="Interaction summary per person and decisions")
+@router.get("/summary", response_model=GroupSummary, summary="Interaction summary per person and decisions",
+            operation_id="group_summary", responses=errors_of(401, 403, 404, 422, 503))
 def get_summary(group_id: GroupId, store: StoreDep) -> GroupSummary:
     """Per person: messages sent, replies sent and received, records owned and sourced, what
     they said about others, stance changes. Per group: sessions and decisions over time.

@@ -6,6 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, Query, Request, Response
 
+from api.openapi import errors_of
 from api.deps import EmbedderDep, RuntimeDep, SettingsDep, StoreDep, WriterModelDep
 from graphmem.core.wire import DeriveJobAccepted, DerivePublic, IngestPublic, MessagesCreate
 from graphmem.core.errors import StoreUnavailableError
@@ -18,7 +19,8 @@ router = APIRouter(prefix="/groups/{group_id}", tags=["groups"])
 GroupId = Annotated[str, Path(min_length=1, description="Group (memory space) id.")]
 
 
-@router.post("/messages", response_model=IngestPublic, summary="Append or edit messages (idempotent by id)")
+@router.post("/messages", response_model=IngestPublic, summary="Append or edit messages (idempotent by id)",
+             operation_id="append_messages", responses=errors_of(401, 403, 408, 409, 413, 415, 422, 503))
 def post_messages(
     group_id: GroupId, body: MessagesCreate, store: StoreDep, embedder: EmbedderDep, settings: SettingsDep
 ) -> IngestPublic:
@@ -48,7 +50,9 @@ def post_messages(
 @router.post(
     "/derive", response_model=DerivePublic | DeriveJobAccepted,
     summary="Run the Writer (synchronous and resumable, or as a background job)",
-    responses={202: {"model": DeriveJobAccepted, "description": "background=true: the job was accepted"}},
+    operation_id="derive",
+    responses={202: {"model": DeriveJobAccepted, "description": "background=true: the job was accepted"},
+               **errors_of(401, 403, 404, 408, 409, 413, 415, 422, 503)},
 )
 def post_derive(
     group_id: GroupId,
@@ -91,7 +95,8 @@ def post_derive(
     )
 
 
-@router.get("/roster", response_model=list[RosterMember], summary="Read the roster")
+@router.get("/roster", response_model=list[RosterMember], summary="Read the roster", operation_id="roster",
+            responses=errors_of(401, 403, 404, 422, 503))
 def get_roster(group_id: GroupId, store: StoreDep) -> list[RosterMember]:
     """Every person of the group with their message count. 404 for an unknown group."""
     get_group(store, group_id)

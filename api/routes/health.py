@@ -6,6 +6,7 @@ import logging
 
 from fastapi import APIRouter, Request
 
+from api.openapi import errors_of
 from api.deps import get_runtime, get_store
 from graphmem import __version__
 from graphmem.core.errors import StoreUnavailableError
@@ -20,7 +21,8 @@ logger = logging.getLogger(__name__)
 HEALTH_DOWN = "Neo4j does not answer (the reason is in the API's log)"
 
 
-@router.get("/health", response_model=HealthPublic, summary="Check the API and Neo4j")
+@router.get("/health", response_model=HealthPublic, summary="Check the API and Neo4j", operation_id="health",
+            responses=errors_of(422, 503))
 def health(request: Request) -> HealthPublic:
     """200 when Neo4j answers a query; 503 (StoreUnavailableError, :data:`HEALTH_DOWN`) when it
     does not. Neither answer names the Neo4j URI."""

@@ -6,6 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path
 
+from api.openapi import errors_of
 from api.deps import AccessDep, SettingsDep, StoreDep
 from graphmem.core.errors import NotFoundError
 from graphmem.groups.jobs import DeriveJob, get_derive_job
@@ -13,7 +14,8 @@ from graphmem.groups.jobs import DeriveJob, get_derive_job
 router = APIRouter(prefix="/jobs", tags=["jobs"])
 
 
-@router.get("/{job_id}", response_model=DeriveJob, summary="A background job's state and progress", name="get_job")
+@router.get("/{job_id}", response_model=DeriveJob, summary="A background job's state and progress", name="get_job",
+            operation_id="get_job", responses=errors_of(401, 404, 422, 503))
 def get_job(
     job_id: Annotated[str, Path(min_length=1)], store: StoreDep, settings: SettingsDep, access: AccessDep
 ) -> DeriveJob:

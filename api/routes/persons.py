@@ -6,6 +6,7 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Path, Query
 
+from api.openapi import errors_of
 from api.deps import StoreDep, SettingsDep
 from graphmem.groups.service import ForgetSummary, forget_person
 from graphmem.query import PersonMemory, person_memory
@@ -18,12 +19,13 @@ GroupId = Annotated[str, Path(min_length=1)]
 PersonId = Annotated[str, Path(min_length=1, description="Person id (speaker_id, else display name).")]
 
 
-@router.get("/memory", response_model=PersonMemory, summary="Read one person's derived memory")
+@router.get("/memory", response_model=PersonMemory, summary="Read one person's derived memory",
+            operation_id="person_memory", responses=errors_of(401, 403, 404, 422, 503))
 def get_memory(
     group_id: GroupId,
     person_id: PersonId,
     store: StoreDep,
-    mode: Annotated[Literal["head", "full"], Query(description="head: current states; full: whole chains.")] = "head",
+    mode: Annotated[Literal["head", "full"], Query(title="Chains", description="head: current states; full: whole chains.")] = "head",
     as_of: Annotated[str | None, Query(description="ISO-8601: the state that held at this time.")] = None,
 ) -> PersonMemory:
     """Records the person owns (one chain per entry, oldest first) and the current records they
@@ -31,7 +33,8 @@ def get_memory(
     return person_memory(store, group_id, person_id, mode=mode, as_of=as_of)
 
 
-@router.delete("", response_model=ForgetSummary, summary="Erase one person's data from the group")
+@router.delete("", response_model=ForgetSummary, summary="Erase one person's data from the group",
+               operation_id="forget_person", responses=errors_of(401, 403, 404, 408, 413, 415, 422, 503))
 def delete_person(group_id: GroupId, person_id: PersonId, store: StoreDep, settings: SettingsDep) -> ForgetSummary:
     """Delete the messages the person sent, every derived record that holds their words whoever
     its source (written from their messages, or quoting them), the records they own or are the

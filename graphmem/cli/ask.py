@@ -23,6 +23,8 @@ def ask_command(
     as_of: Annotated[Optional[str], typer.Option("--as-of", help="Answer from the state at this ISO-8601 time.")] = None,
     tense: Annotated[Optional[str], typer.Option("--tense", help="Force head|full instead of Project's choice.")] = None,
     evidence: Annotated[bool, typer.Option("--evidence/--no-evidence", help="Print the composed evidence.")] = True,
+    view: Annotated[str, typer.Option("--view", help="With --json: full (everything, default) or compact (the answer, "
+                                                     "each cited message and record once, as the MCP ask).")] = "full",
 ) -> None:
     """Answer a question from both memory tracks (Project, System 1, System 2, Compose, Answer).
 
@@ -33,12 +35,14 @@ def ask_command(
 
     if tense is not None and tense not in ("head", "full"):
         raise InvalidInputError("--tense must be head or full", field="tense")
+    if view not in ("full", "compact"):
+        raise InvalidInputError("--view must be full or compact", field="view")
     with open_runtime(warm=True) as rt:
         budgets = budgets_from(rt.settings, ask_enabled=False if no_ask else None, s1_k=s1_k, s2_k=s2_k,
                                source_k=source_k)
         result = ask(rt, group, question, budgets=budgets, as_of=as_of, tense=tense)  # type: ignore[arg-type]  # checked above
     if as_json:
-        emit_json(result.model_dump(mode="json"))
+        emit_json((result.compact() if view == "compact" else result).model_dump(mode="json"))
         return
     p = result.projection
     rows = ", ".join(p.names.get(r, r) for r in p.rows)

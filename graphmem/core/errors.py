@@ -50,7 +50,15 @@ def _short(value: object, limit: int = 60) -> str:
 
 
 class NotFoundError(GraphMemError, LookupError):
-    """A group, person, message or record that does not exist."""
+    """A group, person, message or record that does not exist.
+
+    Attributes:
+        missing_group: the group id when the group itself does not exist (:func:`no_group`),
+            else "": a face that knows the caller's scope adds a "did you mean" hint
+            (:func:`graphmem.groups.service.group_hint`).
+    """
+
+    missing_group: str = ""
 
 
 def no_group(group_id: str) -> NotFoundError:
@@ -62,7 +70,9 @@ def no_group(group_id: str) -> NotFoundError:
     """
     if "/" in group_id:
         return NotFoundError(f"no group {group_id!r}: group ids contain no '/' (ingest refuses them)")
-    return NotFoundError(f"no group {group_id!r}")
+    error = NotFoundError(f"no group {group_id!r}")
+    error.missing_group = group_id
+    return error
 
 
 class ForbiddenError(GraphMemError, PermissionError):

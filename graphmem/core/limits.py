@@ -55,6 +55,7 @@ __all__ = [
     "check_message_text",
     "check_name",
     "check_text",
+    "did_you_mean",
     "display_form",
     "id_ok",
     "invisible_in_id",
@@ -200,6 +201,35 @@ def display_form(name: str) -> str:
     kept = "".join(ch for ch in text if unicodedata.category(ch) not in ("Cc", "Cf", "Cs")
                    and ch not in _BLANK_LOOKING and ch not in _VARIATION_SELECTORS and ch != "\u034f")
     return " ".join(kept.split()).casefold()
+
+
+def did_you_mean(wanted: str, candidates: list[tuple[str, str]], *, limit: int = 3) -> str:
+    """The hint for an id that names nothing: ``"; did you mean 'ben' (Ben)?"``, or "".
+
+    A candidate ``(id, display name)`` matches when its id or its name has the
+    :func:`display_form` of ``wanted`` (NFC, any case, invisible characters dropped), or,
+    failing that, is close to it (difflib ratio >= 0.75 on those forms). The id is quoted as
+    it must be sent; the name follows in parentheses when it differs from the id.
+
+    Args:
+        wanted: the id that was asked for.
+        candidates: (id, display name) of everything that exists and the caller may reach.
+        limit: at most this many suggestions.
+    """
+    import difflib
+
+    form = display_form(wanted)
+    exact = [(i, n) for i, n in candidates if form in (display_form(i), display_form(n)) and i != wanted]
+    found = exact
+    if not found:
+        scored = sorted(((max(difflib.SequenceMatcher(None, form, display_form(i)).ratio(),
+                              difflib.SequenceMatcher(None, form, display_form(n)).ratio()), i, n)
+                         for i, n in candidates if i != wanted), reverse=True)
+        found = [(i, n) for r, i, n in scored if r >= 0.75]
+    if not found:
+        return ""
+    said = [f"{i!r}" + (f" ({n})" if n and n != i else "") for i, n in found[:limit]]
+    return "; did you mean " + " or ".join(said) + "?"
 
 
 def check_message_text(value: str, *, record: str = "", source: str = "", field: str = "text") -> None:

@@ -461,6 +461,82 @@ class AskResult(BaseModel):
         }
 
 
+    def compact(self) -> CompactAnswer:
+        """The compact form of this result, for agents (:class:`CompactAnswer`)."""
+        messages: dict[str, CitedMessage] = {}
+        quoted = self.answer is None  # the evidence then quotes every text: not a second time
+        for e in [*self.excerpts, *(e for row in self.rows for e in row.raw)]:
+            messages.setdefault(e.id, CitedMessage(id=e.id, speaker=e.speaker, ts=e.ts,
+                                                   text=None if quoted else e.text))
+        records: dict[str, CitedRecord] = {}
+        for row in self.rows:
+            for c in row.cells:
+                for v in [*c.history, c.current]:
+                    records.setdefault(v.id, CitedRecord(id=v.id, layer=v.layer, owner=c.owner_id,
+                                                         source=v.source_id, status=v.state))
+        return CompactAnswer(
+            group_id=self.group_id, question=self.question, answer=self.answer,
+            evidence=self.evidence if self.answer is None else "", note=self.note, as_of=self.as_of,
+            messages=list(messages.values()), records=list(records.values()),
+        )
+
+
+
+class CitedMessage(BaseModel):
+    """One message behind a compact answer: id, speaker (display name), ts (ISO-8601) and
+    text; text is None when the answer is None, because the evidence then quotes it (as
+    ``(speaker @ ts, msg <id>) text``) and nothing is said twice."""
+
+    id: str
+    speaker: str
+    ts: str = ""
+    text: str | None = None
+
+
+class CitedRecord(BaseModel):
+    """One derived record behind a compact answer.
+
+    Attributes:
+        id: the record's entry id (``record_provenance`` traces it to its messages).
+        layer: per_speaker_core, per_speaker_profile, group_interaction or group_insight.
+        owner: the Person id (or group id) it is about; source: the Person id who said or
+            observed it ("" when gone).
+        status: ``head`` (current) or ``superseded`` (an earlier state).
+    """
+
+    id: str
+    layer: str = ""
+    owner: str = ""
+    source: str = ""
+    status: str = ""
+
+
+class CompactAnswer(BaseModel):
+    """An answer for an agent (MCP ``ask`` by default, ``POST /groups/{id}/ask?view=compact``):
+    what :class:`AskResult` says with nothing repeated and no pipeline internals.
+
+    Attributes:
+        group_id / question: the input.
+        answer: the answerer's reply, or None without an answer model (or with evidence only).
+        evidence: the composed evidence, only when ``answer`` is None ("" otherwise).
+        note: remarks (no answer model, clipped or cut evidence), or "".
+        as_of: the as-of time used (ISO-8601), or "".
+        messages: each message whose text is in the evidence, once, in evidence order (text
+            None when ``evidence`` is given: it is quoted there).
+        records: each derived record shown (heads and earlier states), once.
+    """
+
+    view: Literal["compact"] = "compact"
+    group_id: str
+    question: str
+    answer: str | None = None
+    evidence: str = ""
+    note: str = ""
+    as_of: str = ""
+    messages: list[CitedMessage] = Field(default_factory=list)
+    records: list[CitedRecord] = Field(default_factory=list)
+
+
 DEFAULT_PAGE_BYTES = 256_000
 """Bytes (JSON Lines, UTF-8) an export page holds at most by default (graphmem.groups.export)."""
 

@@ -63,21 +63,38 @@ class NewMessage(BaseModel):
     be dropped and the message stored without its reply link.
     """
 
-    model_config = ConfigDict(extra="forbid")
+    # the schema's description is written for API users and agents (the docstring is for maintainers)
+    model_config = ConfigDict(extra="forbid", json_schema_extra={
+        "description": "One chat message. Unknown fields are refused; a message id sent again with the "
+                       "same text is stored once, with a new text it is an edit."})
 
-    id: str = Field(min_length=1, max_length=limits.MAX_ID_CHARS)
-    speaker: str = Field(min_length=1, max_length=limits.MAX_NAME_CHARS)
-    speaker_id: str | None = Field(default=None, min_length=1, max_length=limits.MAX_ID_CHARS)
-    text: MessageText = Field(description="At least one visible character and at most 100,000 characters "
-                                          "(graphmem.core.limits): else 422, field messages.N.text.")
-    ts: str
-    session: str = Field(default="main", min_length=1, max_length=limits.MAX_ID_CHARS)
-    channel: str = Field(default="", max_length=limits.MAX_ID_CHARS)
-    reply_to: str = Field(default="", max_length=limits.MAX_ID_CHARS)
-    kind: Literal["", "bot", "system"] = ""
-    attachments: list[Attachment] = Field(default_factory=list, max_length=1000)
-    mentions: list[str] = Field(default_factory=list, max_length=1000)
-    edited_ts: str = ""
+    id: str = Field(min_length=1, max_length=limits.MAX_ID_CHARS,
+                    description="Message id, unique within the group, e.g. \"m1\".")
+    speaker: str = Field(min_length=1, max_length=limits.MAX_NAME_CHARS,
+                         description="The speaker's display name, e.g. \"Ben\".")
+    speaker_id: str | None = Field(default=None, min_length=1, max_length=limits.MAX_ID_CHARS,
+                                   description="A stable id of the speaker when the source has one (leave it "
+                                               "out otherwise); the person's id then follows it.")
+    text: MessageText = Field(description="The text, stored exactly as sent, at most 100,000 characters; a "
+                                          "text with no visible character (an attachment-only message, a sticker) "
+                                          "is stored flagged no_text and is not searched.")
+    ts: str = Field(json_schema_extra={"format": "date-time"},
+                    description="When it was sent, ISO-8601, e.g. \"2026-05-10T08:00:00Z\" (a time without a "
+                                "zone is UTC; a zone given is kept).")
+    session: str = Field(default="main", min_length=1, max_length=limits.MAX_ID_CHARS,
+                         description="The session (conversation) it belongs to.")
+    channel: str = Field(default="", max_length=limits.MAX_ID_CHARS,
+                         description="The channel inside the group, or \"\" for none.")
+    reply_to: str = Field(default="", max_length=limits.MAX_ID_CHARS,
+                          description="The id of the message this one answers, or \"\".")
+    kind: Literal["", "bot", "system"] = Field(
+        default="", description="\"\" for a person's message, \"bot\" for an app posting, \"system\" for a "
+                                "platform line (joined, renamed): stored, never a person's own words.")
+    attachments: list[Attachment] = Field(default_factory=list, max_length=1000,
+                                          description="Files attached, as the platform names them.")
+    mentions: list[str] = Field(default_factory=list, max_length=1000,
+                                description="Person ids the text mentions (the text stays as shown).")
+    edited_ts: str = Field(default="", description="When the platform says it was last edited (ISO-8601), or \"\".")
 
 
 MessageCreate = NewMessage

@@ -10,7 +10,7 @@ templates in one write transaction. Reads of memory live in :mod:`graphmem.query
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import neo4j
@@ -51,6 +51,14 @@ def get_group(store: Store, group_id: str) -> GroupInfo:
     if not rows:
         raise no_group(group_id)
     return GroupInfo(**rows[0])
+
+
+def group_hint(store: Store, group_id: str, reaches: Callable[[str], bool]) -> str:
+    """The "did you mean" hint for a group id that names no group: ``"; did you mean 'trip'
+    (Trip 2026)?"`` among the groups ``reaches`` admits (a caller never learns of a group
+    outside its scope), or "" (:func:`graphmem.core.limits.did_you_mean`)."""
+    rows = store.read("stats/list_groups")
+    return limits.did_you_mean(group_id, [(str(r["id"]), str(r["name"] or r["id"])) for r in rows if reaches(str(r["id"]))])
 
 
 def append_messages(

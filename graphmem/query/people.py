@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field
 from graphmem.derived import memory
 from graphmem.store.db import Store
 from graphmem.core.errors import InvalidInputError, NotFoundError
+from graphmem.core.limits import did_you_mean
 from graphmem.groups.service import (  # moved; re-exported ("X as X") for one release
     ForgetSummary as ForgetSummary, forget_group as forget_group, forget_person as forget_person,
     get_group as get_group,
@@ -28,13 +29,16 @@ def get_member(store: Store, group_id: str, person_id: str) -> RosterMember:
 
     Raises:
         NotFoundError: no such group ("no group 'x'", as every group read says), or no such
-            person in the group.
+            person in the group (with a hint for a person whose id or name matches in another
+            case or Unicode form: ``no person 'Ben' in group 'g'; did you mean 'ben' (Ben)?``).
     """
-    for m in read_roster(store, group_id):
+    roster = read_roster(store, group_id)
+    for m in roster:
         if m.id == person_id:
             return m
     get_group(store, group_id)  # an unknown group is named as such, not as a missing person
-    raise NotFoundError(f"no person {person_id!r} in group {group_id!r}")
+    hint = did_you_mean(person_id, [(m.id, m.name) for m in roster])
+    raise NotFoundError(f"no person {person_id!r} in group {group_id!r}{hint}")
 
 
 def person_memory(

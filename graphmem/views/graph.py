@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field
 
 from graphmem.derived import memory
 from graphmem.store.db import Store
+from graphmem.core.limits import did_you_mean
 from graphmem.core.errors import InvalidInputError, NotFoundError
 from graphmem.views.common import (
     LAYER_COLOURS,
@@ -193,7 +194,8 @@ def build_graph(
         raise InvalidInputError("the time range ends before it starts", field="from")
     data = GroupData(store, group_id, heads_only=mode == "head", layers=codes)
     if person is not None and person != memory.GROUP and person not in data.names:
-        raise NotFoundError(f"no person {person!r} in group {group_id!r}")
+        hint = did_you_mean(person, [(m.id, m.name) for m in data.roster])
+        raise NotFoundError(f"no person {person!r} in group {group_id!r}{hint}")
     sessions = data.sessions()
     if session is not None and session not in {s.id for s in sessions}:
         raise NotFoundError(f"no such session in group {group_id!r} (field 'session')")

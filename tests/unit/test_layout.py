@@ -48,6 +48,7 @@ LAYERS: dict[str, int] = {
     "graphmem.views": 5,
     "graphmem.ogm": 5,
     "graphmem.client": 5,
+    "graphmem.mcp_args": 5,  # the typed arguments of the MCP tools and their refusals
     "graphmem.mcp_server": 6,
     "graphmem.eval": 6,
     "graphmem.train": 6,
