@@ -521,19 +521,33 @@ class MessageVectors(NamedTuple):
     sentence_embeddings: list[float] | None
 
 
-def encode_messages(embedder: Embedder, messages: list[Any]) -> list[MessageVectors]:
-    """The vectors of ``messages`` (each with ``speaker``, ``ts``, ``text``), in one encoder
-    call for the turns and their sentences (:func:`embedding_text`, :func:`sentence_texts`)."""
+def encode_messages(embedder: Embedder, messages: list[Any],
+                    on_progress: Callable[[int], None] | None = None) -> list[MessageVectors]:
+    """The vectors of ``messages`` (each with ``speaker``, ``ts``, ``text``): the turns and their
+    sentences (:func:`embedding_text`, :func:`sentence_texts`) in one encoder call, or, with
+    ``on_progress``, in calls of ``embedder.batch_size`` messages each, reporting every call's
+    message count to ``on_progress`` (a progress bar that moves while a large batch encodes; the
+    vectors are the same either way: batching changes none)."""
+    if on_progress is not None and len(messages) > getattr(embedder, "batch_size", 64):
+        step = max(int(getattr(embedder, "batch_size", 64)), 1)
+        out: list[MessageVectors] = []
+        for at in range(0, len(messages), step):
+            part = messages[at : at + step]
+            out += encode_messages(embedder, part)
+            on_progress(len(part))
+        return out
     on = getattr(embedder, "sentence_vectors", True)
     sentences = [sentence_texts(m, on) for m in messages]
     texts = [embedding_text(m) for m in messages] + [t for ss in sentences for t in ss]
     vecs = embedder.encode(texts)
-    out, at = [], len(messages)
-    for i, ss in enumerate(sentences):
+    res, at = [], len(messages)
+    for k, ss in enumerate(sentences):
         flat = vecs[at : at + len(ss)].ravel().tolist() if ss else None
         at += len(ss)
-        out.append(MessageVectors(vecs[i].tolist(), flat))
-    return out
+        res.append(MessageVectors(vecs[k].tolist(), flat))
+    if on_progress is not None:
+        on_progress(len(messages))
+    return res
 
 
 class Prefetch:
@@ -546,7 +560,9 @@ class Prefetch:
     starts encoding batch ``n + 1``. Errors of the encoder are raised by ``take``.
     """
 
-    def __init__(self, embedder: Embedder | None, batches: list[Any], messages: Callable[[Any], list[Any]]) -> None:
+    def __init__(self, embedder: Embedder | None, batches: list[Any], messages: Callable[[Any], list[Any]],
+                 on_progress: Callable[[int], None] | None = None) -> None:
+        self.on_progress = on_progress  # messages encoded so far, reported as they are (a progress bar)
         self.embedder = embedder
         self.batches = batches
         self.messages = messages
@@ -557,7 +573,7 @@ class Prefetch:
     def _encode(self, batch: Any) -> list[MessageVectors]:
         assert self.embedder is not None
         messages = self.messages(batch)
-        return encode_messages(self.embedder, messages) if messages else []
+        return encode_messages(self.embedder, messages, self.on_progress) if messages else []
 
     def _submit(self, n: int) -> None:
         if self.pool is not None and n < len(self.batches):

@@ -494,7 +494,10 @@ def _ingest_one(
             for d, old, new in chunk]
 
     group = {"id": gid, "name": conv.name or gid, "vector_index": None, "space": space}  # filled by chunk 0
-    with Prefetch(embedder, chunks, latest) as pending_vectors:
+    # with an embedder the bar moves as messages are encoded (the slow part), a sub-batch at a
+    # time, instead of jumping once per written batch
+    moved = _LockedBar(bar) if isinstance(bar, tqdm) else bar
+    with Prefetch(embedder, chunks, latest, on_progress=moved.update if embedder is not None else None) as pending_vectors:
         for n, chunk in enumerate(chunks):
             vectors = pending_vectors.take(n)  # encoded before the transaction
             raced_new, raced_edits = _write_chunk(
@@ -567,7 +570,8 @@ def _write_chunk(
     summary.sessions_created += out.sessions_created
     if group["vector_index"] and new_rows:  # the group has its own vector index
         label_scoped_messages(store, gid, [r["id"] for r in new_rows])
-    bar.update(len(chunk))
+    if not vectors or vectors[0] is None:  # encoded messages were counted as they were encoded
+        bar.update(len(chunk))
     return out.raced_new, out.raced_edits
 
 

@@ -24,6 +24,7 @@ wrote its batch beside the new holder and then waited to take the group back.
 from __future__ import annotations
 
 import logging
+import threading
 
 import time
 import uuid
@@ -220,10 +221,18 @@ def _embed_pending(
     summary: EmbedSummary,
 ) -> None:
     """The passes of :func:`embed_group` while ``lease`` is held (ConflictError once lost)."""
-    bar = tqdm(unit="msg", desc=f"embed {group_id}", disable=not progress)
+    # the total is what is pending now (tqdm shows the rate and an ETA); the bar moves as each
+    # sub-batch is encoded, not once per written batch
+    total = int(store.read("recall/group_state", group_id=group_id)[0]["pending"]) if progress else None
+    bar = tqdm(total=total, unit="msg", desc=f"embed {group_id}", disable=not progress)
+    lock = threading.Lock()
+
+    def moved(n: int) -> None:
+        with lock:
+            bar.update(n)
 
     def encode(rows: list[dict[str, Any]]) -> list[MessageVectors]:
-        return encode_messages(embedder, [SimpleNamespace(**r) for r in rows])
+        return encode_messages(embedder, [SimpleNamespace(**r) for r in rows], moved if progress else None)
 
     # Batch N is written while batch N+1 (read with N's ids left out) is encoded in a worker
     # thread, so the database time hides behind the encoder's; every write still commits on
@@ -250,7 +259,8 @@ def _embed_pending(
                     # drop the batch being encoded (the other run has it)
                     on_lost=nxt[1].cancel if nxt is not None else lambda: None,
                 )
-                bar.update(len(done))
+                if not progress:
+                    bar.update(len(done))
             if nxt is None:
                 return wrote
             prev, skip = nxt, [r["id"] for r in rows]
