@@ -63,18 +63,29 @@ def read_json_file(path: Path) -> Any:
         raw = path.read_bytes()
     except OSError as e:
         raise InvalidInputError(f"cannot read file: {e}", source=str(path), field="path") from e
+    return parse_json_bytes(raw, str(path))
+
+
+def parse_json_bytes(raw: bytes, source: str) -> Any:
+    """Parse one JSON document from ``raw`` (UTF-8, a leading BOM ignored), errors naming ``source``
+    (a file, or ``archive.zip:member``).
+
+    Raises:
+        InvalidInputError: field ``encoding`` (not UTF-8, record ``line L``) or ``json`` (record
+            ``line L col C``).
+    """
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
         line = raw[: e.start].count(b"\n") + 1
         raise InvalidInputError(
-            f"not valid UTF-8 at byte {e.start}", source=str(path), record=f"line {line}", field="encoding"
+            f"not valid UTF-8 at byte {e.start}", source=source, record=f"line {line}", field="encoding"
         ) from e
     try:
         return json.loads(text)
     except json.JSONDecodeError as e:
         raise InvalidInputError(
-            f"malformed JSON: {e.msg}", source=str(path), record=f"line {e.lineno} col {e.colno}", field="json"
+            f"malformed JSON: {e.msg}", source=source, record=f"line {e.lineno} col {e.colno}", field="json"
         ) from e
 
 

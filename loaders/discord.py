@@ -24,7 +24,6 @@ session = the local day of ``timestamp`` (its offset kept); speaker_id = ``autho
 from __future__ import annotations
 
 import functools
-import json
 import mimetypes
 from pathlib import Path
 from typing import Any, Literal
@@ -33,21 +32,11 @@ from graphmem.core import times
 from graphmem.core.errors import InvalidInputError
 from graphmem.core.model import Attachment, Conversation
 from loaders._chat import SYSTEM_ID, SYSTEM_SPEAKER, Reject, obj, finish, group_from, guarded, safe_id, session_of
-from loaders._common import Draft, PathLike, existing_path
+from loaders._common import read_json_file, Draft, PathLike, existing_path
 
 __all__ = ["is_discord", "load_conversations"]
 
 _PERSON_TYPES = frozenset({"Default", "Reply", "ThreadStarterMessage", "ChatInputCommand", "ContextMenuCommand"})
-
-
-def _read(p: Path) -> Any:
-    try:
-        return json.loads(p.read_bytes().decode("utf-8-sig"))
-    except UnicodeDecodeError as e:
-        raise InvalidInputError(f"not valid UTF-8 at byte {e.start}", source=str(p), field="encoding") from e
-    except json.JSONDecodeError as e:
-        raise InvalidInputError(f"malformed JSON: {e.msg}", source=str(p), record=f"line {e.lineno} col {e.colno}",
-                                field="json") from e
 
 
 def looks_like(data: Any) -> bool:
@@ -60,7 +49,7 @@ def is_discord(path: Path) -> bool:
     """Whether ``path`` is a DiscordChatExporter JSON file (or a folder of them)."""
     files = sorted(path.glob("*.json")) if path.is_dir() else [path]
     try:
-        return bool(files) and all(looks_like(_read(f)) for f in files[:3])
+        return bool(files) and all(looks_like(read_json_file(f)) for f in files[:3])
     except (InvalidInputError, OSError):
         return False
 
@@ -87,7 +76,7 @@ def load_conversations(path: PathLike, group: str | None = None,
     gid = ""
     name = ""
     for f in files:
-        data = _read(f)
+        data = read_json_file(f)
         if not looks_like(data):
             raise InvalidInputError("not a DiscordChatExporter JSON export (no guild, channel and messages)",
                                     source=str(f), field="json")

@@ -33,7 +33,6 @@ Mapping (docs/import.md):
 from __future__ import annotations
 
 import functools
-import json
 import re
 import zipfile
 from datetime import datetime, timezone
@@ -43,7 +42,7 @@ from typing import Any, Literal
 from graphmem.core.errors import InvalidInputError
 from graphmem.core.model import Attachment, Conversation
 from loaders._chat import SYSTEM_ID, SYSTEM_SPEAKER, Reject, obj, finish, group_from, guarded, safe_id, session_of
-from loaders._common import Draft, PathLike, existing_path
+from loaders._common import parse_json_bytes, Draft, PathLike, existing_path
 
 __all__ = ["is_slack", "load_conversations"]
 
@@ -83,13 +82,7 @@ class _Tree:
             raw = self.zip.read(self.prefix + name) if self.zip is not None else (self.root / name).read_bytes()
         except (KeyError, OSError) as e:
             raise InvalidInputError(f"cannot read {name}: {e}", source=where, field="path") from e
-        try:
-            return json.loads(raw.decode("utf-8-sig"))
-        except UnicodeDecodeError as e:
-            raise InvalidInputError(f"not valid UTF-8 at byte {e.start}", source=where, field="encoding") from e
-        except json.JSONDecodeError as e:
-            raise InvalidInputError(f"malformed JSON: {e.msg}", source=where,
-                                    record=f"line {e.lineno} col {e.colno}", field="json") from e
+        return parse_json_bytes(raw, where)
 
     def where(self, name: str) -> str:
         return f"{self.root}:{name}" if self.zip is not None else str(self.root / name)

@@ -26,7 +26,6 @@ entities (``@name``) are kept as text; ``photo`` / ``file`` with ``media_type`` 
 from __future__ import annotations
 
 import functools
-import json
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Literal
@@ -34,20 +33,10 @@ from typing import Any, Literal
 from graphmem.core import times
 from graphmem.core.errors import InvalidInputError
 from graphmem.core.model import Attachment, Conversation
-from loaders._chat import SYSTEM_ID, SYSTEM_SPEAKER, Reject, obj, finish, group_from, guarded, safe_id, session_of
-from loaders._common import Draft, PathLike, existing_path
+from loaders._chat import SYSTEM_ID, SYSTEM_SPEAKER, Reject, finish, group_from, guarded, safe_id, session_of
+from loaders._common import read_json_file, Draft, PathLike, existing_path
 
 __all__ = ["is_telegram", "load_conversations"]
-
-
-def _read(p: Path) -> Any:
-    try:
-        return json.loads(p.read_bytes().decode("utf-8-sig"))
-    except UnicodeDecodeError as e:
-        raise InvalidInputError(f"not valid UTF-8 at byte {e.start}", source=str(p), field="encoding") from e
-    except json.JSONDecodeError as e:
-        raise InvalidInputError(f"malformed JSON: {e.msg}", source=str(p), record=f"line {e.lineno} col {e.colno}",
-                                field="json") from e
 
 
 def _chats(data: Any) -> list[dict[str, Any]] | None:
@@ -73,7 +62,7 @@ def is_telegram(path: Path) -> bool:
     """Whether ``path`` is a Telegram Desktop ``result.json`` (or a folder holding one)."""
     f = path / "result.json" if path.is_dir() else path
     try:
-        return f.is_file() and looks_like(_read(f))
+        return f.is_file() and looks_like(read_json_file(f))
     except (InvalidInputError, OSError):
         return False
 
@@ -97,11 +86,12 @@ def load_conversations(path: PathLike, group: str | None = None,
     root = existing_path(path)
     f = root / "result.json" if root.is_dir() else root
     source = str(f)
-    chats = _chats(_read(f))
+    data = read_json_file(f)  # read once: a Telegram export can be hundreds of MB
+    chats = _chats(data)
     if chats is None:
         raise InvalidInputError("not a Telegram Desktop export (no messages nor chats list)", source=source,
                                 field="json")
-    single = len(chats) == 1 and "chats" not in _read(f)
+    single = len(chats) == 1 and not (isinstance(data, dict) and "chats" in data)
     first_name = str(chats[0].get("name") or chats[0].get("id") or "telegram") if chats else "telegram"
     gid = group_from(group, first_name if single else "telegram", source=source)
     drafts: list[Draft] = []

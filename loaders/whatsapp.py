@@ -45,7 +45,7 @@ from pathlib import Path
 
 from graphmem.core.errors import InvalidInputError
 from graphmem.core.model import Attachment, Conversation
-from loaders._chat import SYSTEM_ID, SYSTEM_SPEAKER, Reject, obj, finish, group_from, guarded
+from loaders._chat import SYSTEM_ID, SYSTEM_SPEAKER, Reject, finish, group_from, guarded
 from loaders._common import Draft, PathLike, existing_path
 
 __all__ = ["is_whatsapp", "load_conversations"]
