@@ -1,7 +1,7 @@
 // Messages of one group inside instant windows or sessions (time anchors), best cosine first.
-// Each window is one seek of the (group_id, instant) range index message_group_instant, and the
-// sessions are the group's (IN_GROUP) of the asked indexes: only the anchored messages are
-// read (their vectors included), never every message of the group (docs/scale.md).
+// Each window is one seek of the (group_id, instant) range index message_group_instant, and each
+// asked session index one seek of session_group_index: only the anchored messages are read
+// (their vectors included), never every message or session of the group (docs/scale.md).
 // Parameters: $group_id (str), $windows (list of [start, end) epoch-second pairs),
 //   $sessions (list[int], session indexes), $vector (list[float], L2-normed), $k (int),
 //   $max_instant (float epoch seconds, or null for no limit).
@@ -22,10 +22,15 @@ CALL () {
   }
   RETURN m
   UNION
-  MATCH (g:Group {id: $group_id})
-  WHERE size($sessions) > 0
-  MATCH (g)<-[:IN_GROUP]-(s:Session)<-[:IN_SESSION]-(m:Message)
-  WHERE s.index IN $sessions
+  // one seek of session_group_index per asked index (a session index exists once per channel)
+  UNWIND $sessions AS idx
+  CALL (idx) {
+    MATCH (s:Session)
+    USING INDEX SEEK s:Session(group_id, index)
+    WHERE s.group_id = $group_id AND s.index = idx
+    MATCH (s)<-[:IN_SESSION]-(m:Message)
+    RETURN m
+  }
   RETURN m
 }
 WITH m

@@ -87,18 +87,25 @@ def test_window_read_touches_the_window_not_the_group(store, embedder, group_id)
     rows, summary = window_rows(store, group_id, [[t0 + 50 * DAY, t0 + 51 * DAY]], [], profile=True)
     assert [r["id"] for r in rows] == ["m050"]
     assert db_hits(summary.profile) < 60, db_hits(summary.profile)
+    # a named session index: one seek of session_group_index (both channels' session 3), not a
+    # walk over the group's 24 sessions (189 db hits that way here, 211 in CI's fuller store)
     rows, summary = window_rows(store, group_id, [], [3], profile=True)
-    assert len(rows) == 10 and db_hits(summary.profile) < 200, db_hits(summary.profile)
+    assert len(rows) == 10 and db_hits(summary.profile) < 170, db_hits(summary.profile)
 
 
-def test_schema_apply_creates_the_window_index_in_an_older_store(store, embedder, schema):
+@pytest.mark.parametrize("name, label, properties", [
+    ("message_group_instant", "Message", ["group_id", "instant"]),
+    ("session_group_index", "Session", ["group_id", "index"]),
+])
+def test_schema_apply_creates_the_window_index_in_an_older_store(store, embedder, schema, name, label,
+                                                                 properties):
     """A store from before the index (dropped here) gets it from ``schema apply``; a second
     apply changes nothing."""
-    store.write("meta/drop_index", name="message_group_instant")
-    assert "message_group_instant" not in {r["name"] for r in store.read("meta/list_indexes")}
+    store.write("meta/drop_index", name=name)
+    assert name not in {r["name"] for r in store.read("meta/list_indexes")}
     report = apply_schema(store, embedder.dimension)
-    assert report.indexes["message_group_instant"] == "ONLINE"
-    row = [r for r in store.read("meta/list_indexes") if r["name"] == "message_group_instant"][0]
-    assert list(row["properties"]) == ["group_id", "instant"] and list(row["labels"]) == ["Message"]
+    assert report.indexes[name] == "ONLINE"
+    row = [r for r in store.read("meta/list_indexes") if r["name"] == name][0]
+    assert list(row["properties"]) == properties and list(row["labels"]) == [label]
     again = apply_schema(store, embedder.dimension)
     assert again.indexes == report.indexes
