@@ -21,6 +21,12 @@ out = Console()
 err = Console(stderr=True)
 
 
+def show_progress(requested: bool, as_json: bool) -> bool:
+    """Whether a command draws a progress bar: asked for (``--progress``, the default), on a
+    terminal (stderr is a TTY), and not in ``--json`` mode, whose output a program reads."""
+    return requested and not as_json and sys.stderr.isatty()
+
+
 def emit_json(obj: object) -> None:
     """Print ``obj`` as JSON on stdout (UTF-8, not ASCII-escaped)."""
     sys.stdout.write(json.dumps(obj, ensure_ascii=False, indent=2, default=str) + "\n")

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional
 
@@ -62,7 +61,7 @@ def derive(
         _print_reports(group, segment, as_json)
         return
 
-    from graphmem.cli.common import command_embedder
+    from graphmem.cli.common import command_embedder, show_progress
     from graphmem.llm import TokenLedger, writer_model
     from graphmem.derived.writer import ReplayWriter, derive_group
 
@@ -85,7 +84,7 @@ def derive(
         with open_store() as store:
             summary = derive_group(
                 store, group, model=model, embedder=command_embedder(), settings=settings,
-                progress=progress and sys.stderr.isatty(), on_segment=on_segment,
+                progress=show_progress(progress, as_json), on_segment=on_segment,
                 max_segments=max_segments,
             )
     except KeyboardInterrupt:

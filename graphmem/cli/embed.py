@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Annotated
 
 import typer
@@ -30,7 +29,7 @@ def embed(
     One run per group at a time: while another run embeds the group, this one says so on
     stderr and waits, then fills what is still missing (--json: waited_s).
     """
-    from graphmem.cli.common import command_embedder
+    from graphmem.cli.common import command_embedder, show_progress
     from graphmem.verbatim.vectors import embed_group
 
     s = get_settings()
@@ -45,7 +44,7 @@ def embed(
     with open_store() as store:
         summary = embed_group(
             store, command_embedder(), group, batch_size=max(s.embed_batch_size, 1000),
-            exact_max=s.vector_exact_max, progress=progress and sys.stderr.isatty(),
+            exact_max=s.vector_exact_max, progress=show_progress(progress, as_json),
             on_wait=lambda runner: err.print(
                 f"{group}: another graphmem embed run ({runner[:8]}) is embedding this group; waiting for it"),
             sentences=sentences, rebuild=rebuild,

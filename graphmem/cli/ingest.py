@@ -91,7 +91,7 @@ def ingest(
         "(source, record, field, rule, raw)")] = None,
 ) -> None:
     """Load a transcript into System 1 (idempotent by message id)."""
-    from graphmem.cli.common import command_embedder
+    from graphmem.cli.common import command_embedder, show_progress
     from graphmem.verbatim.ingest import ingest_conversations
     if embed not in ("now", "later"):
         raise typer.BadParameter("--embed must be now or later")
@@ -104,7 +104,7 @@ def ingest(
         summary = ingest_conversations(
             store, conversations, command_embedder() if embed == "now" else None,
             batch_size=s.write_batch_size if embed == "now" else s.bulk_batch_size,
-            progress=progress and sys.stderr.isatty(), embed=embed, exact_max=s.vector_exact_max,
+            progress=show_progress(progress, as_json), embed=embed, exact_max=s.vector_exact_max,
             workers=s.ingest_workers,
         )
     summary.messages_rejected = n_rejected
