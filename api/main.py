@@ -27,7 +27,7 @@ from fastapi.staticfiles import StaticFiles
 from api import errors
 from api.deps import API_KEY_HEADER, require_api_key
 from api.openapi import forbid_unknown_query
-from api.routes import ask, export, graph, groups, health, jobs, persons, records, search
+from api.routes import ask, export, graph, groups, health, imports, jobs, persons, records, search
 from graphmem import __version__
 from graphmem.access import load_keys
 from graphmem.boundary import Boundary
@@ -155,6 +155,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(graph.page_router)  # the graph page and its static files: no data, no key
     secured = [Depends(require_api_key), strict_query]
     for r in (groups.router, search.router, ask.router, persons.router, records.router, jobs.router, graph.router,
-              export.router):
+              export.router, imports.router):
         app.include_router(r, dependencies=secured)
     return app

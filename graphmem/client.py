@@ -21,16 +21,30 @@ request that reached the server is not resent).
 
 from __future__ import annotations
 
+import base64
+import io
 import re
+import zipfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Generic, Literal, TypeVar, overload
 from urllib.parse import quote
 
 import httpx
 from pydantic import TypeAdapter, ValidationError
 
-from graphmem.core.wire import AskCreate, DeriveJobAccepted, DerivePublic, HealthPublic, IngestPublic, NewMessage, MessagesCreate
+from graphmem.core.wire import (
+    AskCreate,
+    ChatImportCreate,
+    ChatImportPublic,
+    DeriveJobAccepted,
+    DerivePublic,
+    HealthPublic,
+    IngestPublic,
+    MessagesCreate,
+    NewMessage,
+)
 from graphmem.core import errors
 from graphmem.core.limits import check_id
 from graphmem.core.results import (
@@ -143,6 +157,37 @@ def _messages(messages: Sequence[NewMessage | Mapping[str, Any]], name: str) -> 
     return MessagesCreate(name=name, messages=checked).model_dump()
 
 
+ChatFormat = Literal["auto", "slack", "discord", "telegram", "whatsapp"]
+
+
+def _chat_import(path: str | Path, fmt: ChatFormat, on_bad_record: Literal["fail", "skip"]) -> dict[str, Any]:
+    """The body of ``POST /groups/{id}/imports`` for an export on disk: a zip (or a Slack export
+    folder, zipped here in memory) goes as base64, a text or JSON file as its UTF-8 text."""
+    p = Path(path)
+    if p.is_dir():
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+            for f in sorted(p.rglob("*")):
+                if f.is_file() and not f.is_symlink():
+                    z.write(f, f.relative_to(p).as_posix())
+        body = ChatImportCreate(format=fmt, content_base64=base64.b64encode(buf.getvalue()).decode("ascii"),
+                                on_bad_record=on_bad_record)
+    elif p.is_file():
+        data = p.read_bytes()
+        if zipfile.is_zipfile(p):
+            body = ChatImportCreate(format=fmt, content_base64=base64.b64encode(data).decode("ascii"),
+                                    on_bad_record=on_bad_record)
+        else:
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise errors.InvalidInputError(f"not UTF-8 text (byte {e.start})", source=str(p), field="path") from None
+            body = ChatImportCreate(format=fmt, content=text, on_bad_record=on_bad_record)
+    else:
+        raise errors.InvalidInputError("no such file or folder", source=str(p), field="path")
+    return body.model_dump(exclude_none=True)
+
+
 class _Calls:
     """The API's routes as :class:`_Call` values (shared by the sync and async clients)."""
 
@@ -155,6 +200,12 @@ class _Calls:
                         name: str = "") -> _Call[IngestPublic]:
         return _Call("POST", f"/groups/{_group(group_id, append=True)}/messages", IngestPublic,
                      json=_messages(messages, name))
+
+    @staticmethod
+    def import_chat(group_id: str, path: str | Path, fmt: ChatFormat,
+                    on_bad_record: Literal["fail", "skip"]) -> _Call[ChatImportPublic]:
+        return _Call("POST", f"/groups/{_group(group_id, append=True)}/imports", ChatImportPublic,
+                     json=_chat_import(path, fmt, on_bad_record))
 
     @staticmethod
     def derive(group_id: str, max_segments: int | None = None) -> _Call[DerivePublic]:
@@ -305,6 +356,14 @@ class GraphMemClient:
         """
         return self._send(_Calls.append_messages(group_id, messages, name))
 
+    def import_chat(self, group_id: str, path: str | Path, *, format: ChatFormat = "auto",
+                    on_bad_record: Literal["fail", "skip"] = "fail") -> ChatImportPublic:
+        """Import a Slack, Discord, Telegram or WhatsApp export (``POST /groups/{id}/imports``,
+        docs/import.md): a file, a zip, or a Slack export folder (zipped in memory). Idempotent;
+        with ``on_bad_record="skip"`` bad records come back in ``rejects``. Raises
+        InvalidInputError naming the record and field of a bad record (nothing written)."""
+        return self._send(_Calls.import_chat(group_id, path, format, on_bad_record))
+
     def derive(self, group_id: str, max_segments: int | None = None) -> DerivePublic:
         """Run the Writer synchronously over at most ``max_segments`` pending segments.
 
@@ -435,6 +494,10 @@ class AsyncGraphMemClient:
     async def append_messages(self, group_id: str, messages: Sequence[NewMessage | Mapping[str, Any]],
                               name: str = "") -> IngestPublic:
         return await self._send(_Calls.append_messages(group_id, messages, name))
+
+    async def import_chat(self, group_id: str, path: str | Path, *, format: ChatFormat = "auto",
+                          on_bad_record: Literal["fail", "skip"] = "fail") -> ChatImportPublic:
+        return await self._send(_Calls.import_chat(group_id, path, format, on_bad_record))
 
     async def derive(self, group_id: str, max_segments: int | None = None) -> DerivePublic:
         return await self._send(_Calls.derive(group_id, max_segments))

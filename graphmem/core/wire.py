@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
 
 from graphmem.core import limits
@@ -129,6 +129,60 @@ class IngestPublic(BaseModel):
     persons_created: int
     sessions_created: int
     group_created: bool
+
+
+class ChatImportCreate(BaseModel):
+    """``POST /groups/{group_id}/imports``: one platform chat export, as the platform wrote it
+    (docs/import.md), into the group of the path.
+
+    Attributes:
+        format: ``slack``, ``discord`` (DiscordChatExporter JSON), ``telegram`` (``result.json``),
+            ``whatsapp`` (the ``.txt``) or ``auto`` (told from the content's layout).
+        content: the export file's text (UTF-8): WhatsApp's ``.txt``, a DiscordChatExporter
+            ``.json``, Telegram's ``result.json``.
+        content_base64: a ``.zip`` in base64: a Slack workspace export or the zip WhatsApp shares.
+        on_bad_record: ``fail`` (default: nothing is written when a record is bad; 422 names
+            it) or ``skip`` (every good record is written; the bad ones come back in ``rejects``).
+
+    Exactly one of ``content`` and ``content_base64``; the request body is bounded by
+    ``GRAPHMEM_API_MAX_REQUEST_MB`` (413). Other fields are refused (422).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    format: Literal["auto", "slack", "discord", "telegram", "whatsapp"] = "auto"
+    content: str | None = None
+    content_base64: str | None = None
+    on_bad_record: Literal["fail", "skip"] = "fail"
+
+    @model_validator(mode="after")
+    def _one_content(self) -> ChatImportCreate:
+        if (self.content is None) == (self.content_base64 is None):
+            raise ValueError("give exactly one of content (the export's text) and content_base64 (a zip)")
+        return self
+
+
+class RejectPublic(BaseModel):
+    """One bad record left out by ``on_bad_record=skip``: where it is (``source``: ``upload``
+    or ``upload.zip:<member>``; ``record``: line or message id), the ``field`` and the ``rule``
+    broken, and the record as read (``raw``)."""
+
+    source: str
+    record: str
+    field: str
+    rule: str
+    raw: Any = None
+
+
+class ChatImportPublic(IngestPublic):
+    """What an import wrote (the counts of :class:`IngestPublic`), the ``format`` read, and the
+    records left out under ``on_bad_record=skip``: ``messages_rejected`` in all, the first 100
+    in ``rejects`` (``rejects_truncated`` when there were more)."""
+
+    format: str
+    messages_rejected: int = 0
+    rejects: list[RejectPublic] = Field(default_factory=list)
+    rejects_truncated: bool = False
 
 
 class DerivePublic(BaseModel):

@@ -1,0 +1,106 @@
+"""Chat exports through the HTTP API (``POST /groups/{g}/imports``) and the typed client
+(``GraphMemClient.import_chat``), against a real ``graphmem serve`` with a key: each platform's
+fixture export is stored exactly as ``graphmem ingest --format`` stores it (compared field by
+field with a CLI import of the same file), a second upload writes nothing, and a bad record is
+refused naming record and field (nothing written) or, with ``on_bad_record=skip``, returned in
+``rejects`` while the good records are written."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from graphmem.client import GraphMemClient
+from graphmem.core.errors import InvalidInputError
+from tests.integration.test_chat_import import DISCORD, EXPORTS, ingest_cli, rows
+from tests.processes import free_port, start_serve, stop_serve
+
+pytestmark = pytest.mark.neo4j
+KEY = "import-test-key"
+CASES = {
+    "slack": EXPORTS / "slack" / "acme-export",  # a folder: the client zips it
+    "discord": DISCORD,
+    "telegram": EXPORTS / "telegram" / "result.json",
+    "whatsapp": EXPORTS / "whatsapp" / "android.txt",
+}
+
+
+@pytest.fixture(scope="module")
+def url(schema) -> Iterator[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GRAPHMEM_LLM_", "GRAPHMEM_WRITER_"))}
+    env.update(GRAPHMEM_API_KEY=KEY, HF_HUB_OFFLINE="1")
+    port = free_port()
+    proc = start_serve(port, env)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        stop_serve(proc)
+
+
+def _stored(store, gid: str) -> list[dict]:
+    """The group's messages, field by field, without what names the group."""
+    return [{k: v for k, v in r.items() if k != "pos"} for r in rows(store, gid).values()]
+
+
+@pytest.mark.parametrize("fmt", sorted(CASES))
+def test_an_upload_stores_what_the_cli_stores(url, store, make_group, fmt):
+    by_api, by_cli = make_group(f"api-{fmt}"), make_group(f"cli-{fmt}")
+    ingest_cli(CASES[fmt], by_cli)
+    with GraphMemClient(url, api_key=KEY) as gm:
+        first = gm.import_chat(by_api, CASES[fmt])  # format auto
+        assert first.format == fmt and first.group_created and first.messages_written > 0
+        assert first.messages_rejected == 0 and not first.rejects
+        again = gm.import_chat(by_api, CASES[fmt], format=fmt)
+    assert (again.messages_written, again.messages_edited, again.messages_skipped) == (0, 0, first.messages_written)
+    api_rows, cli_rows = _stored(store, by_api), _stored(store, by_cli)
+    assert len(api_rows) == first.messages_written and api_rows == cli_rows
+
+
+def test_a_bad_record_is_named_or_skipped_and_returned(url, store, group_id, tmp_path):
+    data = json.loads(DISCORD.read_text(encoding="utf-8"))
+    data["messages"][3]["timestamp"] = "yesterday"
+    data["messages"][4]["author"] = {"name": "no id"}
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    with GraphMemClient(url, api_key=KEY) as gm:
+        with pytest.raises(InvalidInputError) as e:
+            gm.import_chat(group_id, bad, format="discord")
+        assert e.value.field == "timestamp" and "message 1000000000000000004" in str(e.value)
+        assert "graphmem-import-" not in str(e.value)  # the server's temporary path is not shown
+        assert not rows(store, group_id)  # nothing written
+        got = gm.import_chat(group_id, bad, format="discord", on_bad_record="skip")
+    assert got.messages_written == len(data["messages"]) - 2 and got.messages_rejected == 2
+    assert [(r.record, r.field) for r in got.rejects] == [("message 1000000000000000004", "timestamp"),
+                                                         ("message 1000000000000000005", "author.id")]
+    assert got.rejects[0].source == "upload.json" and got.rejects[0].raw["timestamp"] == "yesterday"
+    assert len(rows(store, group_id)) == got.messages_written
+
+
+def test_the_body_is_checked_before_any_work(url, group_id):
+    whatsapp = CASES["whatsapp"].read_text(encoding="utf-8")
+    post = f"{url}/groups/{group_id}/imports"
+    with httpx.Client(timeout=60) as http:
+        r = http.post(post, json={"content": whatsapp})
+        assert r.status_code == 401  # no key
+        r = http.post(post, headers={"X-API-Key": KEY}, content=whatsapp.encode(),
+                      params={"format": "whatsapp"})
+        assert r.status_code in (415, 422)  # raw text is not the JSON body
+        r = http.post(post, headers={"X-API-Key": KEY}, json={"content": whatsapp, "content_base64": "UEs="})
+        assert r.status_code == 422 and "exactly one" in r.json()["detail"]
+        r = http.post(post, headers={"X-API-Key": KEY}, json={"content_base64": "not base64!"})
+        assert r.status_code == 422 and r.json()["field"] == "content_base64"
+        r = http.post(post, headers={"X-API-Key": KEY}, json={"content": "just some words\n"})
+        assert r.status_code == 422 and r.json()["field"] == "format"
+        r = http.post(post, headers={"X-API-Key": KEY}, json={"content": whatsapp, "format": "whatsapp",
+                                                              "speaker": "x"})
+        assert r.status_code == 422 and "speaker" in r.json()["detail"]
+        r = http.post(post, headers={"X-API-Key": KEY},
+                      json={"content_base64": base64.b64encode(b"PK\x03\x04 broken zip").decode()})
+        assert r.status_code == 422
+        assert http.get(f"{url}/groups/{group_id}/roster", headers={"X-API-Key": KEY}).status_code == 404
