@@ -20,7 +20,7 @@ from importlib import resources
 from typing import Any, TypeVar
 
 import neo4j
-from neo4j import Driver, GraphDatabase, RoutingControl
+from neo4j import Driver, GraphDatabase, NotificationDisabledClassification, RoutingControl
 from neo4j.exceptions import (
     AuthError,
     ConfigurationError,
@@ -114,6 +114,13 @@ def open_driver(settings: Settings) -> Driver:
             # is retried for GRAPHMEM_NEO4J_RETRY_S, not the driver's 30 s
             connection_timeout=s.neo4j_connect_timeout_s, max_transaction_retry_time=s.neo4j_retry_s,
             connection_acquisition_timeout=max(30.0, s.neo4j_connect_timeout_s),
+            # "property/label does not exist" is the normal state of a young store (no edit, no
+            # derived memory yet), and "index does not exist / already exists" the point of DROP
+            # ... IF EXISTS / CREATE ... IF NOT EXISTS: the server does not send them, so no caller
+            # (a library user's Memory included) sees a warning for a valid query; performance
+            # hints and deprecations still come
+            notifications_disabled_classifications=[NotificationDisabledClassification.UNRECOGNIZED,
+                                                    NotificationDisabledClassification.SCHEMA],
         )
         driver.verify_connectivity()
     except (ServiceUnavailable, AuthError, ConfigurationError, OSError, ValueError) as e:
