@@ -42,6 +42,23 @@ def serve_command(
     uvicorn.run(
         "api.main:create_app", factory=True, host=bind,
         port=port or settings.api_port, workers=workers, log_level=log_level,
+        log_config=app_log_config(log_level),
         # slow headers: closed after GRAPHMEM_API_HEADER_TIMEOUT_S; slow bodies: 408 (boundary)
         http=PROTOCOL, timeout_keep_alive=5,
     )
+
+
+def app_log_config(log_level: str) -> dict[str, object]:
+    """uvicorn's logging configuration plus graphmem's own loggers (``api``, ``graphmem``) at
+    ``log_level`` on stderr, in every worker: without it their info lines (the embedder's load
+    at start-up, jobs resumed) had no handler and only warnings reached the terminal."""
+    import copy
+
+    from uvicorn.config import LOGGING_CONFIG
+
+    config: dict[str, object] = copy.deepcopy(LOGGING_CONFIG)
+    loggers = config["loggers"]
+    assert isinstance(loggers, dict)
+    for name in ("api", "graphmem"):
+        loggers[name] = {"handlers": ["default"], "level": log_level.upper(), "propagate": False}
+    return config
