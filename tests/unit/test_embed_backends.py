@@ -135,3 +135,22 @@ def test_backend_and_device_are_checked():
     assert info.value.field == "embed_device"
     assert resolve_backend("onnx") == "onnx"
     assert resolve_backend("auto", device="cpu") == "onnx"
+
+
+def test_auto_takes_torch_only_on_a_visible_nvidia_gpu_with_torch_installed(monkeypatch):
+    """``auto``: torch when an NVIDIA driver is visible and torch + sentence-transformers are
+    installed, onnx otherwise (without a GPU, or a GPU machine with the base install)."""
+    import graphmem.core.embed as embed
+
+    installed = {"torch": True, "sentence_transformers": True}
+    monkeypatch.setattr(embed, "_installed", lambda name: installed.get(name, False))
+    for gpu, want in ((True, "torch"), (False, "onnx")):
+        monkeypatch.setattr(embed, "_nvidia_visible", lambda gpu=gpu: gpu)
+        assert resolve_backend("auto") == want
+        assert resolve_backend("auto", device="cpu") == "onnx"  # CPU asked for: onnx even on a GPU machine
+    monkeypatch.setattr(embed, "_nvidia_visible", lambda: True)
+    installed["torch"] = False
+    assert resolve_backend("auto") == "onnx"  # the base install on a GPU machine
+    with pytest.raises(InvalidInputError) as info:
+        resolve_backend("torch")
+    assert info.value.field == "embed_backend" and "graphmem[gpu]" in str(info.value)
