@@ -157,6 +157,39 @@ def test_telegram_export_fields(store, group_id):
     assert (got["8"]["text"], got["8"]["no_text"], got["8"]["search_text"]) == ("   ", True, None)
 
 
+def test_telegram_full_export_keeps_each_chat_apart_and_replies_to_a_photo(store, group_id, tmp_path):
+    """A full Telegram export (``chats.list`` and ``left_chats``): each chat a channel, ids
+    ``<chat id>:<id>`` (two chats both have a message 2), replies resolved inside their own chat
+    (also to a photo without text), one person across chats by ``from_id``."""
+    one = json.loads((EXPORTS / "telegram" / "result.json").read_text(encoding="utf-8"))
+    other = {"name": "Ops/Room", "type": "private_supergroup", "id": 5000000002, "messages": [
+        {"id": 2, "type": "message", "date": "2025-07-03T09:00:00", "date_unixtime": "1751522400",
+         "from": "Mei", "from_id": "user111", "photo": "photos/map.jpg", "text": "", "text_entities": []},
+        {"id": 3, "type": "message", "date": "2025-07-03T09:01:00", "date_unixtime": "1751522460",
+         "from": "Li", "from_id": "user444", "reply_to_message_id": 2, "text": "that map is old",
+         "text_entities": []},
+    ]}
+    left = {"name": "Old chat", "type": "private_group", "id": 6000000003, "messages": [
+        {"id": 1, "type": "message", "date": "2025-06-01T08:00:00", "date_unixtime": "1748757600",
+         "from": "Ben", "from_id": "user222", "text": "bye all", "text_entities": []}]}
+    path = tmp_path / "result.json"
+    path.write_text(json.dumps({"about": "full export", "chats": {"about": "", "list": [one, other]},
+                                "left_chats": {"about": "", "list": [left]}}, ensure_ascii=False),
+                    encoding="utf-8")
+    summary = ingest_cli(path, group_id)
+    got = rows(store, group_id)
+    assert summary["messages_written"] == len(one["messages"]) + 3 == len(got)
+    assert {r["channel"] for r in got.values()} == {"Trip 🌴 2025", "Ops-Room", "Old chat"}  # "/" is not id-safe
+    first, second = got["4000000001:2"], got["5000000002:2"]
+    assert first["channel"] != second["channel"] and first["text"].startswith("Deposit due Friday")
+    assert (second["no_text"], second["files"], second["person"]) == (True, ["photos/map.jpg"], "user111")
+    reply = got["5000000002:3"]
+    assert (reply["reply_to"], reply["reply_link"]) == ("5000000002:2", "5000000002:2")  # its own chat's 2
+    assert got["4000000001:3"]["reply_link"] == "4000000001:2"
+    assert got["6000000003:1"]["person"] == "user222" == got["4000000001:3"]["person"]
+    assert (ingest_cli(path, group_id)["messages_written"]) == 0
+
+
 @pytest.mark.parametrize("name", ["android.txt", "ios.txt"])
 def test_whatsapp_export_fields_and_stable_ids(store, group_id, name):
     path = EXPORTS / "whatsapp" / name
