@@ -89,6 +89,11 @@ def build_timeline(store: Store, group_id: str) -> Timeline:
     )
 
 
+def _n(count: int, noun: str) -> str:
+    """``1 record``, ``2 records``."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
 def _plain(text: str, limit: int) -> str:
     """Text matplotlib draws as written: no characters beyond the BMP (emoji: the default font
     has none), cut to ``limit`` characters, and every ``$`` escaped, so a name such as
@@ -200,8 +205,9 @@ def render_timeline_png(timeline: Timeline, *, width_in: float = 10.0, dpi: int 
     sent: dict[str, int] = {}
     for m in known:
         sent[m.person] = sent.get(m.person, 0) + 1
-    counted = [f"{_plain(label, 24)}\n{per_row.get(pid, 0)} records, {len(timeline.decisions)} decisions"
-               if pid == memory.GROUP else f"{_plain(label, 24)}\n{sent.get(pid, 0)} msgs, {per_row.get(pid, 0)} records"
+    counted = [f"{_plain(label, 24)}\n{_n(per_row.get(pid, 0), 'record')}, {_n(len(timeline.decisions), 'decision')}"
+               if pid == memory.GROUP else
+               f"{_plain(label, 24)}\n{_n(sent.get(pid, 0), 'msg')}, {_n(per_row.get(pid, 0), 'record')}"
                for pid, label in zip(rows, labels)]
     ax.set_yticks(range(len(rows)), list(reversed(counted)), fontsize=8)
     ax.set_ylim(-0.6, len(rows) - 0.1)
