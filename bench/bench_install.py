@@ -13,6 +13,7 @@ wheel WITHOUT extras (pip's cache warm, as on a second install) and prints:
   process each run, median of ``--runs``);
 - the MCP first call: ``pip install mcp`` (the ``mcp`` extra) into the same venv, then the wall
   time from starting ``graphmem mcp`` (stdio) to the first ``search_messages`` result (median of 3);
+- ``import graphmem.client`` time with httpx (the ``client`` extra; median of ``--runs``);
 - texts/s of the onnx backend (base venv) and of the torch backend (this interpreter, when
   sentence-transformers is installed), batch encoding and single queries.
 
@@ -180,6 +181,12 @@ def main() -> None:
         t = time.perf_counter()
         run([str(py), "-m", "pip", "install", "-q", "mcp>=2.3,<3"])
         print(f"mcp extra installed in {time.perf_counter() - t:.1f} s, venv now {du_mb(venv):.0f} MB")
+        imp = []  # the mcp extra brings httpx, all the typed client needs (the client extra)
+        for _ in range(args.runs):
+            out = run([str(py), "-c", "import time; t = time.perf_counter(); import graphmem.client; "
+                                      "print(time.perf_counter() - t)"], env=env, cwd=tmp)
+            imp.append(float(out.stdout))
+        print(f"import graphmem.client: {statistics.median(imp):.3f} s (median of {args.runs}; target 0.5 s)")
         firsts = [mcp_first_call(gm, env) for _ in range(3)]
         print(f"MCP first call (start to first search_messages result): {statistics.median(firsts):.2f} s "
               f"median ({', '.join(f'{x:.2f}' for x in firsts)})")
