@@ -23,6 +23,14 @@ $(BIN)/graphmem: pyproject.toml
 
 setup: $(BIN)/graphmem
 
+# The MCP Inspector CLI (Node), which tests/integration/test_mcp_schemas.py drives against
+# `graphmem mcp`; pinned, into .graphmem/tools; without npm (or offline) that one test skips.
+INSPECTOR := .graphmem/tools/node_modules/.bin/mcp-inspector
+$(INSPECTOR):
+	@command -v npm >/dev/null 2>&1 && npm install --silent --no-audit --no-fund --prefix .graphmem/tools \
+		"@modelcontextprotocol/inspector@2.12.0" >/dev/null 2>&1 \
+		|| echo "MCP Inspector CLI not installed (no npm or no registry): its test will skip"
+
 neo4j: setup
 	$(BIN)/graphmem neo4j start
 	$(BIN)/graphmem schema apply
@@ -47,7 +55,7 @@ demo: neo4j
 # Type check of the library (config in pyproject.toml), the wheel without extras in a fresh
 # venv (tests/smoke_wheel.sh: what a plain `pip install graphmem` runs), then every test
 # (tests/unit need no database; tests/integration use the Neo4j started above).
-test: neo4j
+test: neo4j $(INSPECTOR)
 	$(BIN)/mypy
 	bash tests/smoke_wheel.sh $(PY)
 	$(BIN)/pytest -q tests
