@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import base64
 import binascii
+import io
 import os
 import tempfile
+import zipfile
 from pathlib import Path as FilePath
 from typing import Annotated
 
@@ -26,7 +28,22 @@ MAX_REJECTS_SHOWN = 100
 """Rejected records returned in one response (``rejects_truncated`` says when there were more)."""
 
 
-def _upload(body: ChatImportCreate, folder: FilePath) -> tuple[FilePath, str]:
+def _check_unpacked(data: bytes, limit_mb: float) -> None:
+    """Refuse a zip whose members would unpack to more than ``limit_mb`` MB (a zip bomb: the
+    request limit bounds the zip, not what it holds) or that is no zip at all."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as z:
+            unpacked = sum(i.file_size for i in z.infolist())
+    except zipfile.BadZipFile:
+        raise InvalidInputError("content_base64 is not a zip file", source="api", field="content_base64") from None
+    if unpacked > limit_mb * 1024 * 1024:
+        raise InvalidInputError(
+            f"the zip unpacks to {unpacked / 1024 / 1024:.0f} MB, over GRAPHMEM_API_MAX_IMPORT_UNPACKED_MB "
+            f"({limit_mb:.0f} MB): import it with `graphmem ingest` where the file is", source="api",
+            field="content_base64")
+
+
+def _upload(body: ChatImportCreate, folder: FilePath, limit_mb: float) -> tuple[FilePath, str]:
     """Write the uploaded export into ``folder`` (0700, removed after the request) as the file a
     loader reads; returns its path and the name errors call it by."""
     if body.content_base64 is not None:
@@ -35,6 +52,7 @@ def _upload(body: ChatImportCreate, folder: FilePath) -> tuple[FilePath, str]:
         except (binascii.Error, ValueError):
             raise InvalidInputError("not valid base64", source="api", field="content_base64") from None
         name = "upload.zip"
+        _check_unpacked(data, limit_mb)
     else:
         data = (body.content or "").encode("utf-8", "surrogatepass")
         name = "upload.json" if (body.content or "").lstrip("\ufeff \t\r\n")[:1] in ("{", "[") else "upload.txt"
@@ -68,7 +86,7 @@ def post_import(
     request limit (413) is imported with ``graphmem ingest`` where the file is.
     """
     with tempfile.TemporaryDirectory(prefix="graphmem-import-") as tmp:
-        path, name = _upload(body, FilePath(tmp))
+        path, name = _upload(body, FilePath(tmp), settings.api_max_import_unpacked_mb)
         rejects: list[Reject] | None = [] if body.on_bad_record == "skip" else None
         try:
             fmt = detect_format(path) if body.format == "auto" else body.format

@@ -148,6 +148,9 @@ class Settings(BaseSettings):
     api_host: str = "127.0.0.1"
     api_port: int = 8000
     api_max_request_mb: float = 32.0  # larger request bodies are refused with 413
+    # A zip posted to POST /groups/{g}/imports may unpack to at most this much (its members'
+    # declared sizes, which zipfile holds the reading to): a 32 MB zip of zeros is 30 GB
+    api_max_import_unpacked_mb: float = 512.0
     api_cors_origins: str = ""  # comma-separated origins allowed by CORS ("" = CORS off)
     # More keys, each limited to some groups and/or read-only (JSON file, graphmem/access.py).
     api_keys_file: Path | None = None

@@ -8,8 +8,10 @@ refused naming record and field (nothing written) or, with ``on_bad_record=skip`
 from __future__ import annotations
 
 import base64
+import io
 import json
 import os
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -103,4 +105,12 @@ def test_the_body_is_checked_before_any_work(url, group_id):
         r = http.post(post, headers={"X-API-Key": KEY},
                       json={"content_base64": base64.b64encode(b"PK\x03\x04 broken zip").decode()})
         assert r.status_code == 422
+        bomb = io.BytesIO()  # 600 MB of zeros in a 0.6 MB zip: refused from the members' sizes
+        with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as z:
+            with z.open("general/2025-07-01.json", "w", force_zip64=True) as member:
+                for _ in range(600):
+                    member.write(bytes(1024 * 1024))
+        r = http.post(post, headers={"X-API-Key": KEY},
+                      json={"format": "slack", "content_base64": base64.b64encode(bomb.getvalue()).decode()})
+        assert r.status_code == 422 and r.json()["field"] == "content_base64" and "unpacks to 600 MB" in r.json()["detail"]
         assert http.get(f"{url}/groups/{group_id}/roster", headers={"X-API-Key": KEY}).status_code == 404
