@@ -72,7 +72,7 @@ def parse_json_bytes(raw: bytes, source: str) -> Any:
 
     Raises:
         InvalidInputError: field ``encoding`` (not UTF-8, record ``line L``) or ``json`` (record
-            ``line L col C``).
+            ``line L col C``; none when it nests deeper than the parser goes).
     """
     try:
         text = raw.decode("utf-8-sig")
@@ -87,6 +87,8 @@ def parse_json_bytes(raw: bytes, source: str) -> Any:
         raise InvalidInputError(
             f"malformed JSON: {e.msg}", source=source, record=f"line {e.lineno} col {e.colno}", field="json"
         ) from e
+    except RecursionError:  # "[[[[...": no export nests this deep
+        raise InvalidInputError("JSON nested too deeply", source=source, field="json") from None
 
 
 @dataclass

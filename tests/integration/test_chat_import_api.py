@@ -105,6 +105,8 @@ def test_the_body_is_checked_before_any_work(url, group_id):
         r = http.post(post, headers={"X-API-Key": KEY},
                       json={"content_base64": base64.b64encode(b"PK\x03\x04 broken zip").decode()})
         assert r.status_code == 422
+        r = http.post(post, headers={"X-API-Key": KEY}, json={"format": "discord", "content": "[" * 200_000})
+        assert r.status_code == 422 and r.json()["field"] == "json", r.text
         bomb = io.BytesIO()  # 600 MB of zeros in a 0.6 MB zip: refused from the members' sizes
         with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as z:
             with z.open("general/2025-07-01.json", "w", force_zip64=True) as member:
