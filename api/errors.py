@@ -171,10 +171,10 @@ def slashed_group(scope: dict[str, Any]) -> str | None:
 
 
 def slashed_group_error(method: str, path: str, group_id: str) -> GraphMemError:
-    """What the library answers for a group id holding ``/``: on ``POST .../messages`` the id
-    grammar's :class:`InvalidInputError` (field ``group``, as ingest), else
-    :func:`graphmem.core.errors.no_group` (404, saying why)."""
-    if method == "POST" and path.rstrip("/").endswith("/messages"):
+    """What the library answers for a group id holding ``/``: on the routes that create a group
+    (``POST .../messages``, ``POST .../imports``) the id grammar's :class:`InvalidInputError`
+    (field ``group``, as ingest), else :func:`graphmem.core.errors.no_group` (404, saying why)."""
+    if method == "POST" and path.rstrip("/").endswith(("/messages", "/imports")):
         try:
             check_id(group_id, field="group", source="api", slash=False)
         except InvalidInputError as bad:

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.neo4j
 BODIES = {("POST", "/groups/{group_id}/ask"): {"question": "who chose the trail?"}}
 QUERIES = {("GET", "/groups/{group_id}/search"): {"q": "trail"}}
 #: routes that create the group (an unknown group is not an error there)
-CREATING = {("POST", "/groups/{group_id}/messages")}
+CREATING = {("POST", "/groups/{group_id}/messages"), ("POST", "/groups/{group_id}/imports")}
 NOT_IN_SCHEMA = [("GET", "/groups/{group_id}/timeline.png"), ("GET", "/groups/{group_id}/view")]
 
 
@@ -93,6 +93,9 @@ def test_a_group_id_with_a_slash_gets_the_librarys_answer_on_every_route(store, 
                 assert r.json() == want, (method, path)
             r = client.post(f"/groups/{quote(gid, safe='')}/messages",
                             json={"messages": [{"id": "m1", "speaker": "Ana", "text": "hi", "ts": "2026-03-01T10:00:00"}]})
+            assert r.status_code == 422 and r.json()["field"] == "group" and "'/'" in r.json()["detail"], r.text
+            r = client.post(f"/groups/{quote(gid, safe='')}/imports",
+                            json={"content": "01/07/2025, 10:00 - Ana: hi\n", "format": "whatsapp"})
             assert r.status_code == 422 and r.json()["field"] == "group" and "'/'" in r.json()["detail"], r.text
             assert client.get(f"/groups/{head}/roster").status_code == 200  # the real group still answers
 
