@@ -216,7 +216,11 @@ class ForgetSummary(BaseModel):
     """What erasing one person removed (all zero / empty when there was nothing left to erase).
 
     Attributes:
-        group_id / person_id: whose data.
+        group_id / person_id: whose data (the stored id erased, whatever spelling of it was
+            asked for; the id as asked when nothing was left to erase).
+        person_ids: every Person id erased: the one asked for and any stored under another
+            spelling of the same identity (NFC/NFD, case, surrounding whitespace:
+            :func:`graphmem.core.limits.same_identity`); empty when nothing was left.
         messages_deleted: messages the person sent.
         records_deleted: derived records (nodes, every version) erased: those that hold the
             person's words whoever their source (``records_with_their_words``), those the
@@ -237,6 +241,7 @@ class ForgetSummary(BaseModel):
 
     group_id: str
     person_id: str
+    person_ids: list[str] = Field(default_factory=list)
     messages_deleted: int = 0
     records_deleted: int = 0
     records_with_their_words: int = 0
