@@ -168,9 +168,9 @@ Reply with the {target} question only."""
 
 #: Markers the scripted test server routes on (each occurs in exactly one system prompt).
 MARKERS = {
-    "rewrite": "You translate one question about a group chat into the language",
     "project": "You plan which slice of a group chat's memory",
     "select": "You pick verbatim excerpts from a group chat",
     "sufficiency": "Below is all of the material the answerer will get",
     "answer": "You answer a question about a conversation among several people",
+    "rewrite": "You translate one question about a group chat into the language",
 }
