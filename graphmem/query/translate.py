@@ -4,8 +4,10 @@ retrieval, when an answer model is set (issue 27, item 11).
 The embedding model is English-only and the fulltext index matches words, so a Spanish,
 Japanese or Chinese question about English messages finds little. When ``ask`` has an answer
 model, :func:`rewrite_question` tells the question's language and the group's (fastText, as
-:mod:`graphmem.core.language` does for the warning), and when they differ asks the model for
-the question in the group's language (prompt :data:`graphmem.query.prompts.REWRITE_SYSTEM`; the
+:mod:`graphmem.core.language` does for the warning: the language most of the group's latest 40
+messages are in), and when they differ - and the group does not write in the question's language
+too (under :data:`MIN_SHARE` of those messages) - asks the model for the question in the
+group's language (prompt :data:`graphmem.query.prompts.REWRITE_SYSTEM`; the
 question is fenced as data, never instructions). Project, System 1 and System 2 then search
 with the rewrite; the answerer still gets the question as asked, and the result says what was
 searched (``AskResult.search_question`` and a note). Without a model nothing is rewritten and the
@@ -19,6 +21,7 @@ as asked and the note says why.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 
 from graphmem.core import language, limits
@@ -28,10 +31,13 @@ from graphmem.llm import ChatModel, Usage
 from graphmem.query import prompts
 from graphmem.store.db import Store
 
-__all__ = ["SAMPLE_MESSAGES", "Rewrite", "group_language", "rewrite_question"]
+__all__ = ["MIN_SHARE", "SAMPLE_MESSAGES", "Rewrite", "group_language", "group_languages", "rewrite_question"]
 
 SAMPLE_MESSAGES = 40
-"""The group's latest messages (with text) whose language is the group's language."""
+"""The group's latest messages (with text) whose languages are the group's."""
+MIN_SHARE = 0.2
+"""A group of which at least this share of the sampled messages is in the question's language
+writes in it too: the question is searched as asked (a rewrite would lose those messages)."""
 
 
 @dataclass
@@ -55,12 +61,26 @@ class Rewrite:
     usages: list[Usage] = field(default_factory=list)
 
 
-def group_language(store: Store, group_id: str) -> str | None:
-    """ISO 639-1 code of the language of the group's latest :data:`SAMPLE_MESSAGES` messages
-    (those with text, judged together, first 4000 characters), or None when it cannot be told.
-    One index seek from the group's end (about 2 database hits per message read)."""
+def group_languages(store: Store, group_id: str) -> Counter[str]:
+    """Languages of the group's latest :data:`SAMPLE_MESSAGES` messages with text: one count per
+    message whose language is told (:func:`graphmem.core.language.detect`: 12 letters or more);
+    when none is, the messages judged together (first 4000 characters) count once. One index seek
+    from the group's end (about 3 database hits per message read)."""
     rows = store.read("query/group_language_sample", group_id=group_id, n=SAMPLE_MESSAGES)
-    return language.detect(" ".join(str(r["text"]) for r in rows if not r["no_text"])[:4000])
+    texts = [str(r["text"]) for r in rows if not r["no_text"]]
+    found: Counter[str] = Counter(code for code in map(language.detect, texts) if code)
+    if not found:
+        whole = language.detect(" ".join(texts)[:4000])
+        if whole:
+            found[whole] = 1
+    return found
+
+
+def group_language(store: Store, group_id: str) -> str | None:
+    """ISO 639-1 code of the language most of the group's latest messages are in
+    (:func:`group_languages`), or None when it cannot be told."""
+    found = group_languages(store, group_id)
+    return found.most_common(1)[0][0] if found else None
 
 
 def _name(code: str) -> str:
@@ -110,9 +130,12 @@ def rewrite_question(store: Store, group_id: str, question: str, model: ChatMode
     asked = language.detect(question)
     if asked is None:
         return Rewrite(question)
-    target = group_language(store, group_id)
+    found = group_languages(store, group_id)
+    target = found.most_common(1)[0][0] if found else None
     if target is None or language.same_family(asked, target):
         return Rewrite(question, asked=asked, target=target or "")
+    if sum(n for code, n in found.items() if language.same_family(code, asked)) >= MIN_SHARE * sum(found.values()):
+        return Rewrite(question, asked=asked, target=target)  # the group writes in the question's language too
     src, dst = language.NAMES.get(asked, asked), language.NAMES.get(target, target)
     messages = [
         {"role": "system", "content": prompts.REWRITE_SYSTEM},

@@ -212,3 +212,29 @@ def test_the_api_and_mcp_search_with_the_rewrite(family, scripted_llm, monkeypat
             assert "English rewrite" in compact["note"] and compact["answer"] == "scripted answer"
 
     anyio.run(session)
+
+
+def test_a_group_that_also_writes_in_the_questions_language_is_searched_as_asked(store, embedder, group_id,
+                                                                                  scripted_llm):
+    """A bilingual group: rewriting a Spanish question into English would lose the Spanish
+    messages, so it is searched as asked (no model call) and finds the Spanish evidence."""
+    from graphmem.query.prompts import MARKERS
+    from tests.factories import conversation
+
+    english = ["We should book the cabin by the lake for August", "The train leaves at seven in the morning",
+               "I can bring the big tent and two sleeping bags", "Who is driving us to the station on Friday?",
+               "Remember to buy sunscreen and mosquito spray", "The weather forecast says sunny all week long",
+               "Dinner is at eight, please do not be late again", "Can someone check whether the cabin has wifi?",
+               "I will pay the deposit for the cabin tomorrow", "Let us meet at the bakery before the train leaves",
+               "The kids want to go swimming every single day", "Please send me the photos from the hike yesterday"]
+    spanish = ["Yo llevo la guitarra y las canciones para la fogata", "Mi hermana no puede venir el primer fin de semana",
+               "Compré las entradas del museo para el martes"]
+    # 3 of 15 messages in Spanish (the share MIN_SHARE names); judged as one text, fastText calls
+    # this group English (0.63), which alone would have sent the question to be rewritten
+    rows = [{"speaker": "Ann", "text": t} for t in english] + [{"speaker": "Luis", "text": t} for t in spanish]
+    ingest_conversations(store, [conversation(group_id, rows)], embedder)
+    model = _rewriting_model(scripted_llm, {})
+    result = ask(runtime_of(store, embedder, model=model), group_id, "¿Quién va a llevar la guitarra para la fogata?")
+    assert result.search_question == "" and "rewrite" not in result.usage
+    assert not [r for r in scripted_llm.chat_requests if MARKERS["rewrite"] in r["messages"][0]["content"]]
+    assert "m0012" in {e.id for e in result.excerpts}  # Luis's guitar, found as asked
