@@ -2,7 +2,7 @@
 // and the OWNER, SOURCE and FROM links. The layer label comes from a whitelist in
 // graphmem.derived.memory (Core | Profile | Interaction | Insight), never from user input.
 // Parameters: $group_id (str); $rows (list of maps, one per record):
-//   id (str, entry_id), label (str, layer label), layer (str), utype (str), content (str),
+//   id (str, entry_id), label (str, layer label), layer (str), utype (str), content (str, NFC),
 //   content_grams (str or null: bigram tokens of its unspaced-script runs, graphmem.core.text.gram_field),
 //   ts (str, ISO-8601), instant (float, epoch seconds of ts), session (str),
 //   turn_created (int), confidence (float in [0, 1]), segment (str, Segment marker id),

@@ -12,7 +12,9 @@ from graphmem.cli.common import emit_json, open_runtime, out
 
 def forget(
     group: Annotated[str, typer.Option("--group", "-g", help="Group id.")],
-    person: Annotated[str, typer.Option("--person", "-p", help="Person id (speaker_id, else display name).")],
+    person: Annotated[str, typer.Option("--person", "-p", help=(
+        "Person id (speaker_id, else display name), in any spelling of it: NFC or NFD, any case, "
+        "surrounding spaces."))],
     as_json: Annotated[bool, typer.Option("--json", help="Print what was erased as JSON.")] = False,
 ) -> None:
     """Erase one person's data from a group (idempotent).
@@ -21,7 +23,7 @@ def forget(
     from their messages, or quoting them), the records they own or are the source of, their
     words in the neighbours' search documents, the first-load importer's CSV files of the
     group, and the Person node. Running it again erases nothing. Exit status 1 for an unknown
-    group."""
+    group, or a person id that names nobody but resembles a member (with a "did you mean")."""
     from graphmem.groups.service import forget_person
 
     with open_runtime(models=False) as rt:
@@ -30,7 +32,7 @@ def forget(
         emit_json(summary.model_dump())
     else:
         out.print(
-            f"{person} in {group}: {summary.messages_deleted} messages and {summary.records_deleted} "
+            f"{', '.join(summary.person_ids) or person} in {group}: {summary.messages_deleted} messages and {summary.records_deleted} "
             f"records erased ({summary.records_with_their_words} of other sources held their words), "
             f"{summary.chains_repaired} chains repaired, {summary.segments_redacted} segment reports "
             f"redacted, {len(summary.import_files_removed)} importer files removed, person "

@@ -50,12 +50,13 @@ def mcp_command(
             err.print(f"[bold red]WARNING:[/bold red] {open_warning(bind, 'graphmem mcp')}", highlight=False)
     try:
         from graphmem.mcp_server import build_server, http_app
+        from graphmem.mcp_stdio import run_stdio
     except ImportError as e:  # the optional extra is missing
         raise InvalidInputError(f"graphmem mcp needs the MCP SDK: pip install 'graphmem[mcp]' ({e})") from e
 
     server = build_server(settings, tools=tools, groups=group or None, read_only=read_only)  # type: ignore[arg-type]
     if transport == "stdio":
-        server.run("stdio")
+        run_stdio(server)  # the SDK's transport, answering also requests whose JSON it cannot read
         return
     import uvicorn
 

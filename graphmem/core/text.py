@@ -21,6 +21,7 @@ __all__ = [
     "gram_token",
     "lucene_query",
     "normalise_content",
+    "search_form",
     "short_repr",
     "split_sentences",
     "strip_think",
@@ -74,15 +75,31 @@ FUNCTION_WORDS = frozenset(
 )
 
 
+def search_form(text: str) -> str:
+    """``text`` in the form it is searched in: NFC (Unicode canonical composition).
+
+    ``"cafe\u0301"`` (NFD, as macOS file names and some keyboards send it) and ``"caf\u00e9"``
+    are one word to Lucene only when both reach it in one form: every search document (a
+    message's ``search_text`` and ``search_grams``, a derived record's ``content``) is stored in
+    this form, and every query (:func:`lucene_query`, the group-local BM25's
+    :func:`graphmem.recall.lexical.analyze`) is put in it, while a message's ``text`` stays
+    as received (docs/reliability.md "Identity in every spelling"). Already-NFC text (the usual
+    case) is returned unchanged after Python's quick check.
+    """
+    return unicodedata.normalize("NFC", text or "")
+
+
 def normalise_content(text: str) -> str:
     """Normalised content used for duplicate and "unchanged" checks.
 
-    Case-folded word runs (Unicode ``\\w+``: any script) joined by single spaces, so
-    punctuation, case and spacing never make two records differ.
+    Case-folded word runs (Unicode ``\\w+``: any script) of the NFC text joined by single
+    spaces, so punctuation, case, spacing and the Unicode form (``"cafe\u0301"`` and
+    ``"caf\u00e9"``: in NFD the accent is no word character and would split the word) never make
+    two records differ; erasure finds a quote of a message in either form by it.
 
     Source: SpeakerMem-R1 App. E (normalised content in the action keys of eq. 19).
     """
-    return " ".join(_WORD.findall((text or "").casefold()))
+    return " ".join(_WORD.findall(search_form(text).casefold()))
 
 
 #: Scripts written without spaces between words, as (first, last) code points: Han (with the
@@ -142,9 +159,11 @@ def lucene_query(text: str) -> str:
     """Turn free text into a safe Lucene query: word tokens, lower-cased, OR-ed.
 
     Lower-casing keeps words such as AND/OR/NOT from acting as operators; every Lucene special
-    character is dropped because only ``\\w`` runs survive.
+    character is dropped because only ``\\w`` runs survive. The text is put in NFC first
+    (:func:`search_form`), the form the documents are indexed in: ``"Zu\u0308rich"`` asks for
+    ``zürich``, not for ``zu`` and ``rich``.
     """
-    return " ".join(t.lower() for t in _TOKEN.findall(text))
+    return " ".join(t.lower() for t in _TOKEN.findall(search_form(text)))
 
 
 def strip_think(text: str | None) -> str:

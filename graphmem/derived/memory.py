@@ -56,7 +56,7 @@ from graphmem.core.model import (  # constants re-exported: they moved to graphm
     UTYPES,
     StoredMessage,
 )
-from graphmem.core.text import gram_field, normalise_content
+from graphmem.core.text import gram_field, normalise_content, search_form
 from graphmem.core.times import now_iso, to_instant
 from graphmem.core.results import (  # moved to the light result models; re-exported
     DerivedRecord as DerivedRecord,
@@ -294,7 +294,9 @@ def _record_rows(segment_id: str, records: Sequence[NewRecord]) -> list[dict[str
             "label": layer_label(r.layer),  # whitelisted label, never user input
             "layer": r.layer,
             "utype": r.utype,
-            "content": r.content,
+            # NFC, the form every search document is in (core.text.search_form): the Writer's
+            # words, not the chat's, so only their Unicode form changes, never what they say
+            "content": search_form(r.content),
             "content_grams": gram_field(r.content),
             "ts": r.ts,
             "instant": to_instant(r.ts),

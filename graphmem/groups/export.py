@@ -32,13 +32,13 @@ from __future__ import annotations
 
 import json
 import re
-import unicodedata
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
+from graphmem.core import limits
 from graphmem.core.embed import Embedder
 from graphmem.core.results import DEFAULT_PAGE_BYTES as DEFAULT_PAGE_BYTES, ExportPage as ExportPage
 from graphmem.core.errors import ConflictError, InvalidInputError, no_group
@@ -286,7 +286,9 @@ def import_group(
             raise _bad(f"session {item.get('session')!r} is not in the export", item, source, "session")
         speaker_id = str(person.get("speaker_id") or "")
         speaker = item.get("speaker")
-        if not isinstance(speaker, str) or (speaker_id or unicodedata.normalize("NFC", speaker)) != pid:
+        # a display name gives its person in any spelling of the same identity (limits.identity_form)
+        if not isinstance(speaker, str) or (speaker_id != pid if speaker_id else
+                                            limits.identity_form(speaker) != limits.identity_form(str(pid))):
             raise _bad(f"speaker {speaker!r} does not give person {pid!r}", item, source, "speaker")
         history = item.get("text_history") or []
         versions = [*history, item.get("text")]
@@ -321,7 +323,18 @@ def import_group(
                 totals[k] = totals.get(k, 0) + v
     out.ingest = totals
 
-    sender = {str(m.get("id")): m.get("person_id") for m in messages}
+    # a person exported under an older spelling of its id (an id with trailing whitespace, or
+    # two spellings of one name made before the identity rule) is the person the import made
+    # for that identity: owners and sources follow it (limits.same_identity)
+    made_ids = [str(r["id"]) for r in store.read("ingest/person_ids", group_id=gid)]
+
+    def made_id(pid: Any) -> Any:
+        if not isinstance(pid, str) or pid == GROUP or pid in made_ids:
+            return pid
+        same = limits.same_identity(pid, made_ids)
+        return same[0] if same else pid
+
+    sender = {str(m.get("id")): made_id(m.get("person_id")) for m in messages}
     before = {str(r["superseded_by"]): str(r["id"]) for _, recs in segments for r in recs if r.get("superseded_by")}
     for seg, recs in segments:
         fields = {k: seg[k] for k in SegmentMarker.model_fields if k in seg and k not in ("message_ids", "report")}
@@ -333,8 +346,8 @@ def import_group(
                 embedder.encode([str(r.get("content") or "") for r in recs]).tolist() if recs else []
             )
             new = [NewRecord(
-                id=r["id"], layer=r["layer"], utype=r["utype"], content=r["content"], owner=r["owner"],
-                source=r["source"], ts=r["ts"], session=r.get("session") or "", turn_created=int(r.get("turn_created") or 0),
+                id=r["id"], layer=r["layer"], utype=r["utype"], content=r["content"], owner=made_id(r["owner"]),
+                source=made_id(r["source"]), ts=r["ts"], session=r.get("session") or "", turn_created=int(r.get("turn_created") or 0),
                 confidence=float(r.get("confidence", 1.0)), from_ids=list(r.get("from") or []),
                 embedding=vec, supersedes=before.get(str(r["id"])),
             ) for r, vec in zip(recs, vectors)]

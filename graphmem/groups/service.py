@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field
 from graphmem.core import limits
 from graphmem.store.db import Store, run_tx
 from graphmem.core.embed import Embedder
-from graphmem.core.errors import InvalidInputError, no_group
+from graphmem.core.errors import InvalidInputError, NotFoundError, no_group
 from graphmem.verbatim.ingest import DEFAULT_EXACT_MAX, IngestSummary, ingest_conversations
 from graphmem.verbatim.order import place_messages
 from graphmem.core.times import instant
@@ -30,6 +30,7 @@ from graphmem.runtime import Runtime
 from graphmem.core.config import Settings
 from graphmem.core.text import FUNCTION_WORDS, normalise_content
 from graphmem.core.results import ForgetSummary as ForgetSummary  # moved to the light result models
+from graphmem.core.results import RosterMember
 
 
 class GroupInfo(BaseModel):
@@ -265,6 +266,13 @@ def forget_person(store: Store, group_id: str, person_id: str, *, settings: Sett
     empty). Source of the words erased: DESIGN.md "Guarantees"; docs/reliability.md;
     docs/security.md "Erasure".
 
+    The person id is matched by the identity rule (:func:`graphmem.core.limits.same_identity`:
+    NFC, trimmed, any case): ``"zoe\u0308"`` erases ``"Zo\u00eb"``, and every person whose id
+    has that form is erased (two spellings of one name stored as two persons before the rule,
+    listed in ``person_ids``). An id that names nobody but resembles a member (its name or id
+    in another spelling, accents left out, or close: :func:`graphmem.core.limits.did_you_mean`)
+    is refused with the suggestion, never answered with zero counts.
+
     Args:
         store: open store.
         group_id / person_id: whose data.
@@ -274,7 +282,9 @@ def forget_person(store: Store, group_id: str, person_id: str, *, settings: Sett
         A :class:`ForgetSummary` listing what was touched.
 
     Raises:
-        NotFoundError: no such group (checked inside the transaction; nothing is written).
+        NotFoundError: no such group (checked inside the transaction; nothing is written), or
+            the id names no person but resembles one (``no person 'Zoe' in group 'g'; nothing
+            was erased; did you mean 'Zoë'?``).
         StoreUnavailableError: Neo4j failed (nothing is erased then).
         InvalidInputError: the importer's list of CSV files cannot be read (the store is
             erased by then; a second call clears the files once the list is mended).
@@ -282,29 +292,44 @@ def forget_person(store: Store, group_id: str, person_id: str, *, settings: Sett
     from graphmem.verbatim.import_files import clear_csv_files
 
     def work(tx: neo4j.ManagedTransaction) -> ForgetSummary:
-        out = ForgetSummary(group_id=group_id, person_id=person_id)
         if not run_tx(tx, "ingest/lock_group", group_id=group_id, n=0):  # serialise with loads
             raise no_group(group_id)
-        # records of any source that hold the person's words: cited messages, or quotes
-        texts = [t for r in run_tx(tx, "groups/person_words", group_id=group_id, person_id=person_id)
-                 for t in r["texts"] if t]
-        quoted = quoting_records(texts, [(r["id"], r["content"]) for r in
-                                         run_tx(tx, "groups/list_record_contents", group_id=group_id)]) if texts else []
-        rows = run_tx(tx, "groups/delete_records_with_words", group_id=group_id, person_id=person_id,
-                      quoted=quoted)
-        erased: list[str] = list(rows[0]["ids"]) if rows else []
-        out.records_with_their_words = len(erased)
-        note = json.dumps({"redacted": "a person covered by this segment was erased"})
-        segments = sorted(set(rows[0]["segments"])) if rows else []
-        out.segments_redacted = int(run_tx(tx, "groups/redact_segments", group_id=group_id, segment_ids=segments,
-                                           note=note)[0]["redacted"]) if segments else 0
-        rows = run_tx(tx, "groups/redact_segment_reports", group_id=group_id, person_id=person_id, note=note)
-        out.segments_redacted += int(rows[0]["redacted"]) if rows else 0
-        rows = run_tx(tx, "groups/delete_person_records", group_id=group_id, person_id=person_id)
-        erased += list(rows[0]["ids"]) if rows else []
-        rows = run_tx(tx, "groups/delete_person_messages", group_id=group_id, person_id=person_id)
-        out.messages_deleted = int(rows[0]["deleted"]) if rows else 0
-        start = rows[0]["start"] if rows else None
+        # every person the id names under the identity rule (NFC, trimmed, any case): two
+        # spellings of one name stored as two persons before the rule are erased together
+        members = [RosterMember(**r) for r in run_tx(tx, "query/list_members", group_id=group_id)]
+        ids = limits.same_identity(person_id, [m.id for m in members])
+        out = ForgetSummary(group_id=group_id, person_id=ids[0] if ids else person_id, person_ids=ids)
+        if not ids:
+            hint = limits.did_you_mean(person_id, [(m.id, m.name) for m in members])
+            if hint:  # a misspelling of someone stored ("Zoe" for "Zoë"): never a silent no-op
+                raise NotFoundError(f"no person {person_id!r} in group {group_id!r}; nothing was erased{hint}")
+            return out  # nothing of this identity or anything like it is left: a repeated erasure
+        start: float | None = None
+        erased: list[str] = []
+        for pid in ids:
+            # records of any source that hold the person's words: cited messages, or quotes
+            texts = [t for r in run_tx(tx, "groups/person_words", group_id=group_id, person_id=pid)
+                     for t in r["texts"] if t]
+            quoted = quoting_records(texts, [(r["id"], r["content"]) for r in
+                                             run_tx(tx, "groups/list_record_contents", group_id=group_id)]) if texts else []
+            rows = run_tx(tx, "groups/delete_records_with_words", group_id=group_id, person_id=pid,
+                          quoted=quoted)
+            words = list(rows[0]["ids"]) if rows else []
+            erased += words
+            out.records_with_their_words += len(words)
+            note = json.dumps({"redacted": "a person covered by this segment was erased"})
+            segments = sorted(set(rows[0]["segments"])) if rows else []
+            out.segments_redacted += int(run_tx(tx, "groups/redact_segments", group_id=group_id, segment_ids=segments,
+                                                note=note)[0]["redacted"]) if segments else 0
+            rows = run_tx(tx, "groups/redact_segment_reports", group_id=group_id, person_id=pid, note=note)
+            out.segments_redacted += int(rows[0]["redacted"]) if rows else 0
+            rows = run_tx(tx, "groups/delete_person_records", group_id=group_id, person_id=pid)
+            erased += list(rows[0]["ids"]) if rows else []
+            rows = run_tx(tx, "groups/delete_person_messages", group_id=group_id, person_id=pid)
+            out.messages_deleted += int(rows[0]["deleted"]) if rows else 0
+            first = rows[0]["start"] if rows else None
+            if first is not None:
+                start = float(first) if start is None else min(start, float(first))
         erased += list(run_tx(tx, "groups/delete_orphan_records", group_id=group_id)[0]["ids"])
         out.records_deleted = len(erased)
         out.record_ids = sorted(erased)
@@ -312,8 +337,10 @@ def forget_person(store: Store, group_id: str, person_id: str, *, settings: Sett
         if start is not None:
             # neighbours: NEXT over the gap, turns, positions, and search documents that held
             # the erased words as their previous turn are rebuilt
-            place_messages(tx, group_id, float(start))
-        out.person_deleted = bool(run_tx(tx, "groups/delete_person", group_id=group_id, person_id=person_id)[0]["deleted"])
+            place_messages(tx, group_id, start)
+        for pid in ids:
+            deleted = bool(run_tx(tx, "groups/delete_person", group_id=group_id, person_id=pid)[0]["deleted"])
+            out.person_deleted = out.person_deleted or deleted
         return out
 
     out = store.write_tx(work)

@@ -15,30 +15,31 @@ from pydantic import BaseModel, Field
 from graphmem.derived import memory
 from graphmem.store.db import Store
 from graphmem.core.errors import InvalidInputError, NotFoundError
-from graphmem.core.limits import did_you_mean
 from graphmem.groups.service import (  # moved; re-exported ("X as X") for one release
     ForgetSummary as ForgetSummary, forget_group as forget_group, forget_person as forget_person,
     get_group as get_group,
 )
-from graphmem.verbatim.roster import RosterMember as RosterMember, read_roster as read_roster
+from graphmem.verbatim.roster import RosterMember as RosterMember, find_member, no_person, read_roster as read_roster
 from graphmem.core.results import PersonMemory as PersonMemory, RecordProvenance as RecordProvenance  # moved; re-exported
 
 
 def get_member(store: Store, group_id: str, person_id: str) -> RosterMember:
-    """One roster member.
+    """One roster member, named by its id in any spelling of it
+    (:func:`graphmem.verbatim.roster.find_member`: NFC, trimmed, any case).
 
     Raises:
         NotFoundError: no such group ("no group 'x'", as every group read says), or no such
-            person in the group (with a hint for a person whose id or name matches in another
-            case or Unicode form: ``no person 'Ben' in group 'g'; did you mean 'ben' (Ben)?``).
+            person in the group (with a hint for a person whose id or name is close:
+            ``no person 'Benn' in group 'g'; did you mean 'ben' (Ben)?``).
+        InvalidInputError: the id names several persons spelt alike (stored before the rule)
+            and none of them exactly.
     """
     roster = read_roster(store, group_id)
-    for m in roster:
-        if m.id == person_id:
-            return m
+    member = find_member(person_id, roster)
+    if member is not None:
+        return member
     get_group(store, group_id)  # an unknown group is named as such, not as a missing person
-    hint = did_you_mean(person_id, [(m.id, m.name) for m in roster])
-    raise NotFoundError(f"no person {person_id!r} in group {group_id!r}{hint}")
+    raise no_person(person_id, group_id, roster)
 
 
 def person_memory(
@@ -53,17 +54,20 @@ def person_memory(
 
     Args:
         store: open store.
-        group_id / person_id: whose memory.
+        group_id / person_id: whose memory (the person id in any spelling of it: NFC or NFD,
+            any case, surrounding whitespace; :func:`get_member`).
         mode: ``"head"`` or ``"full"``; with ``as_of``, ``"full"`` adds the states before it.
         as_of: ISO-8601 time (naive = UTC), or None for now.
 
     Raises:
         NotFoundError: no such group, or no such person in the group.
-        InvalidInputError: unknown mode or unparsable ``as_of``.
+        InvalidInputError: unknown mode or unparsable ``as_of``; a person id naming several
+            persons spelt alike.
     """
     if mode not in ("head", "full"):
         raise InvalidInputError("mode must be 'head' or 'full'", field="mode")
     person = get_member(store, group_id, person_id)
+    person_id = person.id  # the stored id, whatever spelling of it was asked for
     if as_of is not None and as_of != "":
         text = as_of.isoformat() if isinstance(as_of, datetime) else str(as_of)
         try:

@@ -35,6 +35,7 @@ from graphmem.query.people import read_roster
 from graphmem.query.project import project
 from graphmem.query.system1 import System1Result, run_system1
 from graphmem.query.system2 import System2Result, ablate_rows, run_system2
+from graphmem.query.translate import rewrite_question
 from graphmem.query.types import Ablation, AskResult, Budgets, StageUsage, Tense
 from graphmem.verbatim.roster import Roster, RosterMember
 from graphmem.recall.search import group_context
@@ -256,17 +257,28 @@ def ask(
                 raise no_group(group_id)
             check_space(group_id, context.state.embed_space, rt.embedder)  # vectors of another model: refused
             roster = _roster_at(store, group_id, max_instant, context.members)
-            projection, used = project(question, roster, model)
+            # a question in another language than the group's is searched as its rewrite into
+            # the group's language (with an answer model; graphmem.query.translate)
+            t = Stopwatch()
+            rewrite = rewrite_question(store, group_id, question, model)
+            rewrite_s = t.elapsed_s
+            st.usages += rewrite.usages
+            searched = rewrite.question
+            if rewrite.note:
+                notes.append(rewrite.note)
+            projection, used = project(searched, roster, model)
             st.usages += used
             if tense is not None:
                 projection.tense = tense
+        if rewrite.usages:
+            stages.timings_s["rewrite"] = rewrite_s
 
         # the question's vectors; on a Runtime's first ask the embedder's model loads here, as
         # the child span graphmem.embedder.load of this stage's span
         with rt.tracer.span("graphmem.ask.embed", group_id=group_id):
             t = Stopwatch()
             embedder = BatchedEmbedder(rt.embedder)
-            embedder.prefetch([question, projection.issue])
+            embedder.prefetch([searched, projection.issue])
             stages.timings_s["embed"] = t.elapsed_s
         if model is not None and projection.method == "fallback":
             notes.append(f"Project fell back to its rules: {projection.fallback_reason}")
@@ -292,7 +304,7 @@ def ask(
             try:
                 if ablate != "s1":
                     s1 = run_system1(
-                        store, embedder, group_id, question, budgets, model, max_instant=max_instant,
+                        store, embedder, group_id, searched, budgets, model, max_instant=max_instant,
                         roster=roster, projection=projection, state=context.state, cache=rt.cache,
                     )
                     st1.usages += s1.usages
@@ -316,7 +328,7 @@ def ask(
                              f"(msg {', '.join(composed.clipped)})")
             if composed.cut:
                 notes.append(f"evidence cut to fit {s.evidence_max_tokens} tokens: {'; '.join(composed.cut)}")
-            language = mismatch_note(question, [e.text for e in s1.excerpts])
+            language = "" if rewrite.rewritten or rewrite.note else mismatch_note(question, [e.text for e in s1.excerpts])
             if language:  # the embedder is English-only: say that other-language evidence may be missed
                 notes.append(language)
             message_ids: dict[str, None] = {}
@@ -344,6 +356,7 @@ def ask(
     return AskResult(
         group_id=group_id,
         question=question,
+        search_question=searched if rewrite.rewritten else "",
         answer=text,
         note="; ".join(notes),
         projection=projection,

@@ -40,7 +40,7 @@ from typing import Any
 import Stemmer
 
 from graphmem.store.db import Store
-from graphmem.core.text import LUCENE_STOP_WORDS, gram_terms, without_grams
+from graphmem.core.text import LUCENE_STOP_WORDS, gram_terms, search_form, without_grams
 
 K1 = 1.2
 B = 0.75
@@ -81,8 +81,11 @@ def analyze(text: str) -> list[str]:
     analysed once per process (cached), so re-scoring the candidates of a query costs about a
     dictionary lookup per token. The runs of unspaced scripts give their character bigrams
     after the words (``"押金 deposit"`` -> ``["deposit", "押金"]``); a text without such a run
-    gives exactly the word terms.
+    gives exactly the word terms. The text is put in NFC first (documents are stored in it,
+    :func:`graphmem.core.text.search_form`; a question may come in NFD): an accent is part of
+    its word, as Lucene's tokenizer keeps it.
     """
+    text = search_form(text)
     grams = gram_terms(text)
     plain = without_grams(text) if grams else (text or "")
     words = [t for w in _WORD.findall(plain) for t in _terms(w)]

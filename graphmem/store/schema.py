@@ -79,6 +79,7 @@ def apply_schema(
     store.write_tx(create_all)
     _backfill_group_key(store)  # after the templates: they create the label and property names
     _backfill_search_grams(store)
+    _normalise_documents(store)
     indexes = wait_online(store, timeout_s)
     if migrate is not None:
         migrate(store)  # after the indexes: it reads messages by group and instant
@@ -123,6 +124,16 @@ def _backfill_search_grams(store: Store, batch: int = 5_000) -> None:
                 store.write(put, rows=out)
             if len(rows) < batch or len(out) < len(rows):
                 break
+
+
+def _normalise_documents(store: Store, batch: int = 5_000) -> None:
+    """Put the search documents of stores written before they were kept in NFC (messages'
+    ``search_text``, derived records' ``content``: graphmem.core.text.search_form) into NFC,
+    so an NFC query finds an NFD spelling there too; message texts stay as received."""
+    while int(store.write("meta/normalise_search_text", batch=batch)[0]["updated"]) >= batch:
+        pass
+    while int(store.write("meta/normalise_record_content", batch=batch)[0]["updated"]) >= batch:
+        pass
 
 
 def _migrate_fulltext(store: Store) -> None:

@@ -42,7 +42,7 @@ from typing import Any
 from graphmem.core.config import Settings
 from graphmem.store.db import Store, open_driver
 from graphmem.core.errors import GraphMemError, InvalidInputError, LocalServerError
-from graphmem.verbatim.ingest import IngestSummary, collapse, person_key, validate
+from graphmem.verbatim.ingest import IngestSummary, collapse, person_ids, person_key, validate
 from graphmem.verbatim.import_files import record_csv_files
 from graphmem.llm.timing import Stopwatch
 from graphmem.verbatim.order import plan_order
@@ -129,8 +129,14 @@ def write_group(
     summary.group_ids.append(gid)
     persons: dict[str, dict[str, Any]] = {}
     sessions: dict[str, dict[str, Any]] = {}
+    ids = person_ids(m for m, _, _ in items)  # a new group: display names fold among themselves
+
+    def pid(m: Any) -> str:
+        key = person_key(m)
+        return key if m.speaker_id else ids[key]
+
     for m, _, _ in items:
-        p = persons.setdefault(person_key(m), {"name": m.speaker, "speaker_id": m.speaker_id, "aliases": []})
+        p = persons.setdefault(pid(m), {"name": m.speaker, "speaker_id": m.speaker_id, "aliases": []})
         p["name"] = m.speaker
         if m.speaker not in p["aliases"]:
             p["aliases"].append(m.speaker)
@@ -187,7 +193,7 @@ def write_group(
             m.reply_to, p["search_text"], key, MESSAGE_LABELS if has_visible(m.text) else "Message",
             *_import_columns(m),
         ])
-        rel_rows.append([node, p_node[person_key(m)], "SOURCE"])
+        rel_rows.append([node, p_node[pid(m)], "SOURCE"])
         rel_rows.append([node, s_node[m.session], "IN_SESSION"])
     w["messages"].writerows(msg_rows)
     rels.writerows(rel_rows)

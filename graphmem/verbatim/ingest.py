@@ -33,14 +33,17 @@ Guarantees (docs/reliability.md):
   other changed field (speaker, session, channel, ts, reply_to) is refused.
 
 Identity: a person is keyed by ``speaker_id`` when the input has one, else by display name,
-always inside one group (the same name in two groups is two persons).
+always inside one group (the same name in two groups is two persons). A display name joins the
+person whose id has its identity form (:func:`graphmem.core.limits.identity_form`: NFC, trimmed,
+case-folded), so "Zoë" typed on a phone, "Zoe\u0308" from a Mac, "zoë" and "Zoë " are one
+person; a name no person has yet makes one, keyed by :func:`graphmem.core.limits.speaker_key`
+(:func:`person_ids`). Stored names and texts keep their bytes.
 """
 
 from __future__ import annotations
 
 import contextvars
 import threading
-import unicodedata
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
@@ -90,10 +93,52 @@ class IngestSummary:
 
 
 def person_key(msg: MessageRecord) -> str:
-    """Identity of the speaker inside the group: ``speaker_id`` if given, else the display name
-    in NFC, so canonically equal spellings ("Jos\u00e9", "Jose\u0301") are one person (the
-    message's ``speaker`` and the person's ``name`` / ``aliases`` keep the bytes as written)."""
-    return msg.speaker_id or unicodedata.normalize("NFC", msg.speaker)
+    """The speaker's key before the group's persons are consulted: ``speaker_id`` if given,
+    else :func:`graphmem.core.limits.speaker_key` of the display name (NFC, trimmed, inner
+    whitespace as one space), so canonically equal spellings ("Jos\u00e9", "Jose\u0301") give
+    one key (the message's ``speaker`` and the person's ``name`` / ``aliases`` keep the bytes as
+    written). :func:`person_ids` maps it to the Person id."""
+    return msg.speaker_id or limits.speaker_key(msg.speaker)
+
+
+def person_ids(messages: Iterable[MessageRecord], stored: Iterable[str] = ()) -> dict[str, str]:
+    """The Person id of each display-name key (:func:`person_key` of a message without
+    ``speaker_id``) of ``messages``: the id of a person that is ``stored`` in the group or keyed
+    by a ``speaker_id`` of the input and has the same identity form
+    (:func:`graphmem.core.limits.identity_form`: NFC, trimmed, case-folded; the key itself when it
+    is one of them, else the first in code-point order), else the key of the first spelling of
+    that form in the input. ``"Zo\u00eb"``, ``"zo\u00eb"`` and ``"Zoe\u0308 "`` in one input, with
+    no such person stored, all map to ``"Zo\u00eb"`` when it comes first.
+
+    A key of a message with ``speaker_id`` is the Person id itself and is not in the result.
+    Names that differ only in invisible characters stay apart (identity_form keeps them).
+    Persons stored before this rule under two spellings of one form stay two persons; new
+    messages join the one their key equals, else the first (docs/reliability.md).
+    """
+    messages = list(messages)
+    taken: dict[str, list[str]] = {}
+    for pid in (*stored, *(m.speaker_id for m in messages if m.speaker_id)):
+        ids = taken.setdefault(limits.identity_form(pid), [])
+        if pid not in ids:
+            ids.append(pid)
+    out: dict[str, str] = {}
+    for m in messages:
+        if m.speaker_id:
+            continue
+        key = limits.speaker_key(m.speaker)
+        if key in out:
+            continue
+        ids = taken.setdefault(limits.identity_form(key), [])
+        out[key] = key if key in ids or not ids else min(ids)
+        if not ids:
+            ids.append(key)
+    return out
+
+
+def _person(m: MessageRecord, ids: dict[str, str]) -> str:
+    """The Person id of ``m``'s speaker under the mapping of :func:`person_ids`."""
+    key = person_key(m)
+    return key if m.speaker_id else ids.get(key, key)
 
 
 def search_text(m: MessageRecord, previous: tuple[str, str] | None) -> str:
@@ -114,12 +159,13 @@ FIXED_FIELDS = ("speaker", "person", "session", "channel", "ts", "reply_to")
 
 
 def _fixed(m: MessageRecord) -> dict[str, object]:
-    return {"person": person_key(m), "speaker": m.speaker, "session": m.session, "channel": m.channel,
-            "ts": instant(m.ts), "reply_to": m.reply_to}
+    # persons compare by identity form: a redelivery names its person in any spelling of it
+    return {"person": limits.identity_form(person_key(m)), "speaker": m.speaker, "session": m.session,
+            "channel": m.channel, "ts": instant(m.ts), "reply_to": m.reply_to}
 
 
 def _stored_fixed(row: dict[str, Any]) -> dict[str, object]:
-    return {"person": row["person_id"], "speaker": row["speaker"], "session": row["session"],
+    return {"person": limits.identity_form(row["person_id"]), "speaker": row["speaker"], "session": row["session"],
             "channel": row["channel"], "ts": instant(row["ts"]), "reply_to": row["reply_to"]}
 
 
@@ -423,6 +469,11 @@ def _ingest_one(
     deliveries = collapse(conv)
     stored = {r["id"]: r for r in store.read("ingest/stored_messages", group_id=gid,
                                               ids=[d.m.id for d in deliveries])}
+    # display names join the person of their identity form (person_ids); checked again under
+    # the group's lock by the first batch (_write_batch), which refuses a race
+    by_name = any(not m.speaker_id for m in conv.messages)
+    ids = person_ids(conv.messages, [r["id"] for r in store.read("ingest/person_ids", group_id=gid)]
+                     if by_name else [])
     for d in deliveries:  # refuse what is not a redelivery or an edit, before any write
         row = stored.get(d.m.id)
         if row is not None:
@@ -467,7 +518,7 @@ def _ingest_one(
     # Roster: latest display name per person key, every alias seen.
     persons: dict[str, dict[str, Any]] = {}
     for m in conv.messages:
-        key = person_key(m)
+        key = _person(m, ids)
         p = persons.setdefault(key, {"id": key, "name": m.speaker, "speaker_id": m.speaker_id, "aliases": []})
         p["name"] = m.speaker
         if m.speaker not in p["aliases"]:
@@ -493,7 +544,8 @@ def _ingest_one(
             "text": new[-1], "speaker": stored[d.m.id]["speaker"], "ts": stored[d.m.id]["ts"]})
             for d, old, new in chunk]
 
-    group = {"id": gid, "name": conv.name or gid, "vector_index": None, "space": space}  # filled by chunk 0
+    group = {"id": gid, "name": conv.name or gid, "vector_index": None, "space": space,  # filled by chunk 0
+             "persons": (conv.messages, ids) if by_name else None}
     # with an embedder the bar moves as messages are encoded (the slow part), a sub-batch at a
     # time, instead of jumping once per written batch
     moved = _LockedBar(bar) if isinstance(bar, tqdm) else bar
@@ -501,7 +553,7 @@ def _ingest_one(
         for n, chunk in enumerate(chunks):
             vectors = pending_vectors.take(n)  # encoded before the transaction
             raced_new, raced_edits = _write_chunk(
-                store, group, key, n, chunk, vectors, rows_p, rows_s, stored, batch_size, summary, bar)
+                store, group, key, n, chunk, vectors, rows_p, rows_s, stored, batch_size, summary, bar, ids)
             # what another concurrent load wrote identically meanwhile counts as skipped: every
             # input line behind it (a new message's own edits in the input included)
             written -= raced_new
@@ -527,6 +579,7 @@ def _write_chunk(
     store: Store, group: dict[str, Any], key: str, n: int, chunk: list[tuple[_Delivery, str | None, list[str]]],
     vectors: list[MessageVectors] | list[None], rows_p: list[dict[str, Any]], rows_s: list[dict[str, Any]],
     stored: dict[str, dict[str, Any]], batch_size: int, summary: IngestSummary, bar: tqdm | _LockedBar,
+    ids: dict[str, str],
 ) -> tuple[int, int]:
     """Write chunk ``n`` of an input's work in one transaction (:func:`_write_batch`); chunk 0
     also creates the group when missing (``group``: id, name; its ``vector_index`` is set here).
@@ -547,7 +600,7 @@ def _write_chunk(
         if old is None:
             new_rows.append({
                 "id": m.id, "channel": m.channel, "text": new[-1], "speaker": m.speaker,
-                "person_id": person_key(m), "session": m.session, "ts": times.normalize(m.ts),
+                "person_id": _person(m, ids), "session": m.session, "ts": times.normalize(m.ts),
                 "instant": instant(m.ts), "order_instant": d.order_instant,
                 "reply_to": m.reply_to, "text_history": new[:-1],
                 "edited_at": [edited_at] * (len(new) - 1), "embedding": vec,
@@ -612,6 +665,14 @@ def _write_batch(
         out.group_created, out.vector_index = bool(opened["created"]), opened["vector_index"]
         if space is not None:  # a concurrent first load of another space won the group: nothing is written
             check_space(gid, stored_space(opened), space)
+        if group.get("persons") is not None:  # display names mapped before the lock: still so?
+            messages, ids = group["persons"]
+            now_ids = person_ids(messages, [r["id"] for r in run_tx(tx, "ingest/person_ids", group_id=gid)])
+            if now_ids != ids:
+                raise ConflictError(
+                    f"another load added a person of group {gid!r} whose name is spelt like one of this "
+                    "input's speakers (same letters in another case or Unicode form) while this one ran; "
+                    "run this load again (it then joins that person)")
     else:
         opened = run_tx(tx, "ingest/lock_group", group_id=gid, n=0)[0]
         out.vector_index = group["vector_index"]

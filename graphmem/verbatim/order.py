@@ -20,7 +20,7 @@ from typing import Any
 
 import neo4j
 
-from graphmem.core.text import gram_field
+from graphmem.core.text import gram_field, search_form
 from graphmem.core.limits import has_visible
 from graphmem.store.db import Store, run_tx
 
@@ -31,9 +31,13 @@ def _batches(rows: list[dict[str, Any]], size: int) -> Iterable[list[dict[str, A
 
 
 def search_document(speaker: str, text: str, previous: tuple[str, str] | None) -> str:
-    """:func:`search_text` from its parts: ``previous`` is the (speaker, text) of the turn before."""
+    """:func:`search_text` from its parts: ``previous`` is the (speaker, text) of the turn before.
+
+    In NFC (:func:`graphmem.core.text.search_form`), whatever form the message was written in,
+    so an NFD ``"Zu\u0308rich"`` is found by an NFC query and the other way round; the
+    message's ``text`` and ``speaker`` keep their bytes."""
     head = f"{previous[0]}: {previous[1]}\n" if previous else ""
-    return f"{head}{speaker}: {text}"
+    return search_form(f"{head}{speaker}: {text}")
 
 
 def message_document(speaker: str, text: str, previous: tuple[str, str] | None) -> str | None:

@@ -19,10 +19,12 @@ from pydantic import BaseModel, Field
 from graphmem.store.db import Store
 from graphmem.core.model import GROUP
 from graphmem.core.text import STOP_WORDS
-from graphmem.core.limits import display_form, visible_id
+from graphmem.core.errors import InvalidInputError, NotFoundError
+from graphmem.core.limits import did_you_mean, display_form, same_identity, visible_id
 from graphmem.core.results import RosterMember as RosterMember  # moved to the light result models
 
-__all__ = ["Roster", "RosterEntry", "RosterMember", "find_persons", "labelled_members", "name_pattern", "read_roster", "resolve_person"]
+__all__ = ["Roster", "RosterEntry", "RosterMember", "find_member", "find_persons", "labelled_members", "name_pattern",
+           "no_person", "read_roster", "resolve_person"]
 
 
 @dataclass(frozen=True)
@@ -145,6 +147,37 @@ def resolve_person(name: Any, roster: Sequence[RosterMember] | Roster) -> str | 
     r = roster if isinstance(roster, Roster) else Roster(roster)
     pid, _ = r.resolve(name)
     return None if pid in (None, GROUP) else pid
+
+
+def find_member(wanted: str, members: Sequence[RosterMember], *, field: str = "person_id") -> RosterMember | None:
+    """The member a person id names under the identity rule, or None when it names nobody.
+
+    ``wanted`` names the member whose id is ``wanted`` exactly, else the one member whose id has
+    its identity form (:func:`graphmem.core.limits.identity_form`: NFC, trimmed, case-folded;
+    invisible characters count), so ``"zoe\u0308 "`` finds ``"Zo\u00eb"``. The one rule of every
+    person lookup: person memory, the graph page's person filter, erasure
+    (:func:`graphmem.groups.service.forget_person`, which erases every member it names).
+
+    Raises:
+        InvalidInputError: ``wanted`` is no member's exact id and names several (persons stored
+            under two spellings of one name before the rule), naming them; send one exactly.
+    """
+    by_id = {m.id: m for m in members}
+    same = same_identity(wanted, by_id)
+    if not same:
+        return None
+    if same[0] == wanted or len(same) == 1:
+        return by_id[same[0]]
+    listed = ", ".join(repr(visible_id(i)) for i in same)
+    raise InvalidInputError(f"person id {wanted!r} names {len(same)} persons spelt alike ({listed}); "
+                            "send one of these ids exactly", field=field)
+
+
+def no_person(wanted: str, group_id: str, members: Sequence[RosterMember]) -> NotFoundError:
+    """The error for a person id that names no member: ``no person 'Zed' in group 'g'``, with a
+    "did you mean" among the members (:func:`graphmem.core.limits.did_you_mean`)."""
+    hint = did_you_mean(wanted, [(m.id, m.name) for m in members])
+    return NotFoundError(f"no person {wanted!r} in group {group_id!r}{hint}")
 
 
 def name_pattern(term: str) -> re.Pattern[str] | None:

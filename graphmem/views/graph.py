@@ -17,8 +17,8 @@ from pydantic import BaseModel, Field
 
 from graphmem.derived import memory
 from graphmem.store.db import Store
-from graphmem.core.limits import did_you_mean
 from graphmem.core.errors import InvalidInputError, NotFoundError
+from graphmem.verbatim.roster import find_member, no_person
 from graphmem.views.common import (
     LAYER_COLOURS,
     GroupData,
@@ -170,7 +170,9 @@ def build_graph(
         store: open store.
         group_id: the group.
         person: only records whose source or owner is this ``Person.id`` (or ``"GROUP"``),
-            and talk edges touching them; node counts stay unfiltered by person.
+            and talk edges touching them; node counts stay unfiltered by person. The id in any
+            spelling of it (NFC or NFD, any case, surrounding whitespace:
+            :func:`graphmem.verbatim.roster.find_member`); the filters echo the stored id.
         layers: layer code names or labels (see :func:`parse_layers`); None = all.
         session: only records with a supporting message in this session (or written in it),
             talk links and message counts of this session.
@@ -193,9 +195,11 @@ def build_graph(
     if lo is not None and hi is not None and lo > hi:
         raise InvalidInputError("the time range ends before it starts", field="from")
     data = GroupData(store, group_id, heads_only=mode == "head", layers=codes)
-    if person is not None and person != memory.GROUP and person not in data.names:
-        hint = did_you_mean(person, [(m.id, m.name) for m in data.roster])
-        raise NotFoundError(f"no person {person!r} in group {group_id!r}{hint}")
+    if person is not None and person != memory.GROUP:  # a person id in any spelling of it (find_member)
+        member = find_member(person, data.roster, field="person")
+        if member is None:
+            raise no_person(person, group_id, data.roster)
+        person = member.id
     sessions = data.sessions()
     if session is not None and session not in {s.id for s in sessions}:
         raise NotFoundError(f"no such session in group {group_id!r} (field 'session')")

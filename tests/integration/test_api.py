@@ -149,7 +149,7 @@ def test_delete_person_leaves_no_trace(store, embedder, client, group_id):
 
     r = client.delete(f"/groups/{group_id}/persons/Ben")
     assert r.status_code == 200, r.text
-    assert r.json() == {"group_id": group_id, "person_id": "Ben", "messages_deleted": 3,
+    assert r.json() == {"group_id": group_id, "person_id": "Ben", "person_ids": ["Ben"], "messages_deleted": 3,
                         "records_deleted": 2, "chains_repaired": 0, "person_deleted": True,
                         # issue 24: the report lists what was touched (r-ben-ridge is written FROM
                         # Ben's messages; the three segments covered them; no importer files here)

@@ -148,9 +148,13 @@ def test_did_you_mean_for_person_and_group_ids(make_group):
         async with agent() as c:
             await call(c, "append_messages", group_id=gid, messages=BEN)
             await call(c, "append_messages", group_id=hidden, messages=BEN)
-            err = await call_error(c, "person_memory", group_id=gid, person_id="Ben")
-            assert err.endswith(f"NotFoundError: no person 'Ben' in group {gid!r}; did you mean 'ben' (Ben)?"), err
-            err = await call_error(c, "person_memory", group_id=gid, person_id="CARA")
+            # another case of an id is the same person (issue 27, item 6: the identity rule) ...
+            assert (await call(c, "person_memory", group_id=gid, person_id="Ben"))["person"]["id"] == "ben"
+            assert (await call(c, "person_memory", group_id=gid, person_id="CARA "))["person"]["id"] == "Cara"
+            # ... and a misspelt one gets the suggestion
+            err = await call_error(c, "person_memory", group_id=gid, person_id="Benn")
+            assert err.endswith(f"NotFoundError: no person 'Benn' in group {gid!r}; did you mean 'ben' (Ben)?"), err
+            err = await call_error(c, "person_memory", group_id=gid, person_id="Cra")
             assert err.endswith("did you mean 'Cara'?"), err
             err = await call_error(c, "person_memory", group_id=gid, person_id="Zed")
             assert err.endswith(f"no person 'Zed' in group {gid!r}"), err

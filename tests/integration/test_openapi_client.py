@@ -158,7 +158,7 @@ def test_generated_client_happy_path_and_declared_errors(gen, spec, store, embed
         assert "100" in e.detail
         e = error(search.sync_detailed(gid.upper(), client=c, q="x"), 404, "NotFoundError")
         assert e.detail == f"no group {gid.upper()!r}; did you mean {gid!r} (family trip)?"
-        e = error(mod("api.persons.person_memory").sync_detailed(gid, "mom", client=c), 404, "NotFoundError")
+        e = error(mod("api.persons.person_memory").sync_detailed(gid, "Momm", client=c), 404, "NotFoundError")
         assert e.detail.endswith("did you mean 'Mom'?")
         moved = models.MessagesCreate(messages=[models.NewMessage(id="z1", speaker="Cara", text="Pine Hollow is booked.",
                                                                    ts=WHEN, session="s9")])

@@ -50,6 +50,7 @@ LAYERS: dict[str, int] = {
     "graphmem.client": 5,
     "graphmem.mcp_args": 5,  # the typed arguments of the MCP tools and their refusals
     "graphmem.mcp_server": 6,
+    "graphmem.mcp_stdio": 6,  # the stdio transport of the MCP server (graphmem mcp)
     "graphmem.eval": 6,
     "graphmem.train": 6,
     "api": 6,

@@ -141,7 +141,8 @@ def test_prompts_are_our_own_words_and_keep_the_abstention_sentence():
     assert prompts.ABSTAIN in prompts.ANSWER_SYSTEM
     for marker, text in zip(prompts.MARKERS.values(), (
         prompts.PROJECT_SYSTEM, prompts.SELECT_SYSTEM, prompts.SUFFICIENCY_SYSTEM, prompts.ANSWER_SYSTEM,
-    )):
+        prompts.REWRITE_SYSTEM,
+    ), strict=True):
         assert text.count(marker) == 1
     # A few distinctive sentences of the paper's prompts must not appear verbatim.
     for paper in (
