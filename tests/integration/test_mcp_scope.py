@@ -25,7 +25,7 @@ TOOL_CALLS = [  # every tool that names a group, with arguments
     ("append_messages", {"messages": NEW_CHAT}), ("search_messages", {"query": "trail"}),
     ("ask", {"question": "which trail?", "evidence_only": True}), ("roster", {}),
     ("person_memory", {"person_id": "Ben"}), ("record_provenance", {"record_id": "r-ben-ridge"}),
-    ("forget_person", {"person_id": "Ben"}), ("export_group", {}),
+    ("forget_person", {"person_id": "Ben"}), ("export_group", {}), ("get_message", {"message_id": "m01"}),
     ("read_cypher", {"query": "MATCH (m:Message {group_id: $group_id}) RETURN m.text AS t"}),
 ]
 
