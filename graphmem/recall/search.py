@@ -398,10 +398,11 @@ def search_group(
     ``max(pool_n, k)`` deep (up to 2 x that many hits in hybrid mode); a page holds ``k`` of
     them and, when more follow, ``truncated`` and ``next_cursor``. The cursor keeps the first
     page's depth, ranking mode and write position and the sort key (score, best rank, id) of
-    the last hit, so the next pages rank the same way and go on after that key: on a store
-    without writes in between, the pages walk the ranking once, with no gap and no repeat.
-    Messages written after the first page are left out of the later pages; an edit or an
-    erasure between pages can move the scores of a ranking that is a ranking of texts.
+    the last hit, so the next pages rank the same way and go on after that key: the pages walk
+    the ranking once, with no gap and no repeat. Messages written after the first page are left
+    out of the later pages' rankings (so they move no one's rank); what a write between pages
+    can still move is a fulltext score (the group's term statistics) and, in a group larger
+    than the depth, who makes the top of a ranking. Vector mode is exact.
     Expansion neighbours (``expand``) are context around a page's hits, not part of the walk.
 
     Args:
@@ -500,6 +501,12 @@ def _search_group(store: Store, embedder: Embedder, group_id: str, query: str, k
     if vector is not None:
         rankings["vector"] = vector.result()
         known.update(vector_fields)
+    if page is not None:  # later pages rank the messages the first page could see, and only them
+        turns = {i: int(f["turn_created"]) for i, f in known.items() if f.get("turn_created") is not None}
+        missing = list(dict.fromkeys(i for r in rankings.values() for i, _ in r if i not in turns))
+        if missing:
+            turns.update((i, h.turn_created) for i, h in hydrate(store, group_id, missing).items())
+        rankings = {n: [(i, sc) for i, sc in r if turns.get(i, upto + 1) <= upto] for n, r in rankings.items()}
     if used == "hybrid":
         fused = rrf({n: [i for i, _ in r] for n, r in rankings.items()}, rrf_k)
     else:
