@@ -237,7 +237,7 @@ class PersonMemory(Paged):
             own (what they said or observed about others or the group).
         truncated / next_cursor: one page holds at most ``limit`` items (a chain counts as one),
             chains first, then ``said_about_others``, each ordered by the first state of its
-            chain (:func:`graphmem.query.people.person_memory`).
+            chain (its segment, then id: :func:`graphmem.query.people.person_memory`).
     """
 
     group_id: str

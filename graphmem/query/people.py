@@ -56,9 +56,10 @@ def person_memory(
     at a time.
 
     A page holds at most ``limit`` items: the chains the person owns first, then the records
-    they said about others, each ordered by the first state (the ADD) of its chain
-    (``turn_created``, then id). That key stays while UPDATEs add states to a chain, so a
-    derive between two pages neither repeats a chain nor skips one (:mod:`graphmem.core.paging`).
+    they said about others, each ordered by the first state (the ADD) of its chain (the Writer
+    segment that wrote it, then its id: derivation order). That key stays while UPDATEs add
+    states to a chain and while late messages move positions, so a derive between two pages
+    neither repeats a chain nor skips one (:mod:`graphmem.core.paging`).
 
     Args:
         store: open store.
@@ -99,12 +100,12 @@ def person_memory(
             if r.source_kind == "person" and r.source == person_id
             and not (r.owner_kind == "person" and r.owner == person_id)
         ]
-    roots = {r["id"]: (int(r["root_turn"]), str(r["root"])) for r in store.read(
+    roots = {r["id"]: (str(r["root_segment"]), str(r["root"])) for r in store.read(
         "memory/chain_roots", group_id=group_id, ids=[r.id for r in [*mine, *others]])}
 
     def key(section: int, r: DerivedRecord) -> list[Any]:
-        turn, root = roots.get(r.id, (r.turn_created, r.id))
-        return [section, turn, root]
+        segment, root = roots.get(r.id, (r.segment, r.id))
+        return [section, segment, root]
 
     items: list[tuple[list[Any], int, DerivedRecord]] = sorted(
         [(key(0, r), 0, r) for r in mine] + [(key(1, r), 1, r) for r in others], key=lambda t: t[0])

@@ -97,6 +97,8 @@ class GroupState:
     vector_rev: int = 0
     embed_space: EmbeddingSpace | None = None
     """Which model and backend wrote the group's vectors (None: no record; graphmem.verbatim.space)."""
+    message_seq: int = 0
+    """The arrival number the group's next message gets (every stored one has a lower ``seq``)."""
 
 
 def _state(group_id: str, r: dict[str, Any]) -> GroupState:
@@ -104,6 +106,7 @@ def _state(group_id: str, r: dict[str, Any]) -> GroupState:
         group_id=group_id, has_messages=bool(r["has_messages"]),
         vector_index=r["vector_index"] or "", pending=int(r["pending"]), total=int(r["total"]),
         version=int(r["version"]), vector_rev=int(r["vector_rev"]), embed_space=stored_space(r),
+        message_seq=int(r.get("message_seq") or 0),
     )
 
 
@@ -397,7 +400,7 @@ def search_group(
     Paging (:mod:`graphmem.core.paging`): the ranking of a search is the fusion of rankings
     ``max(pool_n, k)`` deep (up to 2 x that many hits in hybrid mode); a page holds ``k`` of
     them and, when more follow, ``truncated`` and ``next_cursor``. The cursor keeps the first
-    page's depth, ranking mode and write position and the sort key (score, best rank, id) of
+    page's depth, ranking mode and arrival number (``seq``) and the sort key (score, best rank, id) of
     the last hit, so the next pages rank the same way and go on after that key: the pages walk
     the ranking once, with no gap and no repeat. Messages written after the first page are left
     out of the later pages' rankings (so they move no one's rank); what a write between pages
@@ -439,8 +442,9 @@ def search_group(
 
 @dataclass(frozen=True)
 class _SearchCursor:
-    """What a search cursor carries: the ranking's depth, the group's write position at the
-    first page (later messages are left out), the mode that ranked, and the last hit's key."""
+    """What a search cursor carries: the ranking's depth, the group's next arrival number at the
+    first page (messages that arrived later are left out), the mode that ranked, and the last
+    hit's key."""
 
     depth: int
     upto: int
@@ -484,7 +488,7 @@ def _search_group(store: Store, embedder: Embedder, group_id: str, query: str, k
             raise InvalidInputError("not a cursor of this search list (pass next_cursor back unchanged)",
                                     field="cursor")
         used = page.used
-    upto = page.upto if page is not None else state.version
+    upto = page.upto if page is not None else state.message_seq
     rankings: dict[str, list[tuple[str, float]]] = {}
     known: dict[str, dict[str, Any]] = {}  # id -> the message's fields, as the rankings' reads returned them
     vector_fields: dict[str, dict[str, Any]] = {}
@@ -502,21 +506,20 @@ def _search_group(store: Store, embedder: Embedder, group_id: str, query: str, k
         rankings["vector"] = vector.result()
         known.update(vector_fields)
     if page is not None:  # later pages rank the messages the first page could see, and only them
-        turns = {i: int(f["turn_created"]) for i, f in known.items() if f.get("turn_created") is not None}
-        missing = list(dict.fromkeys(i for r in rankings.values() for i, _ in r if i not in turns))
-        if missing:
-            turns.update((i, h.turn_created) for i, h in hydrate(store, group_id, missing).items())
-        rankings = {n: [(i, sc) for i, sc in r if turns.get(i, upto + 1) <= upto] for n, r in rankings.items()}
+        ids = list(dict.fromkeys(i for r in rankings.values() for i, _ in r))
+        seqs = {r["id"]: int(r["seq"]) for r in store.read("recall/message_seqs", group_id=group_id, ids=ids)}
+        rankings = {n: [(i, sc) for i, sc in r if -1 < seqs.get(i, upto) < upto] for n, r in rankings.items()}
     if used == "hybrid":
         fused = rrf({n: [i for i, _ in r] for n, r in rankings.items()}, rrf_k)
     else:
         (name, ranking), = rankings.items()
         fused = [(i, s, {name: r}) for r, (i, s) in enumerate(ranking, start=1)]
-    order = sorted(((-s, min(r.values()), i, s, r) for i, s, r in fused), key=lambda t: t[:3])
+    # the sort key: score (rounded: a score read again may differ in its last bits), best rank, id
+    order = sorted(((-round(s, 9), min(r.values()), i, s, r) for i, s, r in fused), key=lambda t: t[:3])
     if page is not None:
-        after = (-page.score, page.rank, page.id)
+        after = (-round(page.score, 9), page.rank, page.id)
         order = [t for t in order if t[:3] > after]
-    # the page's hits (and one more, to know whether more follow), written no later than the first page
+    # the page's hits (and one more, to know whether more follow)
     chosen: list[MessageHit] = []
     keys: dict[str, list[Any]] = {}
     at = 0
@@ -526,11 +529,11 @@ def _search_group(store: Store, embedder: Embedder, group_id: str, query: str, k
         hits = hydrate(store, group_id, [t[2] for t in batch], known)
         for neg, rank, mid, score, ranks in batch:
             h = hits.get(mid)
-            if h is None or h.turn_created > upto:
+            if h is None:
                 continue
             h.score, h.ranks = score, ranks
             chosen.append(h)
-            keys[mid] = [depth, upto, used, score, rank, mid]
+            keys[mid] = [depth, upto, used, -neg, rank, mid]
     anchors = chosen[:k]
     blocks = _blocks(expand_hits(store, group_id, anchors, expand)) if expand and anchors else [[h] for h in anchors]
     for block in blocks:
