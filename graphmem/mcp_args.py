@@ -164,11 +164,15 @@ def expected(schema: dict[str, Any], root: dict[str, Any] | None = None) -> str:
         lo = schema.get("minimum", schema.get("exclusiveMinimum"))
         hi = schema.get("maximum", schema.get("exclusiveMaximum"))
         words = _KIND[kind]
+
+        def num(x: float) -> str:  # 1000000, not 1e+06
+            return str(int(x)) if float(x).is_integer() else f"{x:g}"
+
         if lo is not None and hi is not None:
             more = "more than " if "exclusiveMinimum" in schema else "from "
-            return f"{words} {more}{lo:g} to {hi:g}"
+            return f"{words} {more}{num(lo)} to {num(hi)}"
         if lo is not None:
-            return f"{words} of at least {lo:g}"
+            return f"{words} of at least {num(lo)}"
         return words
     if kind == "string":
         if schema.get("format") == "date-time":

@@ -638,17 +638,17 @@ DEFAULT_PAGE_BYTES = 256_000
 """Bytes (JSON Lines, UTF-8) an export page holds at most by default (graphmem.groups.export)."""
 
 
-class ExportPage(BaseModel):
+class ExportPage(Paged):
     """One page of a group export (:func:`graphmem.groups.export.export_page`).
 
     Attributes:
         group_id: the group.
         lines: export lines (JSON objects with ``kind``), in export order.
         bytes: size of the page as JSON Lines (UTF-8, one newline per line).
+        truncated: more pages follow (as every list, :class:`graphmem.core.paging.Paged`).
         next_cursor: pass it back for the next page; None on the last page.
     """
 
     group_id: str
     lines: list[dict[str, Any]]
     bytes: int = 0
-    next_cursor: str | None = None
