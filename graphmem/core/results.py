@@ -15,7 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from graphmem.core.model import GROUP_LAYERS, HEAD, Message, Projection, StoredMessage, Tense, View
-from graphmem.core.paging import Paged
+from graphmem.core.paging import Paged, clip_text
 
 __all__ = [
     "Ablation", "AskResult", "Budgets", "Cell", "CellVia", "DeriveJob", "DerivedRecord", "Excerpt",
@@ -563,8 +563,10 @@ class AskResult(BaseModel):
         messages: dict[str, CitedMessage] = {}
         quoted = self.answer is None  # the evidence then quotes every text: not a second time
         for e in [*self.excerpts, *(e for row in self.rows for e in row.raw)]:
+            text, cut, chars = clip_text(e.text)
             messages.setdefault(e.id, CitedMessage(id=e.id, speaker=e.speaker, ts=e.ts,
-                                                   text=None if quoted else e.text))
+                                                   text=None if quoted else text,
+                                                   text_truncated=cut and not quoted, text_chars=chars))
         records: dict[str, CitedRecord] = {}
         for row in self.rows:
             for c in row.cells:
@@ -582,12 +584,15 @@ class AskResult(BaseModel):
 class CitedMessage(BaseModel):
     """One message behind a compact answer: id, speaker (display name), ts (ISO-8601) and
     text; text is None when the answer is None, because the evidence then quotes it (as
-    ``(speaker @ ts, msg <id>) text``) and nothing is said twice."""
+    ``(speaker @ ts, msg <id>) text``) and nothing is said twice. A text over 2,000 characters
+    is cut (``text_truncated``; ``text_chars`` is the whole length, ``get_message`` reads it)."""
 
     id: str
     speaker: str
     ts: str = ""
     text: str | None = None
+    text_truncated: bool = False
+    text_chars: int | None = None
 
 
 class CitedRecord(BaseModel):
