@@ -154,7 +154,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(health.router, dependencies=[strict_query])
     app.include_router(graph.page_router)  # the graph page and its static files: no data, no key
     secured = [Depends(require_api_key), strict_query]
-    for r in (groups.router, search.router, ask.router, persons.router, records.router, jobs.router, graph.router,
-              export.router, imports.router):
+    for r in (groups.list_router, groups.router, search.router, ask.router, persons.router, records.router,
+              jobs.router, jobs.group_router, graph.router, export.router, imports.router):
         app.include_router(r, dependencies=secured)
     return app

@@ -50,6 +50,12 @@ _EXPORTS: dict[str, str] = {
     "RecordProvenance": "graphmem.query.people",
     "RosterMember": "graphmem.verbatim.roster",
     "ForgetSummary": "graphmem.groups.service",
+    # pages of the lists (graphmem.core.paging)
+    "RosterPage": "graphmem.core.results",
+    "GroupsPage": "graphmem.core.results",
+    "GroupInfo": "graphmem.core.results",
+    "JobsPage": "graphmem.core.results",
+    "FullMessage": "graphmem.core.results",
     # the error tree
     "GraphMemError": "graphmem.core.errors",
     "InvalidInputError": "graphmem.core.errors",
@@ -80,6 +86,7 @@ if TYPE_CHECKING:
         StoreUnavailableError,
     )
     from graphmem.core.model import Conversation, MessageRecord, Projection, StoredMessage
+    from graphmem.core.results import FullMessage, GroupInfo, GroupsPage, JobsPage, RosterPage
     from graphmem.core.wire import NewMessage
     from graphmem.derived.memory import DerivedRecord
     from graphmem.facade import Memory

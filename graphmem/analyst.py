@@ -18,6 +18,7 @@ import neo4j
 from neo4j.exceptions import ClientError, Neo4jError, ServiceUnavailable, SessionExpired
 from pydantic import BaseModel, Field
 
+from graphmem.core import paging
 from graphmem.core.redact import redact_text
 from graphmem.store.db import STORE_DOWN, Store
 from graphmem.core.errors import InvalidInputError, StoreUnavailableError, no_group
@@ -29,42 +30,50 @@ HIDDEN_PROPERTIES = frozenset({"embedding", "sentence_embeddings", "search_text"
 logger = logging.getLogger(__name__)
 
 
-class CypherResult(BaseModel):
+class CypherResult(paging.Paged):
     """``read_cypher``: at most ``max_rows`` rows and ``max_bytes`` bytes of JSON;
-    ``truncated`` when the query had more.
+    ``truncated`` when the query had more, with ``next_cursor`` to read on.
 
-    Nodes come back as their property maps and vectors (``embedding``) are left out.
+    Nodes come back as their property maps and vectors (``embedding``) are left out; strings
+    longer than ``max_value_chars`` are cut (``values_clipped`` counts them).
     """
 
     columns: list[str]
     rows: list[dict[str, Any]]
-    truncated: bool
+    values_clipped: int = 0
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: Any, clip: list[int] | None = None) -> Any:
     """A JSON-ready copy of a value read from Neo4j (temporal values as ISO-8601 text, nodes
-    and relationships as property maps, vectors dropped)."""
+    and relationships as property maps, vectors dropped). ``clip``: ``[max characters of a
+    string, strings cut so far]``; a longer string is cut and counted."""
     if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items() if k not in HIDDEN_PROPERTIES}
+        return {k: _plain(v, clip) for k, v in value.items() if k not in HIDDEN_PROPERTIES}
     if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
+        return [_plain(v, clip) for v in value]
     if isinstance(value, (neo4j.graph.Node, neo4j.graph.Relationship)):
-        return _plain(dict(value))
+        return _plain(dict(value), clip)
     if isinstance(value, neo4j.graph.Path):
-        return [_plain(dict(n)) for n in value.nodes]
+        return [_plain(dict(n), clip) for n in value.nodes]
     if hasattr(value, "iso_format"):
         return value.iso_format()
     if isinstance(value, (datetime, date, time)):
         return value.isoformat()
     if isinstance(value, timedelta):
         return value.total_seconds()
+    if isinstance(value, str) and clip is not None and len(value) > clip[0]:
+        clip[1] += 1
+        return value[: clip[0]]
     if isinstance(value, (str, int, float, bool)) or value is None:
         return value
     return str(value)
 
 
-#: Bytes of JSON a read_cypher result may hold at most by default (rows past it are not read).
-READ_CYPHER_MAX_BYTES = 1_000_000
+#: Bytes of JSON a read_cypher result holds at most by default (rows past it are left to the
+#: next page): :data:`graphmem.core.paging.RESULT_BYTES`, what an agent's tool output takes.
+READ_CYPHER_MAX_BYTES = paging.RESULT_BYTES
+#: The largest ``max_bytes`` of read_cypher.
+READ_CYPHER_BYTES_LIMIT = 10_000_000
 
 #: Procedures read_cypher may call: none. Schema and label listings (``db.labels()`` ...) span
 #: every group, and everything a caller may see is reachable with MATCH over its own group.
@@ -224,6 +233,8 @@ def read_cypher(
     max_rows: int = 100,
     max_bytes: int = READ_CYPHER_MAX_BYTES,
     timeout_s: float = 10.0,
+    cursor: str | None = None,
+    max_value_chars: int | None = paging.LIST_TEXT_CHARS,
 ) -> CypherResult:
     """Run one analyst's Cypher query over one group's data, read-only, under limits.
 
@@ -234,7 +245,15 @@ def read_cypher(
     by graphmem; ``params`` may not set it. The statement runs once, in one explicit read
     transaction (no retry of a caller's query) cut off after ``timeout_s``; rows are streamed
     and reading stops at ``max_rows`` rows or ``max_bytes`` bytes of JSON, whichever comes
-    first (``truncated`` then says so).
+    first (``truncated`` then says so, and ``next_cursor`` reads on). A page holds at least one
+    row. Strings longer than ``max_value_chars`` are cut (``values_clipped``; a message's whole
+    text is :func:`graphmem.query.people.get_message`).
+
+    Paging: an arbitrary query has no key graphmem knows, so the cursor carries the number of
+    rows already returned (and a hash of the query and its parameters: another query's cursor
+    is refused); the next page runs the query again and skips them. The pages are stable only
+    for a query that orders its rows by a unique key (``ORDER BY m.turn_created, m.id``);
+    without ``ORDER BY`` Neo4j may return rows in another order each time.
 
     Args:
         store: open store.
@@ -242,22 +261,26 @@ def read_cypher(
         query: one Cypher statement; values belong in ``params`` (``$name``).
         params: query parameters (not ``group_id``).
         max_rows: rows returned at most (1-10,000).
-        max_bytes: bytes of JSON returned at most (1,000 - 10,000,000).
+        max_bytes: bytes of JSON returned at most (1,000 - 10,000,000; default 64,000).
         timeout_s: transaction time limit in seconds (> 0).
+        cursor: None, or ``next_cursor`` of the previous page (same query and params).
+        max_value_chars: strings longer than this are cut (default 2,000; None: never).
 
     Returns:
         The column names and the rows read, JSON-ready.
 
     Raises:
         InvalidInputError: not a read of this group, a syntax error, past the time limit, or
-            limits out of range (field ``query``, ``params``, ``max_rows``, ``max_bytes`` or
-            ``timeout_s``).
+            limits out of range (field ``query``, ``params``, ``max_rows``, ``max_bytes``,
+            ``timeout_s`` or ``cursor``).
         StoreUnavailableError: Neo4j cannot be reached (not retried).
     """
     if not 1 <= max_rows <= 10_000:
         raise InvalidInputError("max_rows must be 1 to 10000", field="max_rows")
-    if not 1_000 <= max_bytes <= 10_000_000:
-        raise InvalidInputError("max_bytes must be 1000 to 10000000", field="max_bytes")
+    if not 1_000 <= max_bytes <= READ_CYPHER_BYTES_LIMIT:
+        raise InvalidInputError(f"max_bytes must be 1000 to {READ_CYPHER_BYTES_LIMIT}", field="max_bytes")
+    if max_value_chars is not None and not 1 <= max_value_chars <= 1_000_000:
+        raise InvalidInputError("max_value_chars must be 1 to 1000000", field="max_value_chars")
     if not timeout_s > 0:
         raise InvalidInputError("timeout_s must be > 0", field="timeout_s")
     text = query.strip().rstrip(";")
@@ -266,6 +289,11 @@ def read_cypher(
     params = dict(params or {})
     if "group_id" in params:
         raise InvalidInputError("group_id is bound by graphmem to the group asked for", field="params")
+    scope = paging.list_scope("read_cypher", group_id, text, params)
+    after = paging.decode_cursor(cursor, kind="read_cypher", scope=scope, size=1)
+    skip = 0 if after is None else after[0]
+    if isinstance(skip, bool) or not isinstance(skip, int) or skip < 0:
+        raise InvalidInputError("not a cursor of this read cypher list", field="cursor")
     params["group_id"] = group_id
     try:
         with store.session(read=True, fetch_size=50) as session:
@@ -283,20 +311,32 @@ def read_cypher(
                 result = tx.run(text, params)
                 columns = list(result.keys())
                 rows: list[dict[str, Any]] = []
-                size = 2
+                clip = None if max_value_chars is None else [max_value_chars, 0]
+                budget = paging.budget_of(CypherResult(columns=columns, rows=[], truncated=True,
+                                                       values_clipped=10**9), max_bytes) or 0
+                size = 0
                 truncated = False
+                seen = 0
                 for record in result:
+                    seen += 1
+                    if seen <= skip:
+                        continue
                     if len(rows) == max_rows:
                         truncated = True
                         break
-                    row = _plain(dict(record.items()))  # type: ignore[no-untyped-call]  # neo4j 6 leaves Record.items unannotated
-                    size += len(json.dumps(row, ensure_ascii=False, default=str).encode("utf-8")) + 1
-                    if size > max_bytes:
+                    clipped = clip[1] if clip else 0
+                    row = _plain(dict(record.items()), clip)  # type: ignore[no-untyped-call]  # neo4j 6 leaves Record.items unannotated
+                    size += len(json.dumps(row, ensure_ascii=False, default=str, separators=(",", ":")).encode("utf-8")) + 1
+                    if rows and size > budget:
+                        if clip:
+                            clip[1] = clipped  # the row is left to the next page
                         truncated = True
                         break
                     rows.append(row)
                 tx.rollback()  # stop the rest of the result on the server
-            return CypherResult(columns=columns, rows=rows, truncated=truncated)
+            return CypherResult(
+                columns=columns, rows=rows, truncated=truncated, values_clipped=clip[1] if clip else 0,
+                next_cursor=paging.encode_cursor("read_cypher", scope, [skip + len(rows)]) if truncated else None)
     except ClientError as e:
         code = e.code or ""
         if "TransactionTimedOut" in code or "Transaction.Terminated" in code:

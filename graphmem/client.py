@@ -17,6 +17,12 @@ as the same graphmem error class (``NotFoundError``, ``InvalidInputError`` with 
 :class:`AuthenticationError`; anything else, and an unreachable server, :class:`APIError`.
 Transport: httpx, with connection-level retries (a refused connection is tried again; a
 request that reached the server is not resent).
+
+Lists come a page at a time (``limit``, ``cursor``; the answer's ``truncated`` and
+``next_cursor``): :meth:`GraphMemClient.roster_page`, :meth:`~GraphMemClient.groups_page`,
+:meth:`~GraphMemClient.jobs`, ``search(..., cursor=)``, ``person_memory(..., cursor=)``,
+``provenance(..., cursor=)``; :meth:`~GraphMemClient.roster` and :meth:`~GraphMemClient.groups`
+walk every page and return the whole list.
 """
 
 from __future__ import annotations
@@ -47,6 +53,7 @@ from graphmem.core.wire import (
 )
 from graphmem.core import errors
 from graphmem.core.limits import check_id
+from graphmem.core.paging import DEFAULT_LIMIT
 from graphmem.core.results import (
     DEFAULT_PAGE_BYTES,
     AskResult,
@@ -54,10 +61,15 @@ from graphmem.core.results import (
     DeriveJob,
     ExportPage,
     ForgetSummary,
+    FullMessage,
+    GroupInfo,
+    GroupsPage,
+    JobsPage,
     Mode,
     PersonMemory,
     RecordProvenance,
     RosterMember,
+    RosterPage,
     SearchResult,
 )
 
@@ -231,11 +243,25 @@ class _Calls:
 
     @staticmethod
     def search(group_id: str, query: str, k: int = 10, mode: Mode = "hybrid", pool: int | None = None,
-               expand: int = 0) -> _Call[SearchResult]:
+               expand: int = 0, cursor: str | None = None) -> _Call[SearchResult]:
         params: dict[str, Any] = {"q": query, "k": k, "mode": mode, "expand": expand}
         if pool is not None:
             params["pool"] = pool
+        if cursor:
+            params["cursor"] = cursor
         return _Call("GET", f"/groups/{_group(group_id)}/search", SearchResult, params=params)
+
+    @staticmethod
+    def groups_page(limit: int, cursor: str | None) -> _Call[GroupsPage]:
+        return _Call("GET", "/groups", GroupsPage, params=_page(limit, cursor))
+
+    @staticmethod
+    def jobs(group_id: str, limit: int, cursor: str | None) -> _Call[JobsPage]:
+        return _Call("GET", f"/groups/{_group(group_id)}/jobs", JobsPage, params=_page(limit, cursor))
+
+    @staticmethod
+    def get_message(group_id: str, message_id: str) -> _Call[FullMessage]:
+        return _Call("GET", f"/groups/{_group(group_id)}/messages/{_seg(message_id)}", FullMessage)
 
     @staticmethod
     def export_page(group_id: str, cursor: str | None, with_derived: bool, max_bytes: int) -> _Call[ExportPage]:
@@ -245,25 +271,33 @@ class _Calls:
         return _Call("GET", f"/groups/{_group(group_id)}/export", ExportPage, params=params)
 
     @staticmethod
-    def roster(group_id: str) -> _Call[list[RosterMember]]:
-        return _Call("GET", f"/groups/{_group(group_id)}/roster", list[RosterMember])
+    def roster_page(group_id: str, limit: int, cursor: str | None) -> _Call[RosterPage]:
+        return _Call("GET", f"/groups/{_group(group_id)}/roster", RosterPage, params=_page(limit, cursor))
 
     @staticmethod
     def person_memory(group_id: str, person_id: str, mode: Literal["head", "full"] = "head",
-                      as_of: str | None = None) -> _Call[PersonMemory]:
-        params: dict[str, Any] = {"mode": mode}
+                      as_of: str | None = None, limit: int = DEFAULT_LIMIT,
+                      cursor: str | None = None) -> _Call[PersonMemory]:
+        params: dict[str, Any] = {"mode": mode, **_page(limit, cursor)}
         if as_of:
             params["as_of"] = as_of
         return _Call("GET", f"/groups/{_group(group_id)}/persons/{_seg(person_id)}/memory", PersonMemory,
                      params=params)
 
     @staticmethod
-    def provenance(group_id: str, record_id: str) -> _Call[RecordProvenance]:
-        return _Call("GET", f"/groups/{_group(group_id)}/records/{_seg(record_id)}/provenance", RecordProvenance)
+    def provenance(group_id: str, record_id: str, limit: int = DEFAULT_LIMIT,
+                   cursor: str | None = None) -> _Call[RecordProvenance]:
+        return _Call("GET", f"/groups/{_group(group_id)}/records/{_seg(record_id)}/provenance", RecordProvenance,
+                     params=_page(limit, cursor))
 
     @staticmethod
     def forget_person(group_id: str, person_id: str) -> _Call[ForgetSummary]:
         return _Call("DELETE", f"/groups/{_group(group_id)}/persons/{_seg(person_id)}", ForgetSummary)
+
+
+def _page(limit: int, cursor: str | None) -> dict[str, Any]:
+    """The query parameters of one page of a list."""
+    return {"limit": limit, **({"cursor": cursor} if cursor else {})}
 
 
 def _decode(call: _Call[M], response: httpx.Response) -> M:
@@ -427,10 +461,35 @@ class GraphMemClient:
         return answer
 
     def search(self, group_id: str, query: str, *, k: int = 10, mode: Mode = "hybrid",
-               pool: int | None = None, expand: int = 0) -> SearchResult:
-        """System 1 search of one group (``GET /groups/{id}/search``): hits best first, and
+               pool: int | None = None, expand: int = 0, cursor: str | None = None) -> SearchResult:
+        """System 1 search of one group (``GET /groups/{id}/search``): one page of ``k`` hits
+        best first (``truncated`` / ``next_cursor``: pass it as ``cursor`` for the next), and
         ``mode_used`` / ``vectors_pending`` / ``warning`` when vectors are still missing."""
-        return self._send(_Calls.search(group_id, query, k, mode, pool, expand))
+        return self._send(_Calls.search(group_id, query, k, mode, pool, expand, cursor))
+
+    def groups_page(self, *, limit: int = DEFAULT_LIMIT, cursor: str | None = None) -> GroupsPage:
+        """One page of the groups this key reaches (``GET /groups``), by id."""
+        return self._send(_Calls.groups_page(limit, cursor))
+
+    def groups(self) -> list[GroupInfo]:
+        """Every group this key reaches, all pages walked."""
+        out: list[GroupInfo] = []
+        cursor: str | None = None
+        while True:
+            page = self.groups_page(limit=1000, cursor=cursor)
+            out.extend(page.groups)
+            if page.next_cursor is None:
+                return out
+            cursor = page.next_cursor
+
+    def jobs(self, group_id: str, *, limit: int = DEFAULT_LIMIT, cursor: str | None = None) -> JobsPage:
+        """One page of the group's derive jobs, newest first (``GET /groups/{id}/jobs``)."""
+        return self._send(_Calls.jobs(group_id, limit, cursor))
+
+    def get_message(self, group_id: str, message_id: str) -> FullMessage:
+        """One whole message (``GET /groups/{id}/messages/{message_id}``): the text a list cut
+        (``text_truncated``), whole. Raises NotFoundError."""
+        return self._send(_Calls.get_message(group_id, message_id))
 
     def export_page(self, group_id: str, *, cursor: str | None = None, with_derived: bool = False,
                     max_bytes: int = DEFAULT_PAGE_BYTES) -> ExportPage:
@@ -438,18 +497,32 @@ class GraphMemClient:
         ``next_cursor`` back for the next page (None: the last)."""
         return self._send(_Calls.export_page(group_id, cursor, with_derived, max_bytes))
 
+    def roster_page(self, group_id: str, *, limit: int = DEFAULT_LIMIT, cursor: str | None = None) -> RosterPage:
+        """One page of the group's roster, by person id (``GET /groups/{id}/roster``)."""
+        return self._send(_Calls.roster_page(group_id, limit, cursor))
+
     def roster(self, group_id: str) -> list[RosterMember]:
-        """Every person of the group. Raises NotFoundError for an unknown group."""
-        return self._send(_Calls.roster(group_id))
+        """Every person of the group, all pages walked (by id). Raises NotFoundError for an
+        unknown group."""
+        out: list[RosterMember] = []
+        cursor: str | None = None
+        while True:
+            page = self.roster_page(group_id, limit=1000, cursor=cursor)
+            out.extend(page.persons)
+            if page.next_cursor is None:
+                return out
+            cursor = page.next_cursor
 
     def person_memory(self, group_id: str, person_id: str, mode: Literal["head", "full"] = "head",
-                      as_of: str | None = None) -> PersonMemory:
-        """One person's derived memory (head, full chains, or the state at ``as_of``)."""
-        return self._send(_Calls.person_memory(group_id, person_id, mode, as_of))
+                      as_of: str | None = None, *, limit: int = DEFAULT_LIMIT,
+                      cursor: str | None = None) -> PersonMemory:
+        """One page of a person's derived memory (head, full chains, or the state at ``as_of``)."""
+        return self._send(_Calls.person_memory(group_id, person_id, mode, as_of, limit, cursor))
 
-    def provenance(self, group_id: str, record_id: str) -> RecordProvenance:
-        """A record's FROM messages and update chain. Raises NotFoundError."""
-        return self._send(_Calls.provenance(group_id, record_id))
+    def provenance(self, group_id: str, record_id: str, *, limit: int = DEFAULT_LIMIT,
+                   cursor: str | None = None) -> RecordProvenance:
+        """A record's FROM messages and update chain, a page at a time. Raises NotFoundError."""
+        return self._send(_Calls.provenance(group_id, record_id, limit, cursor))
 
     def forget_person(self, group_id: str, person_id: str) -> ForgetSummary:
         """Erase one person's data from the group (a second call erases nothing)."""
@@ -526,22 +599,54 @@ class AsyncGraphMemClient:
         return answer
 
     async def search(self, group_id: str, query: str, *, k: int = 10, mode: Mode = "hybrid",
-                     pool: int | None = None, expand: int = 0) -> SearchResult:
-        return await self._send(_Calls.search(group_id, query, k, mode, pool, expand))
+                     pool: int | None = None, expand: int = 0, cursor: str | None = None) -> SearchResult:
+        return await self._send(_Calls.search(group_id, query, k, mode, pool, expand, cursor))
+
+    async def groups_page(self, *, limit: int = DEFAULT_LIMIT, cursor: str | None = None) -> GroupsPage:
+        return await self._send(_Calls.groups_page(limit, cursor))
+
+    async def groups(self) -> list[GroupInfo]:
+        out: list[GroupInfo] = []
+        cursor: str | None = None
+        while True:
+            page = await self.groups_page(limit=1000, cursor=cursor)
+            out.extend(page.groups)
+            if page.next_cursor is None:
+                return out
+            cursor = page.next_cursor
+
+    async def jobs(self, group_id: str, *, limit: int = DEFAULT_LIMIT, cursor: str | None = None) -> JobsPage:
+        return await self._send(_Calls.jobs(group_id, limit, cursor))
+
+    async def get_message(self, group_id: str, message_id: str) -> FullMessage:
+        return await self._send(_Calls.get_message(group_id, message_id))
 
     async def export_page(self, group_id: str, *, cursor: str | None = None, with_derived: bool = False,
                           max_bytes: int = DEFAULT_PAGE_BYTES) -> ExportPage:
         return await self._send(_Calls.export_page(group_id, cursor, with_derived, max_bytes))
 
+    async def roster_page(self, group_id: str, *, limit: int = DEFAULT_LIMIT,
+                          cursor: str | None = None) -> RosterPage:
+        return await self._send(_Calls.roster_page(group_id, limit, cursor))
+
     async def roster(self, group_id: str) -> list[RosterMember]:
-        return await self._send(_Calls.roster(group_id))
+        out: list[RosterMember] = []
+        cursor: str | None = None
+        while True:
+            page = await self.roster_page(group_id, limit=1000, cursor=cursor)
+            out.extend(page.persons)
+            if page.next_cursor is None:
+                return out
+            cursor = page.next_cursor
 
     async def person_memory(self, group_id: str, person_id: str, mode: Literal["head", "full"] = "head",
-                            as_of: str | None = None) -> PersonMemory:
-        return await self._send(_Calls.person_memory(group_id, person_id, mode, as_of))
+                            as_of: str | None = None, *, limit: int = DEFAULT_LIMIT,
+                            cursor: str | None = None) -> PersonMemory:
+        return await self._send(_Calls.person_memory(group_id, person_id, mode, as_of, limit, cursor))
 
-    async def provenance(self, group_id: str, record_id: str) -> RecordProvenance:
-        return await self._send(_Calls.provenance(group_id, record_id))
+    async def provenance(self, group_id: str, record_id: str, *, limit: int = DEFAULT_LIMIT,
+                         cursor: str | None = None) -> RecordProvenance:
+        return await self._send(_Calls.provenance(group_id, record_id, limit, cursor))
 
     async def forget_person(self, group_id: str, person_id: str) -> ForgetSummary:
         return await self._send(_Calls.forget_person(group_id, person_id))

@@ -24,19 +24,24 @@ from datetime import datetime
 from types import TracebackType
 from typing import Any, Literal
 
+from graphmem.core import paging
 from graphmem.core.config import Settings, get_settings
 from graphmem.core.model import Conversation, Tense
 from graphmem.core.wire import NewMessage
 from graphmem.derived.memory import DerivedRecord, list_records, record_chain
-from graphmem.groups.service import ForgetSummary, append_messages, derive_step, forget_group, forget_person
+from graphmem.core.results import FullMessage, GroupsPage, JobsPage
+from graphmem.groups.jobs import list_derive_jobs
+from graphmem.groups.service import (
+    ForgetSummary, append_messages, derive_step, forget_group, forget_person, list_groups,
+)
 from graphmem.query import AskResult, Budgets, PersonMemory, RecordProvenance, ask, budgets_from
-from graphmem.query.people import person_memory, provenance
+from graphmem.query.people import get_message, person_memory, provenance
 from graphmem.recall.search import Mode, SearchResult, search_group
 from graphmem.runtime import Runtime
 from graphmem.store.schema import SchemaReport, apply_schema
 from graphmem.verbatim.ingest import IngestSummary, ingest_conversations
 from graphmem.verbatim.order import backfill_order
-from graphmem.verbatim.roster import RosterMember, read_roster
+from graphmem.verbatim.roster import RosterMember, RosterPage, read_roster, roster_page
 
 __all__ = ["Memory"]
 
@@ -119,18 +124,21 @@ class Memory:
         """The whole update chain of a record, oldest first (the last one is the head)."""
         return record_chain(self.runtime.store, group_id, record_id)
 
-    def provenance(self, group_id: str, record_id: str) -> RecordProvenance:
-        """A record, its chain and the verbatim messages behind each state."""
-        return provenance(self.runtime.store, group_id, record_id)
+    def provenance(self, group_id: str, record_id: str, *, limit: int = paging.DEFAULT_LIMIT,
+                   cursor: str | None = None) -> RecordProvenance:
+        """A record, the verbatim messages it was written from and its chain, a page at a time
+        (``truncated`` / ``next_cursor``; texts over 2,000 characters cut)."""
+        return provenance(self.runtime.store, group_id, record_id, limit=limit, cursor=cursor)
 
     # -- reads -------------------------------------------------------------------------------
 
     def search(self, group_id: str, query: str, *, k: int = 10, pool_n: int = 40, mode: Mode = "hybrid",
-               expand: int = 0) -> SearchResult:
-        """System 1 retrieval (fulltext and vector fused), group-scoped: hits best first."""
+               expand: int = 0, cursor: str | None = None) -> SearchResult:
+        """System 1 retrieval (fulltext and vector fused), group-scoped: one page of ``k`` hits
+        best first (``next_cursor`` for the next; texts over 2,000 characters cut)."""
         rt = self.runtime
         return search_group(rt.store, rt.embedder, group_id, query, k=k, pool_n=pool_n, mode=mode, expand=expand,
-                            cache=rt.cache, tracer=rt.tracer)
+                            cache=rt.cache, tracer=rt.tracer, cursor=cursor)
 
     def ask(self, group_id: str, question: str, *, budgets: Budgets | None = None,
             as_of: str | datetime | None = None, tense: Tense | None = None) -> AskResult:
@@ -144,13 +152,34 @@ class Memory:
         return budgets_from(self.runtime.settings, **overrides)
 
     def roster(self, group_id: str) -> list[RosterMember]:
-        """The group's members with their message counts (empty for an unknown group)."""
+        """The group's members with their message counts, all of them (empty for an unknown
+        group); :meth:`roster_page` reads them a page at a time."""
         return read_roster(self.runtime.store, group_id)
 
+    def roster_page(self, group_id: str, *, limit: int = paging.DEFAULT_LIMIT,
+                    cursor: str | None = None) -> RosterPage:
+        """One page of the group's members, by person id (NotFoundError for an unknown group)."""
+        return roster_page(self.runtime.store, group_id, limit=limit, cursor=cursor)
+
+    def groups(self, *, limit: int = paging.DEFAULT_LIMIT, cursor: str | None = None) -> GroupsPage:
+        """One page of the store's groups, by id, with their sizes."""
+        return list_groups(self.runtime.store, limit=limit, cursor=cursor)
+
+    def jobs(self, group_id: str, *, limit: int = paging.DEFAULT_LIMIT, cursor: str | None = None) -> JobsPage:
+        """One page of the group's background derive jobs, newest first."""
+        return list_derive_jobs(self.runtime.store, group_id, self.runtime.settings, limit=limit, cursor=cursor)
+
+    def message(self, group_id: str, message_id: str) -> FullMessage:
+        """One whole stored message (what a list cut short, whole)."""
+        return get_message(self.runtime.store, group_id, message_id)
+
     def person(self, group_id: str, person_id: str, *, mode: Literal["head", "full"] = "head",
-               as_of: str | datetime | None = None) -> PersonMemory:
-        """One person's derived memory: heads, full chains, or the state at a time."""
-        return person_memory(self.runtime.store, group_id, person_id, mode=mode, as_of=as_of)
+               as_of: str | datetime | None = None, limit: int = paging.DEFAULT_LIMIT,
+               cursor: str | None = None) -> PersonMemory:
+        """One person's derived memory: heads, full chains, or the state at a time, a page at a
+        time (chains first, then what they said about others)."""
+        return person_memory(self.runtime.store, group_id, person_id, mode=mode, as_of=as_of, limit=limit,
+                             cursor=cursor)
 
     # -- erasure -----------------------------------------------------------------------------
 

@@ -25,13 +25,14 @@ from mcp.server.mcpserver.tools.base import Tool
 from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
 from pydantic import Field, ValidationError, WithJsonSchema
 
-from graphmem.core import limits
+from graphmem.core import limits, paging
 from graphmem.core.wire import NewMessage
 
 __all__ = [
-    "ArgumentsTool", "AsOf", "CypherParams", "CypherQuery", "EvidenceOnly", "Expand", "GroupId", "K",
-    "MaxBytes", "MaxRows", "MemoryMode", "Messages", "Name", "PersonId", "Question", "RecordId",
-    "SearchMode", "SearchQuery", "Tense", "TimeoutS", "View", "explain", "finish_tools",
+    "ArgumentsTool", "AsOf", "Cursor", "CypherParams", "CypherQuery", "EvidenceOnly", "ExportBytes", "ExportCursor",
+    "Expand", "GroupId", "GroupsLimit", "K", "MaxBytes", "MaxRows", "MemoryLimit", "MemoryMode", "MessageId",
+    "Messages", "Name", "PersonId", "ProvenanceLimit", "Question", "RecordId", "ResultBytes", "RosterLimit",
+    "SearchMode", "SearchQuery", "Tense", "TextOffset", "TimeoutS", "View", "WithDerived", "explain", "finish_tools",
 ]
 
 #: An ISO-8601 instant as a JSON-schema string with ``format: date-time``.
@@ -88,14 +89,35 @@ CypherQuery = Annotated[str, Field(
 CypherParams = Annotated[dict[str, Any] | None, Field(
     description="Values for the query's $parameters (not group_id, which graphmem binds), e.g. {\"who\": \"ben\"}.")]
 MaxRows = Annotated[int, Field(ge=1, le=10_000, strict=True, description="Rows returned at most: 1 to 10000.")]
-MaxBytes = Annotated[int, Field(ge=1_000, le=10_000_000, strict=True,
-                                description="Bytes of JSON returned at most: 1000 to 10000000.")]
+ResultBytes = Annotated[int, Field(
+    ge=paging.MIN_RESULT_BYTES, le=paging.MAX_RESULT_BYTES, strict=True,
+    description="Bytes of JSON the result holds at most: 1000 to 1000000 (default 64000). A longer list comes "
+                "in pages: truncated is true and next_cursor reads on.")]
+MaxBytes = ResultBytes
+Cursor = Annotated[str | None, Field(
+    max_length=4100, description="The next_cursor of the previous page (with the same other arguments); "
+                                 "leave it out for the first page.")]
+RosterLimit = Annotated[int, Field(ge=1, le=paging.MAX_LIMITS["roster"], strict=True,
+                                   description="People on one page: 1 to 1000.")]
+GroupsLimit = Annotated[int, Field(ge=1, le=paging.MAX_LIMITS["groups"], strict=True,
+                                   description="Groups on one page: 1 to 1000.")]
+MemoryLimit = Annotated[int, Field(ge=1, le=paging.MAX_LIMITS["person_memory"], strict=True,
+                                   description="Record chains and records on one page: 1 to 500.")]
+ProvenanceLimit = Annotated[int, Field(ge=1, le=paging.MAX_LIMITS["provenance"], strict=True,
+                                       description="Messages and chain states on one page: 1 to 1000.")]
+MessageId = Annotated[str, Field(
+    min_length=1, max_length=limits.MAX_ID_CHARS, strict=True,
+    description="A message id as search_messages, ask or record_provenance return it, e.g. \"m12\".")]
+TextOffset = Annotated[int, Field(
+    ge=0, le=limits.MAX_TEXT_CHARS, strict=True,
+    description="Where the text starts, in characters: 0, or next_text_offset of the previous call.")]
 ExportCursor = Annotated[str | None, Field(
     max_length=1000, description="The next_cursor of the previous export page; leave it out for the first page.")]
 WithDerived = Annotated[bool, Field(
     strict=True, description="true: also export the Writer segments and derived records (System 2).")]
-ExportBytes = Annotated[int, Field(ge=1_000, le=4_000_000, strict=True,
-                                   description="Bytes of JSON Lines a page holds at most: 1000 to 4000000.")]
+ExportBytes = Annotated[int, Field(ge=1_000, le=paging.MAX_RESULT_BYTES, strict=True,
+                                   description="Bytes of JSON Lines a page holds at most: 1000 to 1000000 "
+                                               "(default 64000); one message longer than that is a page of its own.")]
 TimeoutS = Annotated[float, Field(gt=0, le=60, strict=True,
                                   description="Seconds the query may run, more than 0 and at most 60.")]
 
@@ -142,11 +164,15 @@ def expected(schema: dict[str, Any], root: dict[str, Any] | None = None) -> str:
         lo = schema.get("minimum", schema.get("exclusiveMinimum"))
         hi = schema.get("maximum", schema.get("exclusiveMaximum"))
         words = _KIND[kind]
+
+        def num(x: float) -> str:  # 1000000, not 1e+06
+            return str(int(x)) if float(x).is_integer() else f"{x:g}"
+
         if lo is not None and hi is not None:
             more = "more than " if "exclusiveMinimum" in schema else "from "
-            return f"{words} {more}{lo:g} to {hi:g}"
+            return f"{words} {more}{num(lo)} to {num(hi)}"
         if lo is not None:
-            return f"{words} of at least {lo:g}"
+            return f"{words} of at least {num(lo)}"
         return words
     if kind == "string":
         if schema.get("format") == "date-time":

@@ -6,8 +6,8 @@ subprocess) and streamable HTTP (``graphmem mcp --transport http``, endpoint ``/
 
 Tool sets:
 
-- **core** (always): ``append_messages``, ``search_messages``, ``ask``, ``roster``,
-  ``person_memory``, ``record_provenance``, ``forget_person``.
+- **core** (always): ``append_messages``, ``search_messages``, ``ask``, ``list_groups``,
+  ``roster``, ``person_memory``, ``record_provenance``, ``get_message``, ``forget_person``.
 - **extended** (``--tools all``): ``read_cypher`` (one group's read-only Cypher, decided by
   the query plan, :func:`graphmem.analyst.read_cypher`; time-, row- and byte-limited, never
   retried) and ``export_group`` (the group's export, page by page: graphmem.groups.export).
@@ -23,6 +23,13 @@ accepts; a group id that names no group gets a "did you mean" among the groups t
 reaches. ``ask`` answers in the compact view by default
 (:class:`graphmem.query.CompactAnswer`; ``view="full"``: the whole :class:`AskResult`).
 
+Results: each is one text block holding the result's compact JSON, once, and no
+``structuredContent`` (docs/mcp.md, "Results": the SDK would send the data twice, pretty-printed
+as text and again as structured content, and hosts differ in which one they give the model).
+Every list is paged (:mod:`graphmem.core.paging`): ``max_bytes`` (default 64,000) bounds the
+result, ``truncated`` and ``next_cursor`` say that more follows; message texts in lists are cut
+at 2,000 characters (``text_truncated``) and ``get_message`` reads one whole.
+
 Every tool carries MCP annotations: read-only tools say ``readOnlyHint``; ``forget_person``
 says ``destructiveHint``. Each tool calls the same library function the HTTP API calls, so
 both faces answer alike. graphmem errors come back as tool errors (``isError``) whose text
@@ -35,6 +42,7 @@ embedder is loaded on first use; the answer model comes from ``GRAPHMEM_LLM_*`` 
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 from collections.abc import AsyncIterator, Callable
@@ -42,25 +50,28 @@ from contextlib import asynccontextmanager
 from typing import Any, Literal, TypeVar
 
 from mcp.server.mcpserver import Context  # tools take it to see the caller's key (HTTP)
-from pydantic import BaseModel, TypeAdapter
+from mcp.types import CallToolResult, TextContent
+from pydantic import BaseModel
 
 from graphmem.core.wire import IngestPublic
 from graphmem import __version__
 from graphmem.mcp_args import (
-    AsOf, CypherParams, CypherQuery, EvidenceOnly, ExportBytes, ExportCursor, Expand, GroupId, K, MaxBytes, MaxRows,
-    MemoryMode, Messages, WithDerived,
-    Name, PersonId, Question, RecordId, SearchMode, SearchQuery, Tense, TimeoutS, View, finish_tools,
+    AsOf, Cursor, CypherParams, CypherQuery, EvidenceOnly, ExportBytes, ExportCursor, Expand, GroupId, GroupsLimit, K,
+    MaxBytes, MaxRows, MemoryLimit, MemoryMode, MessageId, Messages, Name, PersonId, ProvenanceLimit, Question,
+    RecordId, ResultBytes, RosterLimit, SearchMode, SearchQuery, Tense, TextOffset, TimeoutS, View, WithDerived,
+    finish_tools,
 )
+from graphmem.core import paging
 from graphmem.access import Access
 from graphmem.boundary import ACCESS_SCOPE_KEY
 from graphmem.core.config import Settings, get_settings
 from graphmem.analyst import READ_CYPHER_MAX_BYTES, CypherResult, read_cypher
-from graphmem.groups.export import DEFAULT_PAGE_BYTES, ExportPage, export_page
+from graphmem.groups.export import export_page
 from graphmem.runtime import Runtime
 from graphmem.store.db import Store
 from graphmem.core.errors import GraphMemError, InvalidInputError
 from graphmem.core.redact import redact_text
-from graphmem.query import AskResult, CompactAnswer, ForgetSummary, PersonMemory, RecordProvenance, RosterMember
+from graphmem.core.results import RosterPage
 
 logger = logging.getLogger(__name__)
 
@@ -69,8 +80,8 @@ T = TypeVar("T")
 
 
 CORE_TOOLS = (
-    "append_messages", "search_messages", "ask", "roster", "person_memory", "record_provenance",
-    "forget_person",
+    "append_messages", "search_messages", "ask", "list_groups", "roster", "person_memory", "record_provenance",
+    "get_message", "forget_person",
 )
 EXTENDED_TOOLS = ("read_cypher", "export_group")
 
@@ -78,7 +89,9 @@ EXTENDED_TOOLS = ("read_cypher", "export_group")
 # ----------------------------------------------------------------------------- results
 class SearchHitPublic(BaseModel):
     """One System 1 hit: the stored message and its fused score (RRF, > 0; 0 for a neighbour
-    added by expansion, which names its anchor in ``expanded_from``)."""
+    added by expansion, which names its anchor in ``expanded_from``). A text longer than 2,000
+    characters is cut: ``text_truncated`` is true and ``text_chars`` is its whole length
+    (``get_message`` reads it whole)."""
 
     id: str
     speaker: str
@@ -88,14 +101,17 @@ class SearchHitPublic(BaseModel):
     ts: str
     channel: str = ""
     text: str
+    text_truncated: bool = False
+    text_chars: int | None = None
     score: float
     expanded_from: str = ""
 
 
-class SearchPublic(BaseModel):
-    """``search_messages``: hits best first, and how they were ranked (as
+class SearchPublic(paging.Paged):
+    """``search_messages``: one page of hits, best first, and how they were ranked (as
     :class:`graphmem.recall.search.SearchResult`: ``mode_used`` is "fulltext" when hybrid was asked
-    while ``vectors_pending`` messages have no vector yet; ``warning`` says so)."""
+    while ``vectors_pending`` messages have no vector yet; ``warning`` says so); ``truncated`` and
+    ``next_cursor`` when more hits of the ranking follow."""
 
     group_id: str
     query: str
@@ -106,11 +122,16 @@ class SearchPublic(BaseModel):
     hits: list[SearchHitPublic]
 
 
-class RosterPublic(BaseModel):
-    """``roster``: every person of the group with their message count."""
+RosterPublic = RosterPage
+"""``roster``: one page of the group's people (:class:`graphmem.core.results.RosterPage`)."""
 
-    group_id: str
-    persons: list[RosterMember]
+
+def reply(value: BaseModel | dict[str, Any]) -> CallToolResult:
+    """A tool's result: one text block with the compact JSON of ``value``, once (no
+    ``structuredContent``: docs/mcp.md, "Results")."""
+    text = value.model_dump_json() if isinstance(value, BaseModel) else json.dumps(
+        value, ensure_ascii=False, separators=(",", ":"), default=str)
+    return CallToolResult(content=[TextContent(type="text", text=text)])
 
 
 # ----------------------------------------------------------------------------- the server
@@ -188,7 +209,7 @@ def build_server(
 
     Args:
         settings: configuration (default: :func:`graphmem.core.config.get_settings`).
-        tools: ``"core"`` (seven tools) or ``"all"`` (core plus ``read_cypher`` and
+        tools: ``"core"`` (nine tools) or ``"all"`` (core plus ``read_cypher`` and
             ``export_group``).
         groups: the only groups this server reaches (``graphmem mcp --group``; None: every
             group). A tool call naming another group is refused with ``ForbiddenError``
@@ -261,7 +282,7 @@ def build_server(
 
     # --- core ----------------------------------------------------------------------------
     @server.tool(annotations=annotations("Append chat messages", read_only=False))
-    def append_messages(group_id: GroupId, messages: Messages, ctx: Context, name: Name = "") -> IngestPublic:
+    def append_messages(group_id: GroupId, messages: Messages, ctx: Context, name: Name = "") -> CallToolResult:
         """Store new chat messages in a group's memory, word for word.
 
         Use it whenever the conversation you follow has new messages. The group and its people
@@ -294,11 +315,12 @@ def build_server(
                 sessions_created=summary.sessions_created, group_created=bool(summary.groups_created),
             )
 
-        return guard(ctx, run)
+        return reply(guard(ctx, run))
 
     @server.tool(annotations=annotations("Search chat messages", read_only=True))
     def search_messages(group_id: GroupId, query: SearchQuery, ctx: Context, k: K = 10, expand: Expand = 0,
-                        mode: SearchMode = "hybrid") -> SearchPublic:
+                        mode: SearchMode = "hybrid", cursor: Cursor = None,
+                        max_bytes: ResultBytes = paging.RESULT_BYTES) -> CallToolResult:
         """Find the messages of a group that match a query (words and meaning).
 
         Use it to look up what was said, word for word; to get an answer with its evidence,
@@ -306,7 +328,9 @@ def build_server(
 
         Returns: up to k messages, best first, each with id, speaker, session, turn, time,
         text and score. While some messages have no vector yet the ranking uses words only;
-        mode_used, vectors_pending and warning then say so.
+        mode_used, vectors_pending and warning then say so. When more hits follow (k, or
+        max_bytes), truncated is true: pass next_cursor back as cursor for the next page. A
+        text over 2,000 characters is cut (text_truncated, text_chars): get_message reads it.
 
         Example: search_messages(group_id="trip", query="campsite booking", k=5)
         """
@@ -317,13 +341,14 @@ def build_server(
         def run() -> SearchPublic:
             r = search_group(backend.store(), backend.embedder(), group_id, query, k=k,
                              pool_n=max(s.s1_recall_n, k), mode=mode, expand=expand, rrf_k=s.rrf_k,
-                             cache=backend.runtime().cache, tracer=backend.runtime().tracer)
+                             cache=backend.runtime().cache, tracer=backend.runtime().tracer, cursor=cursor,
+                             max_bytes=max_bytes)
             data = r.model_dump(exclude={"hits"})
             return SearchPublic(**data, hits=[
                 SearchHitPublic(**{f: getattr(h, f) for f in SearchHitPublic.model_fields}) for h in r.hits
             ])
 
-        return guard(ctx, run)
+        return reply(guard(ctx, run))
 
     @server.tool(annotations=annotations("Ask about the group", read_only=True))
     def ask(
@@ -334,7 +359,7 @@ def build_server(
         tense: Tense = None,
         evidence_only: EvidenceOnly = False,
         view: View = "compact",
-    ) -> dict[str, Any]:
+    ) -> CallToolResult:
         """Answer a question from a group's memory: what was said, and what each person holds.
 
         Use it for questions about the people and events of the chat ("who prefers what",
@@ -360,68 +385,111 @@ def build_server(
             out = result if view == "full" else result.compact()
             return out.model_dump(mode="json")
 
-        return guard(ctx, run)
+        return reply(guard(ctx, run))
+
+    @server.tool(annotations=annotations("List the groups", read_only=True))
+    def list_groups(ctx: Context, limit: GroupsLimit = paging.DEFAULT_LIMIT, cursor: Cursor = None,
+                    max_bytes: ResultBytes = paging.RESULT_BYTES) -> CallToolResult:
+        """List the groups (chat memories) you can use, with their sizes.
+
+        Use it to find the group_id every other tool takes. Only the groups this server (and
+        your key) reaches are listed.
+
+        Returns: one page of groups by id, each with its name, number of people and messages;
+        truncated and next_cursor when more follow.
+
+        Example: list_groups(limit=20)
+        """
+        from graphmem.groups.service import list_groups as read
+
+        def run() -> Any:
+            access = caller_access(ctx, base)
+            return read(backend.store(), reaches=access.groups, limit=limit, cursor=cursor, max_bytes=max_bytes)
+
+        return reply(guard(ctx, run))
 
     @server.tool(annotations=annotations("List the group's people", read_only=True))
-    def roster(group_id: GroupId, ctx: Context) -> RosterPublic:
-        """List the people of a group.
+    def roster(group_id: GroupId, ctx: Context, limit: RosterLimit = paging.DEFAULT_LIMIT, cursor: Cursor = None,
+               max_bytes: ResultBytes = paging.RESULT_BYTES) -> CallToolResult:
+        """List the people of a group, a page at a time.
 
         Use it to find the person_id that person_memory and forget_person take.
 
-        Returns: every person with their id (speaker_id, else display name), latest name,
-        every name they used and how many messages they sent.
+        Returns: one page of people by id (total says how many the group has), each with
+        their id (speaker_id, else display name), latest name, every name they used and how
+        many messages they sent; truncated and next_cursor when more follow.
 
         Example: roster(group_id="trip")
         """
-        from graphmem.query import read_roster
-        from graphmem.groups.service import get_group
+        from graphmem.verbatim.roster import roster_page
 
         allow(ctx, group_id)
-
-        def run() -> RosterPublic:
-            store = backend.store()
-            get_group(store, group_id)
-            return RosterPublic(group_id=group_id, persons=read_roster(store, group_id))
-
-        return guard(ctx, run)
+        return reply(guard(ctx, lambda: roster_page(backend.store(), group_id, limit=limit, cursor=cursor,
+                                                    max_bytes=max_bytes)))
 
     @server.tool(annotations=annotations("Read one person's memory", read_only=True))
     def person_memory(
         group_id: GroupId, person_id: PersonId, ctx: Context, mode: MemoryMode = "head", as_of: AsOf = None,
-    ) -> PersonMemory:
+        limit: MemoryLimit = 50, cursor: Cursor = None, max_bytes: ResultBytes = paging.RESULT_BYTES,
+    ) -> CallToolResult:
         """Read what the memory holds about one person.
 
         Use it for a profile of someone (facts, stances, decisions) rather than one question.
 
         Returns: the records the person owns, one chain per entry (oldest first; the last is
-        the current state, or the state at as_of), and what they said about others.
+        the current state, or the state at as_of), and what they said about others; a page at
+        a time (truncated and next_cursor when more follow).
 
         Example: person_memory(group_id="trip", person_id="ben", mode="full")
         """
         from graphmem.query import person_memory as read
 
         allow(ctx, group_id)
-        return guard(ctx, lambda: read(backend.store(), group_id, person_id, mode=mode, as_of=as_of))
+        return reply(guard(ctx, lambda: read(backend.store(), group_id, person_id, mode=mode, as_of=as_of,
+                                             limit=limit, cursor=cursor, max_bytes=max_bytes)))
 
     @server.tool(annotations=annotations("Trace a record to its messages", read_only=True))
-    def record_provenance(group_id: GroupId, record_id: RecordId, ctx: Context) -> RecordProvenance:
+    def record_provenance(group_id: GroupId, record_id: RecordId, ctx: Context,
+                          limit: ProvenanceLimit = paging.DEFAULT_LIMIT, cursor: Cursor = None,
+                          max_bytes: ResultBytes = paging.RESULT_BYTES) -> CallToolResult:
         """Show where a derived record comes from.
 
         Use it to check or quote the evidence behind a record that ask or person_memory
         returned.
 
-        Returns: the record, the messages it was written from (in conversation order) and
-        every state of its update chain (oldest first).
+        Returns: the record, the messages it was written from (in conversation order; texts
+        over 2,000 characters cut, see get_message) and every state of its update chain
+        (oldest first); a page at a time (truncated and next_cursor when more follow).
 
         Example: record_provenance(group_id="trip", record_id="r-ben-ridge")
         """
         from graphmem.query import provenance
 
         allow(ctx, group_id)
-        return guard(ctx, lambda: provenance(backend.store(), group_id, record_id))
+        return reply(guard(ctx, lambda: provenance(backend.store(), group_id, record_id, limit=limit, cursor=cursor,
+                                                   max_bytes=max_bytes)))
+
+    @server.tool(annotations=annotations("Read one whole message", read_only=True))
+    def get_message(group_id: GroupId, message_id: MessageId, ctx: Context, text_offset: TextOffset = 0,
+                    max_bytes: ResultBytes = paging.RESULT_BYTES) -> CallToolResult:
+        """Read one message whole, by id: its full text and who sent it when.
+
+        Use it when a list cut a text short (text_truncated is true) and you need all of it.
+
+        Returns: the message (id, speaker, person_id, session, turn, ts, reply_to, text).
+        A text longer than max_bytes comes in slices: text_truncated is true and
+        next_text_offset is where the next call starts (text_offset).
+
+        Example: get_message(group_id="trip", message_id="m12")
+        """
+        from graphmem.query.people import get_message as read
+
+        allow(ctx, group_id)
+        return reply(guard(ctx, lambda: read(backend.store(), group_id, message_id, text_offset=text_offset,
+                                             max_bytes=max_bytes)))
 
     @server.tool(annotations=annotations("Erase a person", read_only=False, destructive=True))
-    def forget_person(group_id: GroupId, person_id: PersonId, ctx: Context) -> ForgetSummary:
+    def forget_person(group_id: GroupId, person_id: PersonId, ctx: Context) -> CallToolResult:
         """Erase one person from a group for good. This cannot be undone.
 
         Use it only when asked to delete someone's data. It removes the messages they sent,
@@ -435,7 +503,7 @@ def build_server(
         from graphmem.groups.service import forget_person as forget
 
         allow(ctx, group_id, write=True)
-        return guard(ctx, lambda: forget(backend.store(), group_id, person_id, settings=backend.settings))
+        return reply(guard(ctx, lambda: forget(backend.store(), group_id, person_id, settings=backend.settings)))
 
     if tools == "all":
         # --- extended --------------------------------------------------------------------------
@@ -443,7 +511,8 @@ def build_server(
         def read_cypher_tool(
             group_id: GroupId, query: CypherQuery, ctx: Context, params: CypherParams = None,
             max_rows: MaxRows = 100, max_bytes: MaxBytes = READ_CYPHER_MAX_BYTES, timeout_s: TimeoutS = 10.0,
-        ) -> CypherResult:
+            cursor: Cursor = None,
+        ) -> CallToolResult:
             """Run one read-only Cypher query over one group's memory graph.
 
             Use it for counts, joins and shapes the other tools do not give. $group_id is bound
@@ -455,19 +524,22 @@ def build_server(
             The query runs once, never retried.
 
             Returns: the column names and the rows; truncated is true when max_rows or max_bytes
-            cut the result.
+            cut the result, and next_cursor reads on (the query runs again and skips the rows
+            already returned: give it an ORDER BY for stable pages). Strings over 2,000
+            characters are cut (values_clipped counts them).
 
             Example: read_cypher(group_id="trip", query="MATCH (p:Person {group_id: $group_id})
-            RETURN p.id AS id, p.name AS name")
+            RETURN p.id AS id, p.name AS name ORDER BY id")
             """
             allow(ctx, group_id)
-            return guard(ctx, lambda: read_cypher(backend.store(), group_id, query, params, max_rows=max_rows,
-                                                    max_bytes=max_bytes, timeout_s=min(timeout_s, 60.0)))
+            return reply(guard(ctx, lambda: read_cypher(backend.store(), group_id, query, params, max_rows=max_rows,
+                                                          max_bytes=max_bytes, timeout_s=min(timeout_s, 60.0),
+                                                          cursor=cursor)))
 
         @server.tool(name="export_group", annotations=annotations("Export a group", read_only=True))
         def export_group_tool(group_id: GroupId, ctx: Context, cursor: ExportCursor = None,
                               with_derived: WithDerived = False,
-                              max_bytes: ExportBytes = DEFAULT_PAGE_BYTES) -> ExportPage:
+                              max_bytes: ExportBytes = paging.RESULT_BYTES) -> CallToolResult:
             """One page of a group's export (docs/export.md): lines for the group, its people,
             sessions and messages (every field, edits included) and, with with_derived, its Writer
             segments and derived records (owner, source, from, superseded_by). Vectors and
@@ -477,17 +549,12 @@ def build_server(
             Example: export_group(group_id="trip", with_derived=true)
             """
             allow(ctx, group_id)
-            return guard(ctx, lambda: export_page(backend.store(), group_id, cursor=cursor,
-                                                  with_derived=with_derived, max_bytes=max_bytes))
+            return reply(guard(ctx, lambda: export_page(backend.store(), group_id, cursor=cursor,
+                                                        with_derived=with_derived, max_bytes=max_bytes)))
 
     # strict and closed argument models (an unknown "asOf" is refused, not ignored), readable
     # refusals, dedented descriptions (graphmem/mcp_args.py)
     finish_tools(server)
-    # ask answers in one of two shapes (view): advertise both
-    ask_tool = server._tool_manager.get_tool("ask")
-    assert ask_tool is not None
-    ask_tool.fn_metadata.output_schema = {"type": "object", **TypeAdapter(CompactAnswer | AskResult).json_schema()}
-    ask_tool.__dict__.pop("output_schema", None)
     return server
 
 

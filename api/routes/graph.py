@@ -24,6 +24,7 @@ from api.openapi import errors_of
 from api.deps import StoreDep, get_access, get_runtime, get_store
 from graphmem.core.errors import NotFoundError
 from graphmem.groups.service import get_group
+from graphmem.views.graph import DEFAULT_MAX_NODES, DEFAULT_MAX_RECORDS, MAX_NODES, MAX_RECORDS
 from graphmem.views import (
     ConversationGraph,
     GroupSummary,
@@ -64,14 +65,18 @@ def get_graph(
     ts_from: Annotated[str | None, Query(alias="from", description="ISO-8601 start (inclusive; naive = UTC).")] = None,
     ts_to: Annotated[str | None, Query(alias="to", description="ISO-8601 end (inclusive; naive = UTC).")] = None,
     mode: Annotated[Literal["head", "full"], Query(description="head: current states; full: every state.")] = "head",
+    max_nodes: Annotated[int, Query(ge=2, le=MAX_NODES, description="Nodes at most (GROUP and the most active people).")] = DEFAULT_MAX_NODES,
+    max_records: Annotated[int, Query(ge=1, le=MAX_RECORDS, description="Record edges at most (the most recent).")] = DEFAULT_MAX_RECORDS,
 ) -> ConversationGraph:
-    """Nodes: every person and the GROUP node (with a layout position). Records: derived records
-    as edges from source to owner with layer, utype, content, state, time and session. Talk:
-    person-to-person reply/next counts. 404: unknown group, person or session; 422: unknown
-    layer, unparsable time."""
+    """Nodes: every person and the GROUP node (with a layout position), up to ``max_nodes``
+    (then the most active people under the filters; ``truncated``, ``nodes_total`` and
+    ``notice`` say what was left out and how to narrow). Records: derived records as edges from
+    source to owner with layer, utype, content, state, time and session, between the nodes
+    shown, up to ``max_records``. Talk: person-to-person reply/next counts. 404: unknown
+    group, person or session; 422: unknown layer, unparsable time, a cap out of range."""
     return build_graph(
         store, group_id, person=person or None, layers=layer, session=session or None,
-        ts_from=ts_from or None, ts_to=ts_to or None, mode=mode,
+        ts_from=ts_from or None, ts_to=ts_to or None, mode=mode, max_nodes=max_nodes, max_records=max_records,
     )
 
 

@@ -1,4 +1,4 @@
-"""Groups: append messages, derive System 2, read the roster."""
+"""Groups: list them, append messages, derive System 2, read the roster and one message."""
 
 from __future__ import annotations
 
@@ -7,16 +7,36 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Query, Request, Response
 
 from api.openapi import errors_of
-from api.deps import EmbedderDep, RuntimeDep, SettingsDep, StoreDep, WriterModelDep
+from api.deps import AccessDep, EmbedderDep, RuntimeDep, SettingsDep, StoreDep, WriterModelDep
+from graphmem.core import limits, paging
 from graphmem.core.wire import DeriveJobAccepted, DerivePublic, IngestPublic, MessagesCreate
 from graphmem.core.errors import StoreUnavailableError
 from graphmem.groups.jobs import open_derive_job
-from graphmem.query import RosterMember, read_roster
-from graphmem.groups.service import append_messages, derive_step, get_group
+from graphmem.core.results import FullMessage, GroupsPage, RosterPage
+from graphmem.groups.service import append_messages, derive_step, list_groups
+from graphmem.query.people import get_message
+from graphmem.verbatim.roster import roster_page
 
 router = APIRouter(prefix="/groups/{group_id}", tags=["groups"])
+list_router = APIRouter(prefix="/groups", tags=["groups"])
 
 GroupId = Annotated[str, Path(min_length=1, description="Group (memory space) id.")]
+Cursor = Annotated[str | None, Query(max_length=4100, description="next_cursor of the previous page; none for the first.")]
+
+
+@list_router.get("", response_model=GroupsPage, summary="List the groups this key reaches", operation_id="list_groups",
+                 responses=errors_of(401, 422, 503))
+def get_groups(
+    store: StoreDep,
+    access: AccessDep,
+    limit: Annotated[int, Query(ge=1, le=paging.MAX_LIMITS["groups"], description="Groups on the page.")] = paging.DEFAULT_LIMIT,
+    cursor: Cursor = None,
+) -> GroupsPage:
+    """One page of the groups, ordered by id, with their sizes (people, messages). A key
+    scoped to some groups lists only those (that exist); the key-less default and a key of
+    every group list all. ``truncated`` / ``next_cursor``: more groups follow. 422: ``limit``
+    outside 1-1000, a cursor of another list."""
+    return list_groups(store, reaches=access.groups, limit=limit, cursor=cursor)
 
 
 @router.post("/messages", response_model=IngestPublic, summary="Append or edit messages (idempotent by id)",
@@ -95,9 +115,28 @@ def post_derive(
     )
 
 
-@router.get("/roster", response_model=list[RosterMember], summary="Read the roster", operation_id="roster",
+@router.get("/roster", response_model=RosterPage, summary="Read the roster, a page at a time", operation_id="roster",
             responses=errors_of(401, 403, 404, 422, 503))
-def get_roster(group_id: GroupId, store: StoreDep) -> list[RosterMember]:
-    """Every person of the group with their message count. 404 for an unknown group."""
-    get_group(store, group_id)
-    return read_roster(store, group_id)
+def get_roster(
+    group_id: GroupId,
+    store: StoreDep,
+    limit: Annotated[int, Query(ge=1, le=paging.MAX_LIMITS["roster"], description="Persons on the page.")] = paging.DEFAULT_LIMIT,
+    cursor: Cursor = None,
+) -> RosterPage:
+    """One page of the group's persons, ordered by id, each with their message count and
+    label; ``total`` members; ``truncated`` / ``next_cursor`` when more follow (a walk over the
+    pages meets every member once, also while messages arrive). 404 for an unknown group; 422:
+    ``limit`` outside 1-1000, a cursor of another list."""
+    return roster_page(store, group_id, limit=limit, cursor=cursor)
+
+
+@router.get("/messages/{message_id:path}", response_model=FullMessage, summary="Read one whole message",
+            operation_id="get_message", responses=errors_of(401, 403, 404, 422, 503))
+def get_one_message(
+    group_id: GroupId,
+    message_id: Annotated[str, Path(min_length=1, max_length=limits.MAX_ID_CHARS, description="Message id.")],
+    store: StoreDep,
+) -> FullMessage:
+    """One stored message with its whole text (lists cut texts over 2,000 characters:
+    ``text_truncated``). 404: unknown group or message."""
+    return get_message(store, group_id, message_id)

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Path, Query
 
 from api.openapi import errors_of
 from api.deps import StoreDep, SettingsDep
+from graphmem.core import paging
 from graphmem.groups.service import ForgetSummary, forget_person
 from graphmem.query import PersonMemory, person_memory
 
@@ -27,10 +28,15 @@ def get_memory(
     store: StoreDep,
     mode: Annotated[Literal["head", "full"], Query(title="Chains", description="head: current states; full: whole chains.")] = "head",
     as_of: Annotated[str | None, Query(description="ISO-8601: the state that held at this time.")] = None,
+    limit: Annotated[int, Query(ge=1, le=paging.MAX_LIMITS["person_memory"],
+                                description="Chains and records on the page.")] = paging.DEFAULT_LIMIT,
+    cursor: Annotated[str | None, Query(max_length=4100, description="next_cursor of the previous page.")] = None,
 ) -> PersonMemory:
     """Records the person owns (one chain per entry, oldest first) and the current records they
-    are the source of about others. 404: unknown person; 422: unparsable ``as_of``."""
-    return person_memory(store, group_id, person_id, mode=mode, as_of=as_of)
+    are the source of about others, a page at a time (chains first; ``truncated`` /
+    ``next_cursor`` when more follow). 404: unknown person; 422: unparsable ``as_of``,
+    ``limit`` outside 1-500, a cursor of another list."""
+    return person_memory(store, group_id, person_id, mode=mode, as_of=as_of, limit=limit, cursor=cursor)
 
 
 @router.delete("", response_model=ForgetSummary, summary="Erase one person's data from the group",

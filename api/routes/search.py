@@ -30,18 +30,23 @@ def get_search(
         int | None, Query(ge=1, le=limits.MAX_RECALL_N, description="Depth of each ranking (default GRAPHMEM_S1_RECALL_N).")
     ] = None,
     expand: Annotated[int, Query(ge=0, le=5, description="Neighbouring turns added around each hit.")] = 0,
+    cursor: Annotated[str | None, Query(max_length=4100, description="next_cursor of the previous page (same q and mode).")] = None,
 ) -> SearchResult:
     """Rank the group's messages for ``q``, as ``graphmem search --json`` does: the hits best
     first and how they were ranked. While some messages of the group have no vector yet
     (``ingest --embed later``), hybrid ranks by fulltext alone: ``mode_used`` is "fulltext",
     ``vectors_pending`` counts them and ``warning`` says to run ``graphmem embed``.
+    A page holds ``k`` hits; ``truncated`` / ``next_cursor`` when more hits of the ranking
+    follow (pass ``cursor`` with the same ``q`` and ``mode``). Texts over 2,000 characters are
+    cut (``text_truncated``, ``text_chars``; ``GET .../messages/{id}`` reads one whole).
     404: unknown group, or a group without messages; 422 (field named): blank ``q``, ``k``
-    outside 1-100, unknown ``mode``, ``pool`` outside 1-1000, ``expand`` outside 0-5.
+    outside 1-100, unknown ``mode``, ``pool`` outside 1-1000, ``expand`` outside 0-5, a cursor
+    of another search.
     """
     try:
         return search_group(
             store, embedder, group_id, q, k=k, pool_n=pool or max(settings.s1_recall_n, k), mode=mode,
-            expand=expand, rrf_k=settings.rrf_k, cache=runtime.cache, tracer=runtime.tracer,
+            expand=expand, rrf_k=settings.rrf_k, cache=runtime.cache, tracer=runtime.tracer, cursor=cursor,
         )
     except InvalidInputError as e:
         if e.field != "query":

@@ -341,8 +341,8 @@
 
   // ------------------------------------------------------------------ filters and loading
   function fillFilters(graph) {
-    const person = $("f-person");
-    if (person.options.length === 1) {
+    const person = $("f-person-list"); // the people shown; any other person id can be typed
+    if (!person.options.length) {
       for (const n of graph.nodes) {
         person.append(el("option", { value: n.id }, n.kind === "group" ? n.name + " (group)" : n.name));
       }
@@ -416,6 +416,9 @@
     const people = graph.nodes.filter((n) => n.kind === "person").length;
     $("counts").textContent = people + " people · " + graph.records.length + " records shown · " +
       graph.sessions.length + " sessions";
+    const notice = $("notice"); // a large group: what the caps left out, and how to narrow
+    notice.textContent = graph.notice || "";
+    notice.hidden = !graph.notice;
     draw(graph, filters());
     listRecords(graph);
     status(graph.records.length ? "" : "No derived records to show.");

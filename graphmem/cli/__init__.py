@@ -16,7 +16,7 @@ import typer
 from pydantic import ValidationError
 from rich.markup import escape
 
-from graphmem.cli import ask, derive, embed, export, forget, ingest, mcp, neo4j, schema, search, serve, stats, summary
+from graphmem.cli import ask, derive, embed, export, forget, ingest, lists, mcp, neo4j, schema, search, serve, stats, summary
 from graphmem.cli import train
 from graphmem.cli import eval as eval_group
 from graphmem.cli.common import emit_json, err, open_store, out
@@ -36,6 +36,10 @@ app.add_typer(schema.app, name="schema")
 app.command("ingest")(ingest.ingest)
 app.command("embed")(embed.embed)
 app.command("search")(search.search)
+app.command("groups")(lists.groups)
+app.command("roster")(lists.roster)
+app.command("jobs")(lists.jobs)
+app.command("message")(lists.message)
 app.command("stats")(stats.stats)
 app.command("forget")(forget.forget)
 app.command("export")(export.export)

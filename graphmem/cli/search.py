@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Optional
 
 import typer
 from rich.table import Table
@@ -19,11 +19,14 @@ def search(
     mode: Annotated[str, typer.Option("--mode", help="hybrid|fulltext|vector")] = "hybrid",
     expand: Annotated[int, typer.Option("--expand", help="Neighbouring turns to add (0-5).")] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result (hits and how they were ranked) as JSON.")] = False,
+    cursor: Annotated[Optional[str], typer.Option("--cursor", help="next_cursor of the previous page (same query and mode).")] = None,
 ) -> None:
     """System 1 hybrid retrieval (fulltext + vector, reciprocal-rank fusion), group-scoped.
 
-    --json prints {group_id, query, mode, mode_used, vectors_pending, warning, hits}: the same
-    object as GET /groups/{id}/search and the MCP tool search_messages.
+    --json prints {group_id, query, mode, mode_used, vectors_pending, warning, hits, truncated,
+    next_cursor}: the same object as GET /groups/{id}/search and the MCP tool search_messages.
+    A page holds k hits; when more follow, the next page is --cursor NEXT_CURSOR (the table
+    prints it on stderr). Texts over 2,000 characters are cut; graphmem message reads one whole.
     """
     from graphmem.cli.common import open_runtime
     from graphmem.recall.search import search_group
@@ -31,7 +34,7 @@ def search(
     with open_runtime(models=False, warm=mode != "fulltext") as rt:
         result = search_group(
             rt.store, rt.embedder, group, query, k=k, pool_n=pool_n, mode=mode,  # type: ignore[arg-type]  # a str from typer: search_group refuses an unknown mode
-            expand=expand, rrf_k=get_settings().rrf_k, cache=rt.cache, tracer=rt.tracer,
+            expand=expand, rrf_k=get_settings().rrf_k, cache=rt.cache, tracer=rt.tracer, cursor=cursor,
         )
     if result.warning:  # on stderr, so --json stays parseable
         err.print(f"[yellow]{result.warning}[/yellow]", soft_wrap=True, highlight=False)
@@ -44,5 +47,8 @@ def search(
         table.add_column(col, overflow="fold")
     for h in hits:
         score = f"{h.score:.4f}" if not h.expanded_from else f"(+{h.expanded_from})"
-        table.add_row(score, h.id, h.speaker, h.session, str(h.turn), h.ts, h.text)
+        text = h.text + (f" [... {h.text_chars} characters: graphmem message {h.id}]" if h.text_truncated else "")
+        table.add_row(score, h.id, h.speaker, h.session, str(h.turn), h.ts, text)
     out.print(table)
+    if result.next_cursor is not None:
+        err.print(f"more follow: --cursor {result.next_cursor}", soft_wrap=True, highlight=False, markup=False)

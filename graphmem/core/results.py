@@ -15,12 +15,14 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from graphmem.core.model import GROUP_LAYERS, HEAD, Message, Projection, StoredMessage, Tense, View
+from graphmem.core.paging import Paged, clip_text
 
 __all__ = [
     "Ablation", "AskResult", "Budgets", "Cell", "CellVia", "DeriveJob", "DerivedRecord", "Excerpt",
-    "ExcerptVia", "ForgetSummary", "JobState", "Kind", "MessageHit", "Mode", "PersonMemory",
-    "Projection", "ProvenanceMessage", "RecordProvenance", "RecordVersion", "RosterMember", "Row",
-    "RowKind", "RowStatus", "SearchResult", "StageUsage", "Tense", "View",
+    "ExcerptVia", "ForgetSummary", "FullMessage", "GroupInfo", "GroupsPage", "JobState", "JobsPage", "Kind",
+    "MessageHit", "Mode", "Paged", "PersonMemory", "Projection", "ProvenanceMessage", "RecordProvenance",
+    "RecordVersion", "RosterMember", "RosterPage", "Row", "RowKind", "RowStatus", "SearchResult", "StageUsage",
+    "Tense", "View",
 ]
 
 Kind = Literal["person", "group"]
@@ -54,6 +56,44 @@ class RosterMember(BaseModel):
     aliases: list[str] = Field(default_factory=list)
     messages: int = 0
     label: str = ""
+
+
+class RosterPage(Paged):
+    """One page of a group's roster (``GET /groups/{id}/roster``, MCP ``roster``,
+    ``graphmem roster``), ordered by person id (an id never changes; a display name may).
+
+    Attributes:
+        group_id: the group.
+        total: members of the group when the page was read.
+        persons: the members of this page, each with their message count and label.
+        truncated / next_cursor: :class:`graphmem.core.paging.Paged`.
+    """
+
+    group_id: str
+    total: int = 0
+    persons: list[RosterMember] = Field(default_factory=list)
+
+
+class GroupInfo(BaseModel):
+    """A group with its size: id, name (the id when it has none), persons (roster size) and
+    messages (messages stored)."""
+
+    id: str
+    name: str
+    persons: int
+    messages: int
+
+
+class GroupsPage(Paged):
+    """One page of the groups a caller reaches (``GET /groups``, MCP ``list_groups``,
+    ``graphmem groups``), ordered by id; a key scoped to some groups lists only those.
+
+    Attributes:
+        groups: the groups of this page with their sizes.
+        truncated / next_cursor: :class:`graphmem.core.paging.Paged`.
+    """
+
+    groups: list[GroupInfo] = Field(default_factory=list)
 
 
 class DerivedRecord(BaseModel):
@@ -127,6 +167,8 @@ class ProvenanceMessage(StoredMessage):
     """
 
     person_id: str | None = None  # type: ignore[assignment]  # widened on purpose: an erased Person leaves no id (StoredMessage's is str)
+    text_truncated: bool = False
+    text_chars: int | None = None
 
 
 class MessageHit(StoredMessage):
@@ -137,6 +179,8 @@ class MessageHit(StoredMessage):
     score (1 + cos) / 2 in [0, 1] in vector mode; ``expanded_from`` names the anchor for
     neighbouring turns added by expansion (their score is 0); ``ranks`` holds the 1-based rank
     of the message in each ranking that was fused ("fulltext": the group-local BM25 order).
+    ``text`` is cut to :data:`graphmem.core.paging.LIST_TEXT_CHARS` characters when longer
+    (``text_truncated`` true, ``text_chars`` the full length; :class:`FullMessage` reads it whole).
     """
 
     score: float
@@ -144,13 +188,15 @@ class MessageHit(StoredMessage):
     turn_created: int = 0
     expanded_from: str = ""
     ranks: dict[str, int] = Field(default_factory=dict)
+    text_truncated: bool = False
+    text_chars: int | None = None
 
     def as_dict(self) -> dict[str, object]:
         """JSON-serialisable form."""
         return self.model_dump()
 
 
-class SearchResult(BaseModel):
+class SearchResult(Paged):
     """One search: the hits and how they were ranked (``graphmem search --json``,
     ``GET /groups/{id}/search``, the MCP tool ``search_messages``).
 
@@ -164,7 +210,8 @@ class SearchResult(BaseModel):
         warning: "" or sentences (joined by "; ") saying what ``vectors_pending`` changed and how
             to fix it, and that the query's language differs from the hits'
             (:func:`graphmem.core.language.mismatch_note`).
-        hits: best first, as :func:`search_messages` returns them.
+        hits: best first, as :func:`search_messages` returns them (one page: ``k`` hits at most).
+        truncated / next_cursor: more hits of the same ranking follow (:func:`search_group`).
     """
 
     group_id: str
@@ -176,7 +223,7 @@ class SearchResult(BaseModel):
     hits: list[MessageHit]
 
 
-class PersonMemory(BaseModel):
+class PersonMemory(Paged):
     """One person's derived memory.
 
     Attributes:
@@ -188,6 +235,9 @@ class PersonMemory(BaseModel):
             the state shown as current (head, or the state at ``as_of``).
         said_about_others: current (or as-of) records the person is the source of but does not
             own (what they said or observed about others or the group).
+        truncated / next_cursor: one page holds at most ``limit`` items (a chain counts as one),
+            chains first, then ``said_about_others``, each ordered by the first state of its
+            chain (its segment, then id: :func:`graphmem.query.people.person_memory`).
     """
 
     group_id: str
@@ -198,13 +248,15 @@ class PersonMemory(BaseModel):
     said_about_others: list[DerivedRecord] = Field(default_factory=list)
 
 
-class RecordProvenance(BaseModel):
+class RecordProvenance(Paged):
     """A derived record with the verbatim messages it was written FROM and its update chain.
 
     Attributes:
         record: the record.
-        messages: its FROM messages, in conversation order.
+        messages: its FROM messages, in conversation order (texts cut as in a search hit).
         chain: every state of its chain, oldest first (the last one is the head).
+        truncated / next_cursor: one page holds at most ``limit`` messages and states, the
+            messages first, then the chain (:func:`graphmem.query.people.provenance`).
     """
 
     record: DerivedRecord
@@ -252,6 +304,36 @@ class ForgetSummary(BaseModel):
     person_deleted: bool = False
 
 
+class FullMessage(StoredMessage):
+    """One whole stored message (``GET /groups/{id}/messages/{message_id}``, MCP ``get_message``,
+    ``graphmem message``): what a list cut short, read whole.
+
+    Attributes:
+        id / channel / session / turn / ts / speaker / person_id / turn_created: as stored
+            (:class:`graphmem.core.model.StoredMessage`).
+        group_id: the group.
+        text: the text exactly as stored; over MCP the slice ``text_offset .. text_offset +
+            len(text)`` (characters) of it when the whole does not fit the result's size.
+        text_chars: length of the whole text in characters.
+        text_offset: where ``text`` starts in the whole text (0 unless sliced).
+        text_truncated: true when ``text`` is a slice that stops before the end.
+        next_text_offset: ``text_offset`` of the next slice, or None.
+        reply_to: the id of the message it answers, or "".
+        kind: "" (a person's words), "bot" or "system".
+        edited: the text was changed after it was first stored (an edit; the export keeps the
+            earlier texts).
+    """
+
+    group_id: str
+    text_chars: int = 0
+    text_offset: int = 0
+    text_truncated: bool = False
+    next_text_offset: int | None = None
+    reply_to: str = ""
+    kind: str = ""
+    edited: bool = False
+
+
 class DeriveJob(BaseModel):
     """A background derive job and its progress, as stored.
 
@@ -290,6 +372,21 @@ class DeriveJob(BaseModel):
     runs: int = 0
     rate_limited: int = 0
     error: str = ""
+
+
+class JobsPage(Paged):
+    """One page of a group's derive jobs (``GET /groups/{id}/jobs``, ``graphmem jobs``),
+    newest first (by ``created_at``, then id).
+
+    Attributes:
+        group_id: the group.
+        jobs: the jobs of this page with their progress (as ``GET /jobs/{id}``).
+        truncated / next_cursor: :class:`graphmem.core.paging.Paged`.
+    """
+
+    group_id: str
+    jobs: list[DeriveJob] = Field(default_factory=list)
+
 
 class Excerpt(Message):
     """One verbatim message of the evidence.
@@ -476,8 +573,10 @@ class AskResult(BaseModel):
         messages: dict[str, CitedMessage] = {}
         quoted = self.answer is None  # the evidence then quotes every text: not a second time
         for e in [*self.excerpts, *(e for row in self.rows for e in row.raw)]:
+            text, cut, chars = clip_text(e.text)
             messages.setdefault(e.id, CitedMessage(id=e.id, speaker=e.speaker, ts=e.ts,
-                                                   text=None if quoted else e.text))
+                                                   text=None if quoted else text,
+                                                   text_truncated=cut and not quoted, text_chars=chars))
         records: dict[str, CitedRecord] = {}
         for row in self.rows:
             for c in row.cells:
@@ -495,12 +594,15 @@ class AskResult(BaseModel):
 class CitedMessage(BaseModel):
     """One message behind a compact answer: id, speaker (display name), ts (ISO-8601) and
     text; text is None when the answer is None, because the evidence then quotes it (as
-    ``(speaker @ ts, msg <id>) text``) and nothing is said twice."""
+    ``(speaker @ ts, msg <id>) text``) and nothing is said twice. A text over 2,000 characters
+    is cut (``text_truncated``; ``text_chars`` is the whole length, ``get_message`` reads it)."""
 
     id: str
     speaker: str
     ts: str = ""
     text: str | None = None
+    text_truncated: bool = False
+    text_chars: int | None = None
 
 
 class CitedRecord(BaseModel):
@@ -551,17 +653,17 @@ DEFAULT_PAGE_BYTES = 256_000
 """Bytes (JSON Lines, UTF-8) an export page holds at most by default (graphmem.groups.export)."""
 
 
-class ExportPage(BaseModel):
+class ExportPage(Paged):
     """One page of a group export (:func:`graphmem.groups.export.export_page`).
 
     Attributes:
         group_id: the group.
         lines: export lines (JSON objects with ``kind``), in export order.
         bytes: size of the page as JSON Lines (UTF-8, one newline per line).
+        truncated: more pages follow (as every list, :class:`graphmem.core.paging.Paged`).
         next_cursor: pass it back for the next page; None on the last page.
     """
 
     group_id: str
     lines: list[dict[str, Any]]
     bytes: int = 0
-    next_cursor: str | None = None

@@ -148,7 +148,8 @@ def export_page(
             chunk = _lines_of(section, row)
             add = sum(_size(x) for x in chunk)
             if lines and size + add > max_bytes:
-                return ExportPage(group_id=group_id, lines=lines, bytes=size, next_cursor=f"{section}:{after}")
+                return ExportPage(group_id=group_id, lines=lines, bytes=size, truncated=True,
+                                  next_cursor=f"{section}:{after}")
             lines.extend(chunk)
             size += add
             after = row["key"]

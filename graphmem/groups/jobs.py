@@ -37,6 +37,8 @@ from graphmem.core.config import Settings
 from graphmem.store.db import Store
 from graphmem.core.errors import ConflictError, GraphMemError, LLMError, NotFoundError, StoreUnavailableError, no_group
 from graphmem.core.results import DeriveJob as DeriveJob, JobState as JobState  # moved; re-exported
+from graphmem.core.results import JobsPage
+from graphmem.core import paging
 
 logger = logging.getLogger(__name__)
 
@@ -68,25 +70,67 @@ def get_derive_job(store: Store, job_id: str, settings: Settings) -> DeriveJob:
     Raises:
         NotFoundError: no such job.
     """
-    from graphmem.derived.writer import load_messages, plan_segments
-
-    s = settings
     rows = store.read("groups/get_derive_job", job_id=job_id)
     if not rows:
         raise NotFoundError(f"no derive job {job_id!r}")
-    row = rows[0]
+    pending, left = _pending(store, rows[0]["job"]["group_id"], settings)
+    return _job(rows[0], pending, left)
+
+
+def _pending(store: Store, group_id: str, settings: Settings) -> tuple[int, int]:
+    """(messages of the group no segment covers yet, segments they make)."""
+    from graphmem.derived.writer import load_messages, plan_segments
+
+    pending = load_messages(store, group_id, pending_only=True)
+    left = len(plan_segments(pending, settings.writer_segment, settings.writer_window)) if pending else 0
+    return len(pending), left
+
+
+def _job(row: dict[str, Any], pending: int, left: int) -> DeriveJob:
+    """A job from a row of ``groups/get_derive_job`` (or ``list_derive_jobs``) and its group's
+    pending messages and segments."""
     job = row["job"]
-    pending = load_messages(store, job["group_id"], pending_only=True)
-    left = len(plan_segments(pending, s.writer_segment, s.writer_window)) if pending else 0
     keys = ("id", "group_id", "state", "created_at", "updated_at", "finished_at", "segments_before",
             "runs", "rate_limited", "error")
     return DeriveJob(
         **{k: job[k] for k in keys if job.get(k) is not None},
         segments_done=row["segments_done"], segments_total=row["segments_done"] + left,
-        pending_messages=len(pending), calls=row["calls"], prompt_tokens=row["prompt_tokens"],
+        pending_messages=pending, calls=row["calls"], prompt_tokens=row["prompt_tokens"],
         completion_tokens=row["completion_tokens"], records_added=row["records_added"],
         records_updated=row["records_updated"], actions_rejected=row["actions_rejected"],
     )
+
+
+def list_derive_jobs(store: Store, group_id: str, settings: Settings, *, limit: int = paging.DEFAULT_LIMIT,
+                     cursor: str | None = None, max_bytes: int | None = None) -> JobsPage:
+    """One page of the group's derive jobs, newest first (``created_at``, then id, both
+    descending; a job opened between two pages sorts before the walk's position and is not
+    met again), each with its progress as :func:`get_derive_job` reports it.
+
+    Args:
+        limit: jobs on the page, 1 to ``MAX_LIMITS["jobs"]`` (1,000).
+        cursor: None, or ``next_cursor`` of the previous page.
+        max_bytes: bound on the page as compact JSON; None: no bound.
+
+    Raises:
+        NotFoundError: no such group.
+        InvalidInputError: ``limit``, ``max_bytes`` out of range or a cursor of another list.
+    """
+    paging.check_limit(limit, maximum=paging.MAX_LIMITS["jobs"])
+    paging.check_max_bytes(max_bytes)
+    scope = paging.list_scope("jobs", group_id)
+    before = paging.decode_cursor(cursor, kind="jobs", scope=scope, size=2)
+    if not store.read("groups/get_group", group_id=group_id):
+        raise no_group(group_id)
+    rows = store.read("groups/list_derive_jobs", group_id=group_id, limit=limit + 1,
+                      before_ts=None if before is None else str(before[0]),
+                      before_id="" if before is None else str(before[1]))
+    pending, left = _pending(store, group_id, settings) if rows else (0, 0)
+    jobs = [_job(r, pending, left) for r in rows]
+    page, last = paging.take(jobs, limit=limit, key=lambda j: [j.created_at, j.id],
+                             budget=paging.budget_of(JobsPage(group_id=group_id, truncated=True), max_bytes))
+    return JobsPage(group_id=group_id, jobs=page, truncated=last is not None,
+                    next_cursor=None if last is None else paging.encode_cursor("jobs", scope, last))
 
 
 def is_rate_limit(error: BaseException) -> bool:

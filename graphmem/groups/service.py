@@ -10,11 +10,10 @@ templates in one write transaction. Reads of memory live in :mod:`graphmem.query
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 import neo4j
-from pydantic import BaseModel, Field
 
 from graphmem.core import limits
 from graphmem.store.db import Store, run_tx
@@ -31,15 +30,8 @@ from graphmem.core.config import Settings
 from graphmem.core.text import FUNCTION_WORDS, normalise_content
 from graphmem.core.results import ForgetSummary as ForgetSummary  # moved to the light result models
 from graphmem.core.results import RosterMember
-
-
-class GroupInfo(BaseModel):
-    """A group with its size."""
-
-    id: str
-    name: str
-    persons: int
-    messages: int
+from graphmem.core.results import GroupInfo as GroupInfo, GroupsPage
+from graphmem.core import paging
 
 
 def get_group(store: Store, group_id: str) -> GroupInfo:
@@ -52,6 +44,35 @@ def get_group(store: Store, group_id: str) -> GroupInfo:
     if not rows:
         raise no_group(group_id)
     return GroupInfo(**rows[0])
+
+
+def list_groups(store: Store, *, reaches: Collection[str] | None = None, limit: int = paging.DEFAULT_LIMIT,
+                cursor: str | None = None, max_bytes: int | None = None) -> GroupsPage:
+    """One page of the store's groups, ordered by id, with their sizes (:mod:`graphmem.core.paging`).
+
+    Args:
+        reaches: the group ids the caller may see (a scoped key's groups: only those that
+            exist are listed), or None for every group.
+        limit: groups on the page, 1 to ``MAX_LIMITS["groups"]`` (1,000).
+        cursor: None, or ``next_cursor`` of the previous page.
+        max_bytes: bound on the page as compact JSON (MCP); None: no bound.
+
+    Raises:
+        InvalidInputError: ``limit``, ``max_bytes`` out of range, or a cursor of another list
+            (a scoped key's cursor is scoped to its groups).
+    """
+    paging.check_limit(limit, maximum=paging.MAX_LIMITS["groups"])
+    paging.check_max_bytes(max_bytes)
+    ids = None if reaches is None else sorted(reaches)
+    scope = paging.list_scope("groups", ids)
+    after = paging.decode_cursor(cursor, kind="groups", scope=scope, size=1)
+    rows = store.read("groups/list_groups_page", after="" if after is None else str(after[0]), ids=ids,
+                      limit=limit + 1)
+    groups = [GroupInfo(**r) for r in rows]
+    page, last = paging.take(groups, limit=limit, key=lambda g: [g.id],
+                             budget=paging.budget_of(GroupsPage(truncated=True), max_bytes))
+    return GroupsPage(groups=page, truncated=last is not None,
+                      next_cursor=None if last is None else paging.encode_cursor("groups", scope, last))
 
 
 def group_hint(store: Store, group_id: str, reaches: Callable[[str], bool]) -> str:

@@ -26,7 +26,7 @@ from typing import Any, Literal
 from neo4j.exceptions import Neo4jError
 from pydantic import BaseModel, Field
 
-from graphmem.core import limits
+from graphmem.core import limits, paging
 from graphmem.core.language import mismatch_note
 from graphmem.store.db import Store
 from graphmem.core.embed import Embedder, EmbeddingSpace
@@ -97,6 +97,8 @@ class GroupState:
     vector_rev: int = 0
     embed_space: EmbeddingSpace | None = None
     """Which model and backend wrote the group's vectors (None: no record; graphmem.verbatim.space)."""
+    message_seq: int = 0
+    """The arrival number the group's next message gets (every stored one has a lower ``seq``)."""
 
 
 def _state(group_id: str, r: dict[str, Any]) -> GroupState:
@@ -104,6 +106,7 @@ def _state(group_id: str, r: dict[str, Any]) -> GroupState:
         group_id=group_id, has_messages=bool(r["has_messages"]),
         vector_index=r["vector_index"] or "", pending=int(r["pending"]), total=int(r["total"]),
         version=int(r["version"]), vector_rev=int(r["vector_rev"]), embed_space=stored_space(r),
+        message_seq=int(r.get("message_seq") or 0),
     )
 
 
@@ -382,19 +385,41 @@ def search_group(
     rrf_k: int = SEARCH_RRF_K,
     cache: GroupCache | None = None,
     tracer: Tracer = NO_TRACER,
+    cursor: str | None = None,
+    max_text_chars: int | None = paging.LIST_TEXT_CHARS,
+    max_bytes: int | None = None,
 ) -> SearchResult:
-    """Rank the group's messages for ``query`` and say how (:class:`SearchResult`).
+    """Rank the group's messages for ``query`` and say how (:class:`SearchResult`), one page at
+    a time.
 
     Arguments, hits and scores as :func:`search_messages`; while messages of the group lack a
     vector, hybrid ranks by fulltext alone (``mode_used`` "fulltext") and ``warning`` says so.
     Nothing is logged: the signal is in the result. ``tracer``: the span ``graphmem.search``
     (attributes ``graphmem.group_id``, ``mode``, ``k``, ``mode_used``, ``hits``; never the query).
 
+    Paging (:mod:`graphmem.core.paging`): the ranking of a search is the fusion of rankings
+    ``max(pool_n, k)`` deep (up to 2 x that many hits in hybrid mode); a page holds ``k`` of
+    them and, when more follow, ``truncated`` and ``next_cursor``. The cursor keeps the first
+    page's depth, ranking mode and arrival number (``seq``) and the sort key (score, best rank, id) of
+    the last hit, so the next pages rank the same way and go on after that key: the pages walk
+    the ranking once, with no gap and no repeat. Messages written after the first page are left
+    out of the later pages' rankings (so they move no one's rank); what a write between pages
+    can still move is a fulltext score (the group's term statistics) and, in a group larger
+    than the depth, who makes the top of a ranking. Vector mode is exact.
+    Expansion neighbours (``expand``) are context around a page's hits, not part of the walk.
+
+    Args:
+        cursor: None for the first page, else ``next_cursor`` of the previous page (with the
+            same query and mode).
+        max_text_chars: hit texts longer than this are cut (``text_truncated``, ``text_chars``);
+            None keeps them whole. Default :data:`graphmem.core.paging.LIST_TEXT_CHARS`.
+        max_bytes: bound on the result as compact JSON (MCP); the page then holds fewer hits.
+
     Raises:
         NotFoundError: no such group ("no group 'x'"), or the group has no messages.
         InvalidInputError: empty or blank query (field ``query``), k outside 1..100 (``k``),
             pool_n outside 1..1000 (``pool_n``), expand outside 0..5 (``expand``), unknown
-            mode (``mode``).
+            mode (``mode``), a cursor of another search (``cursor``), ``max_bytes`` out of range.
     """
     if not limits.has_visible(query):
         raise InvalidInputError("query is empty (no visible character)", field="query")
@@ -403,21 +428,52 @@ def search_group(
     limits.check_budget(k, field="k", low=1, high=limits.MAX_S1_K)
     limits.check_budget(pool_n, field="pool_n", low=1, high=limits.MAX_RECALL_N)
     limits.check_budget(expand, field="expand", low=0, high=5)
+    paging.check_max_bytes(max_bytes)
+    scope = paging.list_scope("search", group_id, query, mode)
+    key = paging.decode_cursor(cursor, kind="search", scope=scope, size=6)
+    page = None if key is None else _SearchCursor.of(key)
     with tracer.span("graphmem.search", group_id=group_id, mode=mode, k=k) as span:
         result = _search_group(store, embedder, group_id, query, k, pool_n, mode, expand, rrf_k, cache,
-                               warm=tracer.enabled)
+                               warm=tracer.enabled, page=page, scope=scope, max_text_chars=max_text_chars,
+                               max_bytes=max_bytes)
         span.set_attributes({"graphmem.mode_used": result.mode_used, "graphmem.hits": len(result.hits)})
     return result
 
 
+@dataclass(frozen=True)
+class _SearchCursor:
+    """What a search cursor carries: the ranking's depth, the group's next arrival number at the
+    first page (messages that arrived later are left out), the mode that ranked, and the last
+    hit's key."""
+
+    depth: int
+    upto: int
+    used: Mode
+    score: float
+    rank: int
+    id: str
+
+    @classmethod
+    def of(cls, key: list[Any]) -> _SearchCursor:
+        depth, upto, used, score, rank, mid = key
+        if (not isinstance(depth, int) or not 1 <= depth <= limits.MAX_RECALL_N or not isinstance(upto, int)
+                or used not in ("hybrid", "fulltext", "vector") or not isinstance(score, (int, float))
+                or not isinstance(rank, int) or not isinstance(mid, str)):
+            raise InvalidInputError("not a cursor of this search list (pass next_cursor back unchanged)",
+                                    field="cursor")
+        return cls(depth, upto, used, float(score), rank, mid)
+
+
 def _search_group(store: Store, embedder: Embedder, group_id: str, query: str, k: int, pool_n: int,
-                  mode: Mode, expand: int, rrf_k: int, cache: GroupCache | None, *, warm: bool) -> SearchResult:
+                  mode: Mode, expand: int, rrf_k: int, cache: GroupCache | None, *, warm: bool,
+                  page: _SearchCursor | None = None, scope: str = "", max_text_chars: int | None = None,
+                  max_bytes: int | None = None) -> SearchResult:
     """:func:`search_group` once its arguments are checked. ``warm``: load the embedder here,
     in the caller's thread, so its ``graphmem.embedder.load`` span is a child of the search span
     (the vector query runs in a pool thread, which the span context does not follow)."""
     if warm and mode != "fulltext" and not embedder.loaded:
         embedder.warm()
-    depth = max(pool_n, k)
+    depth = page.depth if page is not None else max(pool_n, k)
     # Lucene's candidates (with their documents and the messages' fields) do not depend on the
     # group's state: that read starts first and runs beside the state's read and the vector query
     candidates = store.in_background(
@@ -427,6 +483,12 @@ def _search_group(store: Store, embedder: Embedder, group_id: str, query: str, k
     if not state.has_messages:
         raise NotFoundError(f"group {group_id!r} has no messages")
     used: Mode = "fulltext" if mode == "hybrid" and state.pending else mode
+    if page is not None:
+        if page.used not in ((mode, "fulltext") if mode == "hybrid" else (mode,)):
+            raise InvalidInputError("not a cursor of this search list (pass next_cursor back unchanged)",
+                                    field="cursor")
+        used = page.used
+    upto = page.upto if page is not None else state.message_seq
     rankings: dict[str, list[tuple[str, float]]] = {}
     known: dict[str, dict[str, Any]] = {}  # id -> the message's fields, as the rankings' reads returned them
     vector_fields: dict[str, dict[str, Any]] = {}
@@ -437,29 +499,85 @@ def _search_group(store: Store, embedder: Embedder, group_id: str, query: str, k
     ) if used in ("hybrid", "vector") else None
     if candidates is not None:
         _, docs = candidates.result()
-        rankings["fulltext"] = _rescored(store, group_id, query, depth, state, docs, cache)
+        if used in ("hybrid", "fulltext"):
+            rankings["fulltext"] = _rescored(store, group_id, query, depth, state, docs, cache)
         known.update(docs)
     if vector is not None:
         rankings["vector"] = vector.result()
         known.update(vector_fields)
+    if page is not None:  # later pages rank the messages the first page could see, and only them
+        ids = list(dict.fromkeys(i for r in rankings.values() for i, _ in r))
+        seqs = {r["id"]: int(r["seq"]) for r in store.read("recall/message_seqs", group_id=group_id, ids=ids)}
+        rankings = {n: [(i, sc) for i, sc in r if -1 < seqs.get(i, upto) < upto] for n, r in rankings.items()}
     if used == "hybrid":
-        fused = rrf({n: [i for i, _ in r] for n, r in rankings.items()}, rrf_k)[:k]
+        fused = rrf({n: [i for i, _ in r] for n, r in rankings.items()}, rrf_k)
     else:
         (name, ranking), = rankings.items()
-        fused = [(i, s, {name: r}) for r, (i, s) in enumerate(ranking[:k], start=1)]
-    hits = hydrate(store, group_id, [i for i, _, _ in fused], known)
-    out: list[MessageHit] = []
-    for mid, score, ranks in fused:
-        h = hits[mid]
-        h.score, h.ranks = score, ranks
-        out.append(h)
-    if expand:
-        out = expand_hits(store, group_id, out, expand)
+        fused = [(i, s, {name: r}) for r, (i, s) in enumerate(ranking, start=1)]
+    # the sort key: score (rounded: a score read again may differ in its last bits), best rank, id
+    order = sorted(((-round(s, 9), min(r.values()), i, s, r) for i, s, r in fused), key=lambda t: t[:3])
+    if page is not None:
+        after = (-round(page.score, 9), page.rank, page.id)
+        order = [t for t in order if t[:3] > after]
+    # the page's hits (and one more, to know whether more follow)
+    chosen: list[MessageHit] = []
+    keys: dict[str, list[Any]] = {}
+    at = 0
+    while len(chosen) < k + 1 and at < len(order):
+        batch = order[at: at + k + 1 - len(chosen)]
+        at += len(batch)
+        hits = hydrate(store, group_id, [t[2] for t in batch], known)
+        for neg, rank, mid, score, ranks in batch:
+            h = hits.get(mid)
+            if h is None:
+                continue
+            h.score, h.ranks = score, ranks
+            chosen.append(h)
+            keys[mid] = [depth, upto, used, -neg, rank, mid]
+    anchors = chosen[:k]
+    blocks = _blocks(expand_hits(store, group_id, anchors, expand)) if expand and anchors else [[h] for h in anchors]
+    for block in blocks:
+        for h in block:
+            h.text, h.text_truncated, h.text_chars = paging.clip_text(h.text, max_text_chars)
+    if len(chosen) > k:
+        blocks.append([chosen[k]])  # stands for "more follow"
+    envelope = SearchResult(group_id=group_id, query=query, mode=mode, mode_used=used, vectors_pending=state.pending,
+                            warning=pending_warning(group_id, state.pending, mode) + " " * 400, hits=[],
+                            truncated=True)
+    taken, last = paging.take(blocks, limit=k, key=lambda b: keys[_anchor(b).id],
+                              budget=paging.budget_of(envelope, max_bytes),
+                              size=lambda b: sum(paging.json_size(h) + 1 for h in b))
+    out = [h for b in taken for h in b]
     return SearchResult(
         group_id=group_id, query=query, mode=mode, mode_used=used, vectors_pending=state.pending,
         warning="; ".join(w for w in (pending_warning(group_id, state.pending, mode),
                                      mismatch_note(query, [h.text for h in out[:10]])) if w), hits=out,
+        truncated=last is not None,
+        next_cursor=None if last is None else paging.encode_cursor("search", scope, last),
     )
+
+
+def _anchor(block: list[MessageHit]) -> MessageHit:
+    """The ranked hit of a block (an anchor with its expansion neighbours)."""
+    return next(h for h in block if not h.expanded_from)
+
+
+def _blocks(expanded: list[MessageHit]) -> list[list[MessageHit]]:
+    """:func:`expand_hits`' output as one block per anchor: its earlier neighbours, the
+    anchor, its later neighbours (each neighbour names its anchor in ``expanded_from``)."""
+    blocks: list[list[MessageHit]] = []
+    current: list[MessageHit] = []
+    anchor = ""
+    for h in expanded:
+        owner = h.expanded_from or h.id
+        if current and owner != anchor:
+            blocks.append(current)
+            current = []
+        anchor = owner
+        current.append(h)
+    if current:
+        blocks.append(current)
+    return blocks
 
 
 def search_messages(
@@ -497,7 +615,8 @@ def search_messages(
             statistics); None builds them for this call (correct, one more read).
 
     Returns:
-        Up to ``k`` hits best first, each followed by its expansion neighbours (if any).
+        Up to ``k`` hits best first, each followed by its expansion neighbours (if any), texts
+        whole (the first page of :func:`search_group`).
         ``score``: RRF in (0, 2/(rrf_k+1)] (hybrid), group-local BM25 > 0 (fulltext), or
         (1 + cos) / 2 in [0, 1] (vector); ``ranks``: 1-based rank in each ranking used.
 
@@ -507,7 +626,7 @@ def search_messages(
             (:func:`search_group`).
     """
     result = search_group(store, embedder, group_id, query, k=k, pool_n=pool_n, mode=mode,
-                          expand=expand, rrf_k=rrf_k, cache=cache)
+                          expand=expand, rrf_k=rrf_k, cache=cache, max_text_chars=None)
     if result.mode == "hybrid" and result.mode_used == "fulltext":
         logger.warning("%s", result.warning)  # the sentence search_group returns (pending_warning)
     return result.hits

@@ -17,14 +17,17 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from graphmem.store.db import Store
+from graphmem.core import paging
+from graphmem.core.errors import no_group
 from graphmem.core.model import GROUP
 from graphmem.core.text import STOP_WORDS
 from graphmem.core.errors import InvalidInputError, NotFoundError
 from graphmem.core.limits import did_you_mean, display_form, same_identity, visible_id
 from graphmem.core.results import RosterMember as RosterMember  # moved to the light result models
+from graphmem.core.results import RosterPage
 
-__all__ = ["Roster", "RosterEntry", "RosterMember", "find_member", "find_persons", "labelled_members", "name_pattern",
-           "no_person", "read_roster", "resolve_person"]
+__all__ = ["Roster", "RosterEntry", "RosterMember", "RosterPage", "find_member", "find_persons", "labelled_members",
+           "name_pattern", "no_person", "read_roster", "resolve_person", "roster_page"]
 
 
 @dataclass(frozen=True)
@@ -128,6 +131,42 @@ def read_roster(store: Store, group_id: str, *, counts: bool = True) -> list[Ros
     """
     name = "query/list_roster" if counts else "query/list_members"
     return labelled_members(store.read(name, group_id=group_id))
+
+
+def roster_page(store: Store, group_id: str, *, limit: int = paging.DEFAULT_LIMIT, cursor: str | None = None,
+                max_bytes: int | None = None) -> RosterPage:
+    """One page of the group's roster, ordered by person id (:mod:`graphmem.core.paging`).
+
+    The order is the person id's: it never changes, while a display name may (a new message
+    under the same ``speaker_id``), so members written between two pages take their own place
+    and a walk over the pages meets every member once. Labels are those of the whole roster
+    (:func:`labelled_members`); message counts are read for the page's members only.
+
+    Args:
+        limit: members on the page, 1 to ``MAX_LIMITS["roster"]`` (1,000).
+        cursor: None, or ``next_cursor`` of the previous page.
+        max_bytes: bound on the page as compact JSON (MCP); None: no bound.
+
+    Raises:
+        NotFoundError: no such group.
+        InvalidInputError: ``limit``, ``max_bytes`` out of range or a cursor of another list
+            (field named).
+    """
+    paging.check_limit(limit, maximum=paging.MAX_LIMITS["roster"])
+    paging.check_max_bytes(max_bytes)
+    scope = paging.list_scope("roster", group_id)
+    after = paging.decode_cursor(cursor, kind="roster", scope=scope, size=1)
+    members = sorted(labelled_members(store.read("query/list_members", group_id=group_id)), key=lambda m: m.id)
+    rest = [m for m in members if after is None or m.id > str(after[0])][: limit + 1]
+    rows = store.read("query/member_message_counts", group_id=group_id, ids=[m.id for m in rest[:limit]])
+    if not rows:
+        raise no_group(group_id)
+    counts = {str(pid): int(n) for pid, n in rows[0]["counts"]}
+    rest = [m.model_copy(update={"messages": counts.get(m.id, 0)}) for m in rest]
+    envelope = RosterPage(group_id=group_id, total=len(members), truncated=True)
+    page, last = paging.take(rest, limit=limit, key=lambda m: [m.id], budget=paging.budget_of(envelope, max_bytes))
+    return RosterPage(group_id=group_id, total=len(members), persons=page, truncated=last is not None,
+                      next_cursor=None if last is None else paging.encode_cursor("roster", scope, last))
 
 
 def labelled_members(rows: Sequence[Mapping[str, Any]]) -> list[RosterMember]:

@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field
 
 from graphmem.derived import memory
 from graphmem.store.db import Store
+from graphmem.core.limits import check_budget
 from graphmem.core.errors import InvalidInputError, NotFoundError
 from graphmem.verbatim.roster import find_member, no_person
 from graphmem.views.common import (
@@ -128,18 +129,32 @@ class GraphFilters(BaseModel):
     mode: Mode = "head"
 
 
+#: Nodes a graph holds by default (the GROUP node and the most active people); the page stays
+#: readable and fast with this many.
+DEFAULT_MAX_NODES = 150
+MAX_NODES = 2000
+#: Record edges a graph holds by default (the most recent ones between the nodes shown).
+DEFAULT_MAX_RECORDS = 500
+MAX_RECORDS = 5000
+
+
 class ConversationGraph(BaseModel):
     """One group's people, the group node, its derived records and who talks to whom.
 
     Attributes:
         group_id / group_name: the group.
         filters: what was asked.
-        nodes: every person of the roster and the GROUP node (always all of them, so the
-            picture keeps its shape while filtering).
-        records: record edges after the filters, by ``turn_created`` then id.
-        talk: talk edges after the filters, by total descending.
+        nodes: the GROUP node and the people of the roster (all of them, so the picture keeps
+            its shape while filtering, up to ``max_nodes``: then the most active under the
+            filters, and the person filtered on).
+        records: record edges after the filters, between the nodes shown, by ``turn_created``
+            then id (the most recent ``max_records`` when there are more).
+        talk: talk edges after the filters, between the nodes shown, by total descending.
         sessions: every session of the group (for a session picker), conversation order.
         layer_colours: layer code name -> colour; layer_labels: code name -> graph label.
+        truncated: true when nodes or records were left out by the caps.
+        nodes_total / records_total: nodes and record edges there are under the filters.
+        notice: what was left out and how to narrow ("" when nothing was).
     """
 
     group_id: str
@@ -151,6 +166,10 @@ class ConversationGraph(BaseModel):
     sessions: list[SessionInfo]
     layer_colours: dict[str, str] = Field(default_factory=lambda: dict(LAYER_COLOURS))
     layer_labels: dict[str, str] = Field(default_factory=lambda: dict(memory.LAYER_LABELS))
+    truncated: bool = False
+    nodes_total: int = 0
+    records_total: int = 0
+    notice: str = ""
 
 
 def build_graph(
@@ -163,8 +182,10 @@ def build_graph(
     ts_from: str | None = None,
     ts_to: str | None = None,
     mode: Mode = "head",
+    max_nodes: int = DEFAULT_MAX_NODES,
+    max_records: int = DEFAULT_MAX_RECORDS,
 ) -> ConversationGraph:
-    """Build the conversation graph of one group, filtered.
+    """Build the conversation graph of one group, filtered and capped.
 
     Args:
         store: open store.
@@ -179,17 +200,23 @@ def build_graph(
         ts_from / ts_to: ISO-8601 bounds, inclusive (naive = UTC), on record ``ts`` and on
             message times.
         mode: ``"head"`` (current states) or ``"full"`` (every state of every chain).
+        max_nodes: nodes at most (GROUP included), 2 .. :data:`MAX_NODES`: above it the people
+            with the most messages, records and talk under the filters are shown (the person
+            filtered on always), and ``notice`` says how many were left out.
+        max_records: record edges at most, 1 .. :data:`MAX_RECORDS` (the most recent).
 
     Returns:
         A :class:`ConversationGraph`.
 
     Raises:
         NotFoundError: unknown group, person or session.
-        InvalidInputError: unknown layer or mode, unparsable time, or ``ts_from`` after
-            ``ts_to``.
+        InvalidInputError: unknown layer or mode, unparsable time, ``ts_from`` after
+            ``ts_to``, or a cap out of range (field ``max_nodes`` / ``max_records``).
     """
     if mode not in ("head", "full"):
         raise InvalidInputError("mode must be 'head' or 'full'", field="mode")
+    check_budget(max_nodes, field="max_nodes", low=2, high=MAX_NODES)
+    check_budget(max_records, field="max_records", low=1, high=MAX_RECORDS)
     codes = parse_layers(layers)
     lo, hi = _instant(ts_from, "from"), _instant(ts_to, "to")
     if lo is not None and hi is not None and lo > hi:
@@ -258,7 +285,33 @@ def build_graph(
     )
     owned = Counter(e.owner for e in edges)
     sourced = Counter(e.source for e in edges)
+    talked = Counter[str]()
+    for e in talk_edges:
+        talked[e.source] += e.total
+        talked[e.target] += e.total
     people = sorted(data.roster, key=lambda m: (m.name.casefold(), m.id))
+    nodes_total, records_total = len(people) + 1, len(edges)
+    if len(people) > max_nodes - 1:  # the most active under the filters, and the person asked for
+        def activity(m_id: str) -> tuple[int, int]:
+            return (int(m_id == person), sent[m_id] + owned[m_id] + sourced[m_id] + talked[m_id])
+
+        keep = {m.id for m in sorted(people, key=lambda m: activity(m.id), reverse=True)[: max_nodes - 1]}
+        people = [m for m in people if m.id in keep]
+    shown = {memory.GROUP} | {m.id for m in people}
+    edges = [e for e in edges if e.source in shown and e.owner in shown]
+    if len(edges) > max_records:
+        edges = sorted(sorted(edges, key=lambda e: (e.turn_created, e.id))[-max_records:],
+                       key=lambda e: (e.turn_created, e.id))
+    talk_edges = [e for e in talk_edges if e.source in shown and e.target in shown]
+    left_nodes, left_records = nodes_total - len(shown), records_total - len(edges)
+    notice = ""
+    if left_nodes or left_records:
+        parts = [f"{len(shown) - 1} of {nodes_total - 1} people" if left_nodes else "",
+                 f"{len(edges)} of {records_total} records" if left_records else ""]
+        notice = (f"Showing {' and '.join(p for p in parts if p)} (the most active"
+                  f"{' and most recent' if left_records else ''}). Narrow by person, session or time to see the rest.")
+    owned = Counter(e.owner for e in edges)
+    sourced = Counter(e.source for e in edges)
     layout = _layout([m.id for m in people])
     nodes = [GraphNode(id=memory.GROUP, kind="group", name=data.name, records_owned=owned[memory.GROUP],
                        records_sourced=sourced[memory.GROUP], x=layout[memory.GROUP][0], y=layout[memory.GROUP][1])]
@@ -272,6 +325,8 @@ def build_graph(
         filters=GraphFilters(person=person, layers=codes, session=session, ts_from=ts_from or None,
                              ts_to=ts_to or None, mode=mode),
         nodes=nodes, records=edges, talk=talk_edges, sessions=sessions,
+        truncated=bool(left_nodes or left_records), nodes_total=nodes_total, records_total=records_total,
+        notice=notice,
     )
 
 

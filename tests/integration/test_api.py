@@ -97,7 +97,7 @@ def test_round_trip_append_derive_read_ask(store, schema, group_id):
             turn = store.read_text("MATCH (m:Message {group_id: $g, id: 'm16'}) RETURN m.turn AS t", g=group_id)
             assert turn == [{"t": 4}]  # continues session s3 (turns 0..3 stored)
 
-            roster = c.get(f"/groups/{group_id}/roster").json()
+            roster = c.get(f"/groups/{group_id}/roster").json()["persons"]
             assert [p["id"] for p in roster] == MEMBERS
             assert {p["id"]: p["messages"] for p in roster}["Eli"] == 3
 
@@ -186,7 +186,7 @@ def test_delete_person_leaves_no_trace(store, embedder, client, group_id):
     assert left == len(FAMILY) - 3
     assert store.read_text(
         "MATCH (:Message {group_id: $g, id: 'm05'})-[:NEXT]->(n) RETURN n.id AS id", g=group_id) == [{"id": "m07"}]
-    roster = client.get(f"/groups/{group_id}/roster").json()
+    roster = client.get(f"/groups/{group_id}/roster").json()["persons"]
     assert [p["id"] for p in roster] == ["Cara", "Dad", "Eli", "Mom"]
     a = client.post(f"/groups/{group_id}/ask", json={"question": "What does each person think about the ridge trail?"}).json()
     assert "Ben" not in {row["id"] for row in a["rows"]}
@@ -262,7 +262,7 @@ def test_person_whose_id_holds_a_slash_can_be_read_and_erased(client, group_id):
     r = client.delete(f"/groups/{group_id}/persons/{seg}")
     assert r.status_code == 200, r.text
     assert (r.json()["person_id"], r.json()["messages_deleted"], r.json()["person_deleted"]) == (sid, 1, True)
-    assert [p["id"] for p in client.get(f"/groups/{group_id}/roster").json()] == ["bo"]
+    assert [p["id"] for p in client.get(f"/groups/{group_id}/roster").json()["persons"]] == ["bo"]
     assert client.get(f"/groups/{group_id}/persons/{seg}/memory").status_code == 404  # gone, in the error shape
     assert client.get(f"/groups/{group_id}/persons/{seg}/memory").json()["error"] == "NotFoundError"
 

@@ -80,7 +80,7 @@ def test_openapi_documents_the_json_routes_only():
     assert "/groups/{group_id}/graph" in paths and "/groups/{group_id}/summary" in paths
     assert not [p for p in paths if p.endswith("/view") or p.endswith(".png") or p.startswith("/static")]
     graph_params = {p["name"] for p in paths["/groups/{group_id}/graph"]["get"]["parameters"]}
-    assert graph_params == {"group_id", "person", "layer", "session", "from", "to", "mode"}
+    assert graph_params == {"group_id", "person", "layer", "session", "from", "to", "mode", "max_nodes", "max_records"}
     for path in ("/groups/{group_id}/graph", "/groups/{group_id}/summary"):
         assert "application/json" in paths[path]["get"]["responses"]["200"]["content"]
 

@@ -44,13 +44,15 @@ async def agent(*args: str) -> AsyncIterator[Client]:
 
 
 async def call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
-    """Call a tool that must succeed; return its structured result."""
+    """Call a tool that must succeed; return its result."""
     r = await client.call_tool(tool, arguments)
     assert not r.is_error, f"{tool} failed: {r.content}"
-    assert r.structured_content is not None
-    # the text content is the same JSON, for clients that read only text
-    assert json.loads(r.content[0].text) == r.structured_content
-    return r.structured_content
+    # the data once: one text block of compact JSON, no structuredContent (docs/mcp.md, "Results")
+    assert r.structured_content is None and len(r.content) == 1, r
+    text = r.content[0].text
+    assert "\n  " not in text  # compact, not pretty-printed
+    result: dict[str, Any] = json.loads(text)
+    return result
 
 
 async def call_error(client: Client, tool: str, **arguments: Any) -> str:
@@ -76,13 +78,14 @@ def test_agent_session_over_stdio(store, embedder, group_id):
         async with agent("--tools", "all") as c:
             # --- the toolset and its annotations
             tools = {t.name: t for t in (await c.list_tools()).tools}
-            assert set(tools) == {"append_messages", "search_messages", "ask", "roster", "person_memory",
-                                  "record_provenance", "forget_person", "read_cypher", "export_group"}
+            assert set(tools) == {"append_messages", "search_messages", "ask", "list_groups", "roster", "person_memory",
+                                  "record_provenance", "get_message", "forget_person", "read_cypher", "export_group"}
+            assert all(t.output_schema is None for t in tools.values())  # results are text (docs/mcp.md)
             assert tools["forget_person"].annotations.destructive_hint is True
             assert tools["forget_person"].annotations.read_only_hint is False
             assert tools["append_messages"].annotations.read_only_hint is False
-            for name in ("search_messages", "ask", "roster", "person_memory", "record_provenance",
-                         "read_cypher", "export_group"):
+            for name in ("search_messages", "ask", "list_groups", "roster", "person_memory", "record_provenance",
+                         "get_message", "read_cypher", "export_group"):
                 assert tools[name].annotations.read_only_hint is True, name
                 assert tools[name].annotations.destructive_hint is False, name
             assert "messages" in tools["append_messages"].input_schema["properties"]
@@ -133,7 +136,7 @@ def test_agent_session_over_stdio(store, embedder, group_id):
             assert "group_id = $group_id" in await call_error(c, "read_cypher", group_id=group_id,
                                                                query="MATCH (x:Message) RETURN x.text AS t")
 
-            export = await call(c, "export_group", group_id=group_id, with_derived=True, max_bytes=4_000_000)
+            export = await call(c, "export_group", group_id=group_id, with_derived=True, max_bytes=1_000_000)
             assert export["next_cursor"] is None
             lines = export["lines"]
             assert {x["kind"] for x in lines} == {"group", "person", "session", "message", "segment", "record"}
@@ -159,7 +162,7 @@ def test_agent_session_over_stdio(store, embedder, group_id):
             assert "NotFoundError" in await call_error(c, "person_memory", group_id=group_id, person_id="Ben")
             assert "NotFoundError" in await call_error(c, "record_provenance", group_id=group_id,
                                                        record_id="r-ben-ridge")
-            export = await call(c, "export_group", group_id=group_id, with_derived=True, max_bytes=4_000_000)
+            export = await call(c, "export_group", group_id=group_id, with_derived=True, max_bytes=1_000_000)
             lines = export["lines"]
             assert not {x["id"] for x in lines if x["kind"] == "message"} & BEN_IDS
             assert not [x for x in lines if x["kind"] == "person" and x["id"] == "Ben"]
@@ -183,8 +186,8 @@ def test_core_toolset_and_unknown_group(group_id):
     async def session() -> None:
         async with agent() as c:  # default: the core toolset only
             names = {t.name for t in (await c.list_tools()).tools}
-            assert names == {"append_messages", "search_messages", "ask", "roster", "person_memory",
-                             "record_provenance", "forget_person"}
+            assert names == {"append_messages", "search_messages", "ask", "list_groups", "roster", "person_memory",
+                             "record_provenance", "get_message", "forget_person"}
             assert "NotFoundError" in await call_error(c, "roster", group_id=group_id)
             assert "NotFoundError" in await call_error(c, "forget_person", group_id=group_id, person_id="x")
             # a misspelt argument ("asOf" for "as_of") is refused, not ignored, and the schema says so

@@ -110,7 +110,11 @@ def test_refused_arguments_read_as_one_sentence(group_id):
                 ({"k": 2.5}, "argument 'k' must be an integer from 1 to 100 (got a number)"),
                 ({"expand": 9}, "argument 'expand' must be an integer from 0 to 5"),
                 ({"mode": "fuzzy"}, "argument 'mode' must be one of 'hybrid', 'fulltext', 'vector' (got a string)"),
-                ({"limit": 5}, "unknown argument 'limit'; search_messages takes group_id, query, k, expand, mode"),
+                ({"limit": 5}, "unknown argument 'limit'; search_messages takes group_id, query, k, expand, mode, "
+                               "cursor, max_bytes"),
+                ({"max_bytes": 500}, "argument 'max_bytes' must be an integer from 1000 to 1000000"),
+                ({"cursor": "search:junk"}, "field 'cursor': not a cursor of this search list (pass next_cursor "
+                                            "back unchanged, with the same arguments)"),
             ]
             errors = []
             for extra, want in cases:

@@ -25,7 +25,7 @@ TOOL_CALLS = [  # every tool that names a group, with arguments
     ("append_messages", {"messages": NEW_CHAT}), ("search_messages", {"query": "trail"}),
     ("ask", {"question": "which trail?", "evidence_only": True}), ("roster", {}),
     ("person_memory", {"person_id": "Ben"}), ("record_provenance", {"record_id": "r-ben-ridge"}),
-    ("forget_person", {"person_id": "Ben"}), ("export_group", {}),
+    ("forget_person", {"person_id": "Ben"}), ("export_group", {}), ("get_message", {"message_id": "m01"}),
     ("read_cypher", {"query": "MATCH (m:Message {group_id: $group_id}) RETURN m.text AS t"}),
 ]
 
@@ -51,6 +51,7 @@ def test_stdio_server_limited_to_one_group_and_read_only(store, embedder, make_g
                 assert "ForbiddenError: this key is read-only" in await call_error(c, tool, group_id=own, **args)
             roster = await call(c, "roster", group_id=own)
             assert {p["id"] for p in roster["persons"]} == {"Ben", "Cara", "Dad", "Eli", "Mom"}
+            assert [g["id"] for g in (await call(c, "list_groups"))["groups"]] == [own]
             rows = await call(c, "read_cypher", group_id=own,
                               query="MATCH (m:Message {group_id: $group_id}) RETURN count(m) AS n")
             assert rows["rows"][0]["n"] > 0
@@ -104,6 +105,8 @@ def test_http_transport_scoped_key_host_origin_and_key_before_body(store, embedd
             http = httpx2.AsyncClient(headers={"X-API-Key": "k-own"}, timeout=120)
             async with http, Client(streamable_http_client(url, http_client=http)) as c:
                 assert {p["id"] for p in (await call(c, "roster", group_id=own))["persons"]} >= {"Ben", "Mom"}
+                # the key's groups, and no other: list_groups never names a group outside the scope
+                assert [g["id"] for g in (await call(c, "list_groups"))["groups"]] == [own]
                 for tool, args in TOOL_CALLS:
                     err = await call_error(c, tool, group_id=other, **args)
                     assert f"ForbiddenError: this key does not reach group {other!r}" in err, (tool, err)

@@ -89,7 +89,8 @@ def check_error(spec: dict[str, Any], body: Any) -> None:
 
 def test_document_declares_one_error_shape_and_named_operations(spec):
     names = {op["operationId"] for ops in spec["paths"].values() for op in ops.values()}
-    assert {"append_messages", "search_messages", "ask", "roster", "person_memory", "record_provenance",
+    assert {"append_messages", "search_messages", "ask", "roster", "list_groups", "list_jobs", "get_message",
+            "person_memory", "record_provenance",
             "forget_person", "derive", "get_job", "health", "group_graph", "group_summary"} <= names
     assert "HTTPValidationError" not in spec["components"]["schemas"]
     error = spec["components"]["schemas"]["Error"]
@@ -129,8 +130,16 @@ def test_generated_client_happy_path_and_declared_errors(gen, spec, store, embed
         assert wrote.messages_written == 1
         hits = mod("api.search.search_messages").sync(gid, client=c, q="Pine Hollow", k=3)
         assert hits.hits[0].id == "z1"
-        roster = mod("api.groups.roster").sync(gid, client=c)
-        assert "Ben" in {p.id for p in roster}
+        roster = mod("api.groups.roster").sync(gid, client=c, limit=2)
+        assert [p.id for p in roster.persons] == ["Ben", "Cara"] and roster.truncated is True
+        rest = mod("api.groups.roster").sync(gid, client=c, limit=10, cursor=roster.next_cursor)
+        assert [p.id for p in rest.persons] == ["Dad", "Eli", "Mom"] and rest.truncated is False
+        whole = mod("api.groups.get_message").sync(gid, "z1", client=c)
+        assert whole.text == "Pine Hollow is booked." and whole.text_chars == 22
+        groups = mod("api.groups.list_groups").sync(client=api(gen, http, "scoped-key"))
+        assert groups.groups == []  # its one group holds nothing yet; never another key's group
+        c = api(gen, http)
+        assert gid in {g.id for g in mod("api.groups.list_groups").sync(client=c, limit=1000).groups}
         ask = mod("api.ask.ask")
         full = ask.sync(gid, client=c, body=models.AskCreate(question="Which trail does Ben prefer?"))
         assert isinstance(full, models.AskResult) and full.answer is None and full.record_ids
@@ -175,7 +184,7 @@ def test_generated_client_happy_path_and_declared_errors(gen, spec, store, embed
         # --- what the generated client cannot send: raw, parsed by its own response builder
         raw = http.get(f"/groups/{gid}/search", params={"q": "seed", "limit": 5})
         e = error(search._build_response(client=c, response=raw), 422, "InvalidInputError", "limit")
-        assert "unknown query parameter" in e.detail and "allowed: expand, k, mode, pool, q" in e.detail
+        assert "unknown query parameter" in e.detail and "allowed: cursor, expand, k, mode, pool, q" in e.detail
         raw = http.post(f"/groups/{gid}/ask", json={"question": "who?", "asOf": "2026-01-01T00:00:00Z"})
         e = error(ask._build_response(client=c, response=raw), 422, "InvalidInputError", "asOf")
         assert "did you mean 'as_of'?" in e.detail

@@ -104,7 +104,7 @@ def test_rows_and_bytes_are_capped(store, two_groups):
     own, _ = two_groups
     big = "x" * 300_000
     r = read_cypher(store, own, "UNWIND range(1, 20) AS i RETURN i, $big AS b", params={"big": big},
-                    max_bytes=1_000_000)
+                    max_bytes=1_000_000, max_value_chars=None)
     assert r.truncated is True and len(r.rows) == 3  # 3 x 300 KB fit in 1 MB, the 4th does not
     r = read_cypher(store, own, "UNWIND range(1, 20) AS i RETURN i", max_rows=5)
     assert r.truncated is True and [row["i"] for row in r.rows] == [1, 2, 3, 4, 5]

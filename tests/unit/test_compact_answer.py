@@ -44,3 +44,11 @@ def test_offline_the_evidence_carries_the_texts_once():
     assert c.answer is None and c.evidence == r.evidence
     assert [m.id for m in c.messages] == ["m1", "m2"] and all(m.text is None for m in c.messages)
     assert len(c.model_dump_json()) < len(r.model_dump_json()) / 2
+
+
+def test_a_long_cited_message_is_cut_with_its_length():
+    r = result("The lake loop.")
+    r.excerpts[0] = r.excerpts[0].model_copy(update={"text": "log line\n" * 1000})  # 9,000 characters
+    m1 = r.compact().messages[0]
+    assert (m1.id, len(m1.text or ""), m1.text_truncated, m1.text_chars) == ("m1", 2000, True, 9000)
+    assert r.compact().messages[1].text_truncated is False
