@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from graphmem.core.model import GROUP_LAYERS, HEAD, Message, Projection, StoredMessage, Tense, View
 from graphmem.core.paging import Paged, clip_text
@@ -595,7 +595,8 @@ class CitedMessage(BaseModel):
     """One message behind a compact answer: id, speaker (display name), ts (ISO-8601) and
     text; text is None when the answer is None, because the evidence then quotes it (as
     ``(speaker @ ts, msg <id>) text``) and nothing is said twice. A text over 2,000 characters
-    is cut (``text_truncated``; ``text_chars`` is the whole length, ``get_message`` reads it)."""
+    is cut (``text_truncated``; ``text_chars`` is the whole length, ``get_message`` reads it);
+    both appear only on a cut text (a compact answer says nothing that carries nothing)."""
 
     id: str
     speaker: str
@@ -603,6 +604,14 @@ class CitedMessage(BaseModel):
     text: str | None = None
     text_truncated: bool = False
     text_chars: int | None = None
+
+    @model_serializer(mode="wrap")
+    def _only_when_cut(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if not self.text_truncated:
+            data.pop("text_truncated", None)
+            data.pop("text_chars", None)
+        return data
 
 
 class CitedRecord(BaseModel):

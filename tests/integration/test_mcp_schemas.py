@@ -188,7 +188,7 @@ def test_compact_answer_is_the_default_and_repeats_nothing(store, embedder, grou
             assert len(ids) == len(set(ids)) and set(ids) <= set(full["message_ids"])
             shown = [e["id"] for e in full["excerpts"]] + [e["id"] for r in full["rows"] for e in r["raw"]]
             assert ids == list(dict.fromkeys(shown))
-            assert all(set(m) == {"id", "speaker", "ts", "text"} for m in compact["messages"])
+            assert all(set(m) == {"id", "speaker", "ts", "text"} for m in compact["messages"]), compact["messages"][:2]
             # offline, the evidence quotes each cited text (with its id): not said a second time
             assert all(m["text"] is None and f"msg {m['id']})" in compact["evidence"] for m in compact["messages"])
             rec = [r["id"] for r in compact["records"]]
