@@ -12,7 +12,8 @@ from graphmem.core.wire import DeriveJobAccepted, DerivePublic, IngestPublic, Me
 from graphmem.core.errors import StoreUnavailableError
 from graphmem.groups.jobs import open_derive_job
 from graphmem.query import RosterMember, read_roster
-from graphmem.groups.service import append_messages, derive_step, get_group
+from graphmem.core.results import GroupForgetSummary
+from graphmem.groups.service import append_messages, derive_step, erase_group, get_group
 
 router = APIRouter(prefix="/groups/{group_id}", tags=["groups"])
 
@@ -101,3 +102,17 @@ def get_roster(group_id: GroupId, store: StoreDep) -> list[RosterMember]:
     """Every person of the group with their message count. 404 for an unknown group."""
     get_group(store, group_id)
     return read_roster(store, group_id)
+
+
+@router.delete("", response_model=GroupForgetSummary, summary="Erase the whole group",
+               operation_id="forget_group", responses=errors_of(401, 403, 404, 408, 409, 413, 415, 422, 503))
+def delete_group(group_id: GroupId, store: StoreDep, settings: SettingsDep) -> GroupForgetSummary:
+    """Erase the group: its messages (text, history, vectors), persons, sessions, derived
+    records (every version), Writer segments, the Group node and the first-load importer's CSV
+    files of the group. Deleted in bounded transactions behind a fence: from the first one on,
+    writes to the group answer 409 until it is gone; open derive jobs of the group become
+    ``cancelled`` (still readable at ``GET /jobs/{id}``). Needs a key that reaches the group
+    and may write. 404 for an unknown group (so a second call answers 404). See
+    docs/reliability.md, "Whole-group lifecycle".
+    """
+    return erase_group(store, group_id, settings=settings, missing_ok=False)
