@@ -7,18 +7,19 @@
 // its vector_rev (process caches drop it), and cancel its open derive jobs.
 // Every job of the group is kept as a receipt (no chat text), marked with group_erased_at.
 // Parameters: $group_id (str); $now_iso (str, ISO-8601 UTC).
-// Returns (no row for an unknown group): cancelled (list[str], ids of the jobs this call cancelled).
-MATCH (g:Group {id: $group_id})
+// Returns: found (bool, the Group node exists), cancelled (list[str], ids of the jobs this call
+//   cancelled; none when the group does not exist).
+OPTIONAL MATCH (g:Group {id: $group_id})
 SET g.erasing = coalesce(g.erasing, $now_iso),
     g.erasures = coalesce(g.erasures, 0) + 1,
     g.vector_rev = coalesce(g.vector_rev, 0) + 1
 WITH g
-OPTIONAL MATCH (j:DeriveJob {group_id: $group_id})
-WITH j, j.state IN ['queued', 'running'] AS open
+OPTIONAL MATCH (j:DeriveJob {group_id: $group_id}) WHERE g IS NOT NULL
+WITH g, j, j.state IN ['queued', 'running'] AS open
 SET j.state = CASE WHEN open THEN 'cancelled' ELSE j.state END,
     j.error = CASE WHEN open THEN 'cancelled: the group was erased' ELSE j.error END,
     j.finished_at = CASE WHEN open THEN $now_iso ELSE j.finished_at END,
     j.updated_at = CASE WHEN open THEN $now_iso ELSE j.updated_at END,
     j.lease_until = CASE WHEN open THEN 0.0 ELSE j.lease_until END,
     j.group_erased_at = $now_iso
-RETURN collect(CASE WHEN open THEN j.id END) AS cancelled
+RETURN count(DISTINCT g) > 0 AS found, collect(CASE WHEN open THEN j.id END) AS cancelled

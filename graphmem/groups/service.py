@@ -338,6 +338,22 @@ def forget_person(store: Store, group_id: str, person_id: str, *, settings: Sett
 #: Nodes of each label one erase step deletes in one transaction (:func:`erase_group`).
 ERASE_BATCH = 2000
 
+#: Every node label a group's data uses, besides the label of the group's own vector index
+#: (:func:`graphmem.store.scope.scope_label`). :func:`erase_group` deletes them all: the
+#: group's own labels by index (``delete_group_nodes``), any node carrying the group's id
+#: (``delete_group_rest``), the Group node last; ``DeriveJob`` nodes stay as receipts.
+#: tests/integration/test_group_lifecycle.py fails when a fully populated group uses a label or
+#: relationship type not listed here, so a new one is checked against the erasure before it ships.
+GROUP_LABELS = frozenset({
+    "Group", "Person", "Session", "Message", "PendingEmbedding", "Derived", "Core", "Profile", "Interaction",
+    "Insight", "Segment", "DeriveJob",
+})
+#: Every relationship type between a group's nodes (all deleted with their nodes).
+GROUP_RELATIONSHIPS = frozenset({
+    "MEMBER_OF", "IN_GROUP", "IN_SESSION", "SOURCE", "NEXT", "REPLY_TO", "OWNER", "FROM", "SUPERSEDED_BY",
+    "COVERS",
+})
+
 
 def erase_group(store: Store, group_id: str, *, settings: Settings | None = None,
                 batch_size: int = ERASE_BATCH, missing_ok: bool = True) -> GroupForgetSummary:
@@ -386,8 +402,9 @@ def erase_group(store: Store, group_id: str, *, settings: Settings | None = None
 
     batch = max(1, int(batch_size))
     out = GroupForgetSummary(group_id=group_id)
-    fenced = store.write("groups/fence_group", group_id=group_id, now_iso=now_iso())
-    out.jobs_cancelled = sorted(str(j) for j in fenced[0]["cancelled"]) if fenced else []
+    row = store.write("groups/fence_group", group_id=group_id, now_iso=now_iso())[0]
+    fenced = bool(row["found"])
+    out.jobs_cancelled = sorted(str(j) for j in row["cancelled"])
     out.batches = 1
     for template in ("groups/delete_group_nodes", "groups/delete_group_rest"):
         while True:
