@@ -129,7 +129,7 @@ class _Backend:
     def runtime(self) -> Runtime:
         with self._lock:
             if self._runtime is None:
-                self._runtime = Runtime.open(self.settings, connect="lazy")
+                self._runtime = Runtime.open(self.settings, connect="lazy", serving=True)
             return self._runtime
 
     def store(self) -> Store:
