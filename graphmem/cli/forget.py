@@ -14,8 +14,10 @@ from graphmem.core.errors import InvalidInputError
 
 def forget(
     group: Annotated[str, typer.Option("--group", "-g", help="Group id.")],
-    person: Annotated[Optional[str], typer.Option("--person", "-p", help="Person id (speaker_id, else display name).")] = None,
-    whole_group: Annotated[bool, typer.Option("--whole-group", help="Erase the whole group instead of one person.")] = False,
+    person: Annotated[Optional[str], typer.Option(
+        "--person", "-p", help="Person id (speaker_id, else display name).")] = None,
+    whole_group: Annotated[bool, typer.Option(
+        "--whole-group", help="Erase the whole group instead of one person.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print what was erased as JSON.")] = False,
 ) -> None:
     """Erase one person's data from a group, or the whole group (idempotent).

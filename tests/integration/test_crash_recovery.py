@@ -17,7 +17,6 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import httpx
 import pytest
@@ -52,7 +51,7 @@ def kill_when(proc: subprocess.Popen, ready, timeout_s: float = 300.0) -> None:
     """SIGKILL ``proc`` as soon as ``ready()`` is true (fail when it ends first)."""
     deadline = time.monotonic() + timeout_s
     while not ready():
-        assert proc.poll() is None, f"the process ended before the kill point: {proc.stderr.read() if proc.stderr else ''}"
+        assert proc.poll() is None, f"ended before the kill point: {proc.stderr.read() if proc.stderr else ''}"
         assert time.monotonic() < deadline, "the kill point was never reached"
         time.sleep(0.05)
     proc.send_signal(signal.SIGKILL)
@@ -169,8 +168,8 @@ def test_derive_killed_while_the_writer_works_is_completed_by_a_plain_rerun(stor
             "MATCH (s:Segment {group_id: $g}) RETURN s.id AS id, s.added + s.updated AS made, "
             "COUNT { MATCH (d:Derived {group_id: $g, segment: s.id}) } AS records ORDER BY s.index", g=killed)
         assert segments == [{"id": "seg-0001", "made": 2, "records": 2}], segments
-        orphans = "MATCH (d:Derived {group_id: $g}) WHERE NOT EXISTS { MATCH (s:Segment {group_id: $g, id: d.segment}) } " \
-                  "RETURN count(d) AS n"
+        orphans = ("MATCH (d:Derived {group_id: $g}) "
+                   "WHERE NOT EXISTS { MATCH (s:Segment {group_id: $g, id: d.segment}) } RETURN count(d) AS n")
         assert count(store, orphans, g=killed) == 0
 
         again = run("derive", "--group", killed, "--no-progress", "--json", env=env)
