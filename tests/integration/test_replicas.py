@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import threading
-from collections import Counter
 
 import pytest
 from fastapi.testclient import TestClient
