@@ -108,7 +108,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.settings = s
-        rt = Runtime.open(s, connect="lazy")  # the store opens on first use: 503 while Neo4j is down
+        rt = Runtime.open(s, connect="lazy", serving=True)  # the store opens on first use: 503 while Neo4j is down
         app.state.runtime = rt
         try:
             rt.store

@@ -65,6 +65,7 @@ from graphmem.core.results import (
     GroupInfo,
     GroupsPage,
     JobsPage,
+    GroupForgetSummary,
     Mode,
     PersonMemory,
     RecordProvenance,
@@ -294,6 +295,10 @@ class _Calls:
     def forget_person(group_id: str, person_id: str) -> _Call[ForgetSummary]:
         return _Call("DELETE", f"/groups/{_group(group_id)}/persons/{_seg(person_id)}", ForgetSummary)
 
+    @staticmethod
+    def forget_group(group_id: str) -> _Call[GroupForgetSummary]:
+        return _Call("DELETE", f"/groups/{_group(group_id)}", GroupForgetSummary)
+
 
 def _page(limit: int, cursor: str | None) -> dict[str, Any]:
     """The query parameters of one page of a list."""
@@ -419,7 +424,7 @@ class GraphMemClient:
         return self._send(_Calls.job(job_id))
 
     def wait_job(self, job_id: str, *, timeout_s: float = 3600.0, poll_s: float = 1.0) -> DeriveJob:
-        """Poll until the job is ``done`` or ``failed`` and return it.
+        """Poll until the job is ``done``, ``failed`` or ``cancelled`` (its group was erased) and return it.
 
         Raises:
             APIError: still open after ``timeout_s`` seconds.
@@ -429,7 +434,7 @@ class GraphMemClient:
         deadline = time.monotonic() + timeout_s
         while True:
             job = self.job(job_id)
-            if job.state in ("done", "failed"):
+            if job.state in ("done", "failed", "cancelled"):
                 return job
             if time.monotonic() > deadline:
                 raise APIError(f"job {job_id} still {job.state} after {timeout_s:g} s")
@@ -527,6 +532,12 @@ class GraphMemClient:
     def forget_person(self, group_id: str, person_id: str) -> ForgetSummary:
         """Erase one person's data from the group (a second call erases nothing)."""
         return self._send(_Calls.forget_person(group_id, person_id))
+
+    def forget_group(self, group_id: str) -> GroupForgetSummary:
+        """Erase the whole group (both tracks, roster, segments; open derive jobs cancelled).
+        Raises NotFoundError for an unknown group; ForbiddenError for a key limited to other
+        groups or read-only."""
+        return self._send(_Calls.forget_group(group_id))
 
 
 class AsyncGraphMemClient:
@@ -650,4 +661,7 @@ class AsyncGraphMemClient:
 
     async def forget_person(self, group_id: str, person_id: str) -> ForgetSummary:
         return await self._send(_Calls.forget_person(group_id, person_id))
+
+    async def forget_group(self, group_id: str) -> GroupForgetSummary:
+        return await self._send(_Calls.forget_group(group_id))
 

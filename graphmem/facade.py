@@ -188,8 +188,10 @@ class Memory:
         return forget_person(self.runtime.store, group_id, person_id, settings=self.runtime.settings)
 
     def forget_group(self, group_id: str) -> int:
-        """Delete a whole group; returns the number of nodes removed."""
-        return forget_group(self.runtime.store, group_id)
+        """Delete a whole group (and the importer's CSV files of it); returns the number of
+        nodes removed (0 for an unknown group). :func:`graphmem.groups.service.erase_group`
+        has the whole report."""
+        return forget_group(self.runtime.store, group_id, settings=self.runtime.settings)
 
     # -- lifecycle ---------------------------------------------------------------------------
 

@@ -10,12 +10,13 @@ Tool sets:
   ``roster``, ``person_memory``, ``record_provenance``, ``get_message``, ``forget_person``.
 - **extended** (``--tools all``): ``read_cypher`` (one group's read-only Cypher, decided by
   the query plan, :func:`graphmem.analyst.read_cypher`; time-, row- and byte-limited, never
-  retried) and ``export_group`` (the group's export, page by page: graphmem.groups.export).
+  retried), ``export_group`` (the group's export, page by page: graphmem.groups.export) and
+  ``forget_group`` (erase the whole group: :func:`graphmem.groups.service.erase_group`).
 
 Scope: every tool names its group, checked against the server's ``--group`` list and, over
 HTTP, the caller's key (:mod:`graphmem.access`); outside it the call fails with
 ``ForbiddenError`` whether the group exists or not. A read-only scope refuses
-``append_messages`` and ``forget_person``.
+``append_messages``, ``forget_person`` and ``forget_group``.
 
 Arguments are typed (:mod:`graphmem.mcp_args`): every one described and bounded in the input
 schema, strict (no ``"3"`` -> 3), refused in one sentence naming the argument and what it
@@ -31,7 +32,7 @@ result, ``truncated`` and ``next_cursor`` say that more follows; message texts i
 at 2,000 characters (``text_truncated``) and ``get_message`` reads one whole.
 
 Every tool carries MCP annotations: read-only tools say ``readOnlyHint``; ``forget_person``
-says ``destructiveHint``. Each tool calls the same library function the HTTP API calls, so
+and ``forget_group`` say ``destructiveHint``. Each tool calls the same library function the HTTP API calls, so
 both faces answer alike. graphmem errors come back as tool errors (``isError``) whose text
 starts with the error class (``NotFoundError: no group 'x'``).
 
@@ -72,6 +73,7 @@ from graphmem.store.db import Store
 from graphmem.core.errors import GraphMemError, InvalidInputError
 from graphmem.core.redact import redact_text
 from graphmem.core.results import RosterPage
+from graphmem.core.results import GroupForgetSummary
 
 logger = logging.getLogger(__name__)
 
@@ -83,7 +85,7 @@ CORE_TOOLS = (
     "append_messages", "search_messages", "ask", "list_groups", "roster", "person_memory", "record_provenance",
     "get_message", "forget_person",
 )
-EXTENDED_TOOLS = ("read_cypher", "export_group")
+EXTENDED_TOOLS = ("read_cypher", "export_group", "forget_group")
 
 
 # ----------------------------------------------------------------------------- results
@@ -148,7 +150,7 @@ class _Backend:
     def runtime(self) -> Runtime:
         with self._lock:
             if self._runtime is None:
-                self._runtime = Runtime.open(self.settings, connect="lazy")
+                self._runtime = Runtime.open(self.settings, connect="lazy", serving=True)
             return self._runtime
 
     def store(self) -> Store:
@@ -209,12 +211,12 @@ def build_server(
 
     Args:
         settings: configuration (default: :func:`graphmem.core.config.get_settings`).
-        tools: ``"core"`` (nine tools) or ``"all"`` (core plus ``read_cypher`` and
-            ``export_group``).
+        tools: ``"core"`` (nine tools) or ``"all"`` (core plus ``read_cypher``,
+            ``export_group`` and ``forget_group``).
         groups: the only groups this server reaches (``graphmem mcp --group``; None: every
             group). A tool call naming another group is refused with ``ForbiddenError``
             whether that group exists or not; over HTTP the caller's key narrows it further.
-        read_only: refuse ``append_messages`` and ``forget_person`` (``--read-only``).
+        read_only: refuse ``append_messages``, ``forget_person`` and ``forget_group`` (``--read-only``).
 
     Raises:
         ImportError: the ``mcp`` package is not installed (``pip install 'graphmem[mcp]'``).
@@ -551,6 +553,26 @@ def build_server(
             allow(ctx, group_id)
             return reply(guard(ctx, lambda: export_page(backend.store(), group_id, cursor=cursor,
                                                         with_derived=with_derived, max_bytes=max_bytes)))
+
+        @server.tool(name="forget_group", annotations=annotations("Erase a whole group", read_only=False,
+                                                                  destructive=True))
+        def forget_group_tool(group_id: GroupId, ctx: Context) -> GroupForgetSummary:
+            """Erase a whole group for good: every message, person, derived record and segment.
+            This cannot be undone.
+
+            Use it only when asked to delete the whole memory space. Writes to the group are
+            refused while it is erased; its open derive jobs are cancelled. A second call fails
+            with NotFoundError.
+
+            Returns: how many nodes were erased, the derive jobs cancelled and the importer files removed.
+
+            Example: forget_group(group_id="trip")
+            """
+            from graphmem.groups.service import erase_group
+
+            allow(ctx, group_id, write=True)
+            return guard(ctx, lambda: erase_group(backend.store(), group_id, settings=backend.settings,
+                                                  missing_ok=False))
 
     # strict and closed argument models (an unknown "asOf" is refused, not ignored), readable
     # refusals, dedented descriptions (graphmem/mcp_args.py)

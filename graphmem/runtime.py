@@ -25,6 +25,7 @@ models and the recall cache, so it imports them, and the services above import i
 
 from __future__ import annotations
 
+import logging
 import threading
 from types import TracebackType
 from typing import Any, Literal
@@ -34,10 +35,12 @@ from neo4j import Driver
 from graphmem.core import telemetry
 from graphmem.core.config import Settings
 from graphmem.core.embed import Embedder
-from graphmem.core.errors import GraphMemError
+from graphmem.core.errors import GraphMemError, StoreUnavailableError
 from graphmem.llm import ChatModel, answer_model, judge_model, writer_model
 from graphmem.recall.cache import GroupCache
-from graphmem.store.db import Store, open_driver
+from graphmem.store.db import STORE_DOWN, Store, open_driver
+
+logger = logging.getLogger(__name__)
 
 __all__ = ["Runtime"]
 
@@ -92,10 +95,12 @@ class Runtime:
         self._store_lock = threading.Lock()
         self._owns_models = False
         self._closed = False
+        self._serving = False
+        self._warm_thread: threading.Thread | None = None
 
     @classmethod
     def open(cls, settings: Settings, *, models: bool = True, connect: bool | Literal["lazy"] = True,
-             background_loads: bool = True) -> Runtime:
+             background_loads: bool = True, serving: bool = False) -> Runtime:
         """A Runtime from the settings: a driver to ``GRAPHMEM_NEO4J_*`` (checked now), the models
         of ``GRAPHMEM_LLM_* / WRITER_* / JUDGE_*`` (``models=False``: none), and the tracer of
         ``GRAPHMEM_OTEL_ENABLED``. The embedder loads on first use.
@@ -107,6 +112,9 @@ class Runtime:
                 that starts while Neo4j is down: each use tries again and raises
                 StoreUnavailableError until it is back); False: a Runtime without a store.
             background_loads: as in :class:`Runtime` (False for a one-question command).
+            serving: the Runtime of a server (HTTP API, MCP): when the lazy driver cannot be
+                opened, the driver's text (the store's address) goes to the log and callers get
+                :data:`graphmem.store.db.STORE_DOWN`; a command keeps the whole text for its user.
 
         Raises:
             StoreUnavailableError: Neo4j cannot be reached or refuses the credentials.
@@ -125,6 +133,7 @@ class Runtime:
         )
         rt._owns_models = models
         rt._lazy = connect == "lazy"
+        rt._serving = serving
         return rt
 
     @property
@@ -140,7 +149,13 @@ class Runtime:
                 raise RuntimeError("this Runtime has no store: open it with Runtime.open(settings) or pass store=")
             with self._store_lock:
                 if self._store is None and not self._closed:
-                    driver = open_driver(self.settings)
+                    try:
+                        driver = open_driver(self.settings)
+                    except StoreUnavailableError as e:
+                        if not self._serving:
+                            raise
+                        logger.warning("%s", e)  # the operator's log has the address and the cause
+                        raise StoreUnavailableError(STORE_DOWN) from e
                     self._driver, self._store = driver, Store(driver, self.settings.neo4j_database)
             if self._store is None:
                 raise RuntimeError("this Runtime is closed")
@@ -208,7 +223,8 @@ class Runtime:
             except Exception:  # raised again where the vectors are needed
                 pass
 
-        threading.Thread(target=load, name="graphmem-embedder-warm", daemon=True).start()
+        self._warm_thread = threading.Thread(target=load, name="graphmem-embedder-warm", daemon=True)
+        self._warm_thread.start()
 
     def with_models(self, *, answer: ChatModel | None = None, writer: ChatModel | None = None,
                     judge: ChatModel | None = None) -> Runtime:
@@ -230,10 +246,15 @@ class Runtime:
 
     def close(self) -> None:
         """Close what this Runtime owns: the store's read pool, the driver and the models it opened,
-        the cache's loader threads. Idempotent."""
+        the cache's loader threads. Idempotent. A model still loading in the background
+        (:meth:`warm_in_background`) is waited for, at most a minute: a process that exits
+        while the ONNX runtime loads a model in another thread is aborted (SIGABRT, "terminate
+        called without an active exception") instead of exiting with its status."""
         if self._closed:
             return
         self._closed = True
+        if self._warm_thread is not None:
+            self._warm_thread.join(timeout=60.0)
         self.cache.close()
         if self._store is not None and self._driver is not None:
             self._store.close()

@@ -129,6 +129,15 @@ class Reply:
         return cls(content='{"actions": [{"action": "ADD", "content": "unterminated', **kwargs)
 
     @classmethod
+    def no_choices(cls, **kwargs: Any) -> Reply:
+        """A 200 answer shaped like a chat completion whose ``choices`` list is empty (what
+        some proxies send when a filter drops the answer)."""
+        return cls(raw_body=json.dumps({
+            "id": "chatcmpl-empty", "object": "chat.completion", "created": 0, "model": "scripted-model",
+            "choices": [], "usage": {"prompt_tokens": 1, "completion_tokens": 0, "total_tokens": 1},
+        }), **kwargs)
+
+    @classmethod
     def broken_body(cls, **kwargs: Any) -> Reply:
         """A 200 answer whose HTTP body itself is not valid JSON."""
         return cls(raw_body='{"id": "chatcmpl-broken", "choices": [', **kwargs)

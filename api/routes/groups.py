@@ -16,6 +16,8 @@ from graphmem.core.results import FullMessage, GroupsPage, RosterPage
 from graphmem.groups.service import append_messages, derive_step, list_groups
 from graphmem.query.people import get_message
 from graphmem.verbatim.roster import roster_page
+from graphmem.core.results import GroupForgetSummary
+from graphmem.groups.service import erase_group
 
 router = APIRouter(prefix="/groups/{group_id}", tags=["groups"])
 list_router = APIRouter(prefix="/groups", tags=["groups"])
@@ -140,3 +142,17 @@ def get_one_message(
     """One stored message with its whole text (lists cut texts over 2,000 characters:
     ``text_truncated``). 404: unknown group or message."""
     return get_message(store, group_id, message_id)
+
+
+@router.delete("", response_model=GroupForgetSummary, summary="Erase the whole group",
+               operation_id="forget_group", responses=errors_of(401, 403, 404, 408, 409, 413, 415, 422, 503))
+def delete_group(group_id: GroupId, store: StoreDep, settings: SettingsDep) -> GroupForgetSummary:
+    """Erase the group: its messages (text, history, vectors), persons, sessions, derived
+    records (every version), Writer segments, the Group node and the first-load importer's CSV
+    files of the group. Deleted in bounded transactions behind a fence: from the first one on,
+    writes to the group answer 409 until it is gone; open derive jobs of the group become
+    ``cancelled`` (still readable at ``GET /jobs/{id}``). Needs a key that reaches the group
+    and may write. 404 for an unknown group (so a second call answers 404). See
+    docs/reliability.md, "Whole-group lifecycle".
+    """
+    return erase_group(store, group_id, settings=settings, missing_ok=False)

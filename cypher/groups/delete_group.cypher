@@ -1,10 +1,8 @@
-// Erase one group: every node of the group (messages, persons, sessions, derived records,
-// Writer segments, with their relationships and index entries) and the Group node itself.
-// Nothing of another group is touched. Idempotent.
+// Erase one group, the last step (after groups/delete_group_nodes and groups/delete_group_rest
+// have left nothing of it): the Group node itself, with its relationships. Idempotent.
 // Parameters: $group_id (str).
-// Returns: deleted (int, nodes deleted).
-MATCH (n)
-WHERE n.group_id = $group_id OR (n:Group AND n.id = $group_id)
-WITH collect(n) AS doomed
-FOREACH (n IN doomed | DETACH DELETE n)
+// Returns: deleted (int, 0 or 1).
+OPTIONAL MATCH (g:Group {id: $group_id})
+WITH collect(g) AS doomed
+FOREACH (g IN doomed | DETACH DELETE g)
 RETURN size(doomed) AS deleted

@@ -3,17 +3,20 @@
 // are serialised and the second one finds the job the first one opened.
 // Parameters: $group_id (str); $job_id (str, id of the job to create when none is open);
 //   $now (str, ISO-8601 UTC).
-// Returns (no row for an unknown group): id (str, the open job), created (bool, made by this call).
+// A group being erased (groups/fence_group) gets no job: erasing is true and nothing is created.
+// Returns (no row for an unknown group): id (str, the open job; null when erasing), created (bool,
+//   made by this call), erasing (bool).
 MATCH (g:Group {id: $group_id})
 SET g._LOCK_ = true
-WITH g
+WITH g, g.erasing IS NOT NULL AS erasing
 OPTIONAL MATCH (open:DeriveJob {group_id: $group_id})
   WHERE open.state IN ['queued', 'running']
-WITH g, head(collect(open)) AS open,
+WITH g, erasing, head(collect(open)) AS open,
      COUNT { MATCH (s:Segment {group_id: $group_id}) } AS segments
-FOREACH (_ IN CASE WHEN open IS NULL THEN [1] ELSE [] END |
+FOREACH (_ IN CASE WHEN open IS NULL AND NOT erasing THEN [1] ELSE [] END |
   CREATE (:DeriveJob {id: $job_id, group_id: $group_id, state: 'queued', created_at: $now,
                       updated_at: $now, finished_at: '', segments_before: segments, runs: 0,
-                      runner: '', lease_until: 0.0, rate_limited: 0, error: ''}))
+                      runner: '', owner: '', lease_until: 0.0, rate_limited: 0, error: ''}))
 REMOVE g._LOCK_
-RETURN coalesce(open.id, $job_id) AS id, open IS NULL AS created
+RETURN CASE WHEN erasing THEN null ELSE coalesce(open.id, $job_id) END AS id,
+       open IS NULL AND NOT erasing AS created, erasing

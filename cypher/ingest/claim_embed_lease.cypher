@@ -4,9 +4,9 @@
 // The Group node is locked first (SET before reading), so two runs never both hold it.
 // Parameters: $group_id (str); $runner (str, run id); $owner (str, the run's process token);
 //   $now (float, epoch seconds); $lease_until (float, epoch seconds); $take_from (str or null).
-// Returns (no row for an unknown group): claimed (bool), runner (str, the holder now),
+// Returns (no row for an unknown group, or one being erased: groups/fence_group): claimed (bool), runner (str, the holder now),
 //   owner (str or null, the holder's process token), lease_until (float, epoch seconds).
-MATCH (g:Group {id: $group_id})
+MATCH (g:Group {id: $group_id}) WHERE g.erasing IS NULL
 SET g._LOCK_ = true
 WITH g, g.embed_runner IS NULL OR g.embed_lease_until < $now OR g.embed_runner = $runner
         OR ($take_from IS NOT NULL AND g.embed_runner = $take_from) AS ok

@@ -8,7 +8,8 @@
 //   $embed_dimension (int or null; null: this load writes no vectors).
 // Returns: id (str), created (bool), vector_index (str or null: the group's own vector index,
 //   graphmem.store.scope), seq_base (int, the group's next arrival number), embed_model,
-//   embed_backend, embed_dimension (the group's record after the statement, or null).
+//   embed_backend, embed_dimension (the group's record after the statement, or null), erasing
+//   (bool, the group is being erased: groups/fence_group; the caller writes nothing).
 MERGE (g:Group {id: $group_id})
   ON CREATE SET g.name = $group_name, g.created_new = true,
                 g.vector_rev = toInteger(rand() * 4503599627370496.0)
@@ -19,4 +20,5 @@ SET g.message_seq = coalesce(g.message_seq, 0),
 WITH g, coalesce(g.created_new, false) AS created
 REMOVE g.created_new
 RETURN g.id AS id, created, g.vector_index AS vector_index, g.message_seq AS seq_base,
-       g.embed_model AS embed_model, g.embed_backend AS embed_backend, g.embed_dimension AS embed_dimension
+       g.embed_model AS embed_model, g.embed_backend AS embed_backend, g.embed_dimension AS embed_dimension,
+       g.erasing IS NOT NULL AS erasing

@@ -10,9 +10,9 @@
 //   id (str), text (str, the text that was encoded), embedding (list[float], L2-normed),
 //   sentence_embeddings (list[float] or null, as ingest/create_messages).
 // Moves the group's vector_rev when a vector was written (graphmem.recall.cache).
-// Returns (no row for an unknown group): held (bool, the run still held the lease; false:
+// Returns (no row for an unknown group, or one being erased: groups/fence_group): held (bool, the run still held the lease; false:
 //   nothing written), runner (str, the holder now), written (int).
-MATCH (g:Group {id: $group_id})
+MATCH (g:Group {id: $group_id}) WHERE g.erasing IS NULL
 SET g._LOCK_ = true
 WITH g, coalesce(g.embed_runner = $runner, false) AS held
 SET g.embed_lease_until = CASE WHEN held THEN $lease_until ELSE g.embed_lease_until END

@@ -5,8 +5,8 @@
 // Parameters: $group_id (str); $runner (str); $lease_until (float, epoch seconds); $rows (list
 //   of maps): id (str), text (str, the text that was encoded), sentence_embeddings (list[float]).
 // Moves the group's vector_rev when a vector was written (graphmem.recall.cache).
-// Returns (no row for an unknown group): held (bool), runner (str), written (int).
-MATCH (g:Group {id: $group_id})
+// Returns (no row for an unknown group, or one being erased: groups/fence_group): held (bool), runner (str), written (int).
+MATCH (g:Group {id: $group_id}) WHERE g.erasing IS NULL
 SET g._LOCK_ = true
 WITH g, coalesce(g.embed_runner = $runner, false) AS held
 SET g.embed_lease_until = CASE WHEN held THEN $lease_until ELSE g.embed_lease_until END

@@ -5,7 +5,9 @@
 //   $message_ids (list[str], ids of the messages the segment covers).
 // Returns (0 rows when the group does not exist): segments_before (int, segments written before
 //   this one), existing (int, markers already stored under $segment_id), covered (int, how many
-//   of $message_ids some stored segment already covers).
+//   of $message_ids some stored segment already covers), erasures (int, the group's erasure count:
+//   moved by every erasure, groups/count_erasure and groups/fence_group), erasing (bool, the
+//   group is being erased).
 MATCH (g:Group {id: $group_id})
 SET g.writer_segments = coalesce(g.writer_segments, 0) + 1
 WITH g
@@ -13,4 +15,5 @@ OPTIONAL MATCH (s:Segment {group_id: $group_id, id: $segment_id})
 WITH g, count(s) AS existing
 OPTIONAL MATCH (m:Message {group_id: $group_id})<-[:COVERS]-(:Segment)
   WHERE m.id IN $message_ids
-RETURN g.writer_segments - 1 AS segments_before, existing, count(DISTINCT m) AS covered
+RETURN g.writer_segments - 1 AS segments_before, existing, count(DISTINCT m) AS covered,
+       coalesce(g.erasures, 0) AS erasures, g.erasing IS NOT NULL AS erasing

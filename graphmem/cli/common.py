@@ -48,14 +48,14 @@ def open_runtime(*, models: bool = True, connect: bool = True, warm: bool = Fals
     quiet_notifications()
     rt = Runtime.open(get_settings(), models=models, connect="lazy" if warm and connect else connect,
                       background_loads=False)
-    if warm:
-        rt.warm_in_background()
-        if connect:
-            _ = rt.store  # connect now: StoreUnavailableError here, as without warm
     try:
+        if warm:
+            rt.warm_in_background()
+            if connect:
+                _ = rt.store  # connect now: StoreUnavailableError here, as without warm
         yield rt
     finally:
-        rt.close()
+        rt.close()  # also when the store is down: the model load is waited for (Runtime.close)
 
 
 @contextmanager

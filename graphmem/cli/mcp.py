@@ -29,7 +29,7 @@ def mcp_command(
         "--group", "-g", help="Only this group (repeat for more); tool calls naming another are refused.",
     )] = None,
     read_only: Annotated[bool, typer.Option(
-        "--read-only", help="Refuse the writing tools (append_messages, forget_person).",
+        "--read-only", help="Refuse the writing tools (append_messages, forget_person, forget_group).",
     )] = False,
     log_level: Annotated[str, typer.Option("--log-level")] = "warning",
 ) -> None:

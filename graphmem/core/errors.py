@@ -87,6 +87,15 @@ class ConflictError(GraphMemError):
     """The request conflicts with stored state (e.g. a derivation already running)."""
 
 
+def group_erasing(group_id: str) -> ConflictError:
+    """The error of a write to a group that is being erased (``cypher/groups/fence_group.cypher``,
+    :func:`graphmem.groups.service.erase_group`): nothing is written. A crash during an erasure
+    leaves the group marked; erasing it again finishes the job."""
+    return ConflictError(
+        f"group {group_id!r} is being erased: nothing was written (retry once the erasure is done; "
+        "if an erasure was interrupted, erase the group again to finish it)")
+
+
 class EmbeddingSpaceError(ConflictError):
     """A group's stored vectors were written by another model or backend than this process
     embeds with (``GRAPHMEM_EMBED_MODEL`` / ``GRAPHMEM_EMBED_BACKEND``): mixing the two in one

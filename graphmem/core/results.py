@@ -19,15 +19,15 @@ from graphmem.core.paging import Paged, clip_text
 
 __all__ = [
     "Ablation", "AskResult", "Budgets", "Cell", "CellVia", "DeriveJob", "DerivedRecord", "Excerpt",
-    "ExcerptVia", "ForgetSummary", "FullMessage", "GroupInfo", "GroupsPage", "JobState", "JobsPage", "Kind",
-    "MessageHit", "Mode", "Paged", "PersonMemory", "Projection", "ProvenanceMessage", "RecordProvenance",
-    "RecordVersion", "RosterMember", "RosterPage", "Row", "RowKind", "RowStatus", "SearchResult", "StageUsage",
-    "Tense", "View",
+    "ExcerptVia", "ForgetSummary", "FullMessage", "GroupForgetSummary", "GroupInfo", "GroupsPage", "JobState",
+    "JobsPage", "Kind", "MessageHit", "Mode", "Paged", "PersonMemory", "Projection", "ProvenanceMessage",
+    "RecordProvenance", "RecordVersion", "RosterMember", "RosterPage", "Row", "RowKind", "RowStatus", "SearchResult",
+    "StageUsage", "Tense", "View",
 ]
 
 Kind = Literal["person", "group"]
 Mode = Literal["hybrid", "fulltext", "vector"]
-JobState = Literal["queued", "running", "done", "failed"]
+JobState = Literal["queued", "running", "done", "failed", "cancelled"]
 Ablation = Literal["s1", "s2", "s2-group", "s2-person"]
 RowKind = Literal["person", "group"]
 RowStatus = Literal["records", "raw", "none"]
@@ -334,12 +334,37 @@ class FullMessage(StoredMessage):
     edited: bool = False
 
 
+class GroupForgetSummary(BaseModel):
+    """What erasing a whole group removed (:func:`graphmem.groups.service.erase_group`).
+
+    Attributes:
+        group_id: the group.
+        nodes_deleted: nodes deleted: messages, persons, sessions, derived records (every
+            version), Writer segments and the Group node (0 when nothing was left).
+        batches: write transactions the deletion took (each deletes a bounded number of nodes).
+        jobs_cancelled: ids of the group's open derive jobs, now ``cancelled`` (their records
+            stay readable at ``GET /jobs/{id}``; every job of the group is kept as a receipt
+            that holds no chat text).
+        import_files_removed: the first-load importer's intermediate CSV files that held the
+            group's messages, deleted (paths, sorted).
+        group_deleted: whether the Group node was still there and was deleted.
+    """
+
+    group_id: str
+    nodes_deleted: int = 0
+    batches: int = 0
+    jobs_cancelled: list[str] = Field(default_factory=list)
+    import_files_removed: list[str] = Field(default_factory=list)
+    group_deleted: bool = False
+
+
 class DeriveJob(BaseModel):
     """A background derive job and its progress, as stored.
 
     Attributes:
         id / group_id: the job and its group.
-        state: ``queued`` | ``running`` | ``done`` | ``failed``.
+        state: ``queued`` | ``running`` | ``done`` | ``failed`` | ``cancelled`` (its group was
+            erased while the job was open; ``error`` says so).
         created_at / updated_at / finished_at: ISO-8601 UTC ("" when not yet).
         segments_before: Writer segments the group had when the job opened.
         segments_done: segments written since (read from the Segment markers).

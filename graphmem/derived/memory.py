@@ -43,7 +43,7 @@ import neo4j
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from graphmem.store.db import Store, run_tx
-from graphmem.core.errors import ConflictError, InvalidInputError, NotFoundError, no_group
+from graphmem.core.errors import ConflictError, InvalidInputError, NotFoundError, group_erasing, no_group
 from graphmem.core.model import (  # constants re-exported: they moved to graphmem.core.model
     GROUP,
     GROUP_LAYERS,
@@ -75,6 +75,7 @@ __all__ = [
     "SUPERSEDED",
     "UTYPES",
     "DerivedRecord",
+    "ErasedMeanwhile",
     "NewRecord",
     "ProvenanceMessage",
     "SegmentInfo",
@@ -315,9 +316,15 @@ def _record_rows(segment_id: str, records: Sequence[NewRecord]) -> list[dict[str
     ]
 
 
+class ErasedMeanwhile(ConflictError):
+    """A person (or the group) was erased after this derive read the group: the segment's
+    Writer answer may rest on erased words, so nothing of it is written
+    (:func:`write_segment` with ``erasures``); the derive plans its segments again."""
+
+
 def write_segment(
     store: Store, group_id: str, marker: SegmentMarker, records: Sequence[NewRecord], *,
-    written_at: str | None = None, n_messages: int | None = None,
+    written_at: str | None = None, n_messages: int | None = None, erasures: int | None = None,
 ) -> SegmentWriteResult:
     """Write one segment's validated records and its marker in ONE write transaction.
 
@@ -340,13 +347,18 @@ def write_segment(
         n_messages: messages the segment was written over; None (a Writer run) is
             ``len(marker.message_ids)``. An import passes the exported count: a message edited
             after the segment was written has left its COVERS, not its count.
+        erasures: the group's erasure count when the Writer's input was read (a derive run
+            passes it; None: not checked). Checked under the group's lock: when an erasure
+            happened since, nothing is written (:class:`ErasedMeanwhile`).
 
     Returns:
         A :class:`SegmentWriteResult`.
 
     Raises:
         NotFoundError: the group does not exist.
-        ConflictError: the segment (or one of its messages) is already written, its index is
+        ErasedMeanwhile: a person or the group was erased since ``erasures`` was read (a
+            :class:`ConflictError`). Nothing is written.
+        ConflictError: the group is being erased; the segment (or one of its messages) is already written, its index is
             not the next one, an UPDATE target is no longer a head, or an entry_id exists
             (e.g. another run is deriving the same group). Nothing is written.
         InvalidInputError: a record names an owner, source or supporting message that does not
@@ -377,6 +389,12 @@ def write_segment(
         if not lock:
             raise no_group(group_id)
         state = lock[0]
+        if state["erasing"]:
+            raise group_erasing(group_id)
+        if erasures is not None and int(state["erasures"]) != erasures:
+            raise ErasedMeanwhile(
+                f"group {group_id!r}: data was erased while segment {marker.id} was derived; "
+                "nothing of it was written (its messages are planned again)")
         if state["existing"] or state["covered"]:
             raise ConflictError(
                 f"group {group_id!r}: segment {marker.id} is already written "

@@ -13,12 +13,19 @@ Rules:
   one (:func:`open_derive_job`, serialised on the Group node's lock).
 - **Leases.** A runner holds a job for ``derive_job_lease_s`` seconds and renews the lease
   while it works (after each segment and from a heartbeat). A job whose lease ran out is
-  claimable by any runner (:class:`JobRunner` polls for them).
+  claimable by any runner (:class:`JobRunner` polls for them); so is a job whose holder's
+  process is gone (same machine, :func:`graphmem.core.process.owner_gone`: a server killed
+  with SIGKILL), at once instead of after its lease.
+- **Erasure.** Erasing the group (:func:`graphmem.groups.service.erase_group`) cancels its open
+  jobs (state ``cancelled``); a runner sees it at its next lease renewal and stops, and the
+  segment it was writing is refused (the group is fenced). A person erased while a job runs
+  does not stop it: the segment in flight is planned again without their messages.
 - **Rate limits.** A Writer call the model endpoint answers with HTTP 429 (after the model
   client's own retries) does not fail the job: the runner waits (``derive_job_backoff_s``,
   doubling up to ``derive_job_backoff_max_s``) and resumes; each wait is counted in
   ``rate_limited``. After ``derive_job_max_rate_limits`` waits in a row the job fails.
-- States: ``queued`` -> ``running`` -> ``done`` | ``failed`` (with ``error``).
+- States: ``queued`` -> ``running`` -> ``done`` | ``failed`` (with ``error``); ``queued`` or
+  ``running`` -> ``cancelled`` when the group is erased.
 """
 
 from __future__ import annotations
@@ -35,7 +42,10 @@ from pydantic import BaseModel
 
 from graphmem.core.config import Settings
 from graphmem.store.db import Store
-from graphmem.core.errors import ConflictError, GraphMemError, LLMError, NotFoundError, StoreUnavailableError, no_group
+from graphmem.core.errors import (
+    ConflictError, GraphMemError, LLMError, NotFoundError, StoreUnavailableError, group_erasing, no_group,
+)
+from graphmem.core.process import owner_token, owner_gone
 from graphmem.core.results import DeriveJob as DeriveJob, JobState as JobState  # moved; re-exported
 from graphmem.core.results import JobsPage
 from graphmem.core import paging
@@ -56,11 +66,14 @@ def open_derive_job(store: Store, group_id: str) -> tuple[str, bool]:
 
     Raises:
         NotFoundError: no such group.
+        ConflictError: the group is being erased.
     """
     rows = store.write("groups/open_derive_job", group_id=group_id, job_id=f"derive-{uuid.uuid4().hex}",
                        now=_now_iso())
     if not rows:
         raise no_group(group_id)
+    if rows[0]["erasing"]:
+        raise group_erasing(group_id)
     return str(rows[0]["id"]), bool(rows[0]["created"])
 
 
@@ -73,7 +86,8 @@ def get_derive_job(store: Store, job_id: str, settings: Settings) -> DeriveJob:
     rows = store.read("groups/get_derive_job", job_id=job_id)
     if not rows:
         raise NotFoundError(f"no derive job {job_id!r}")
-    pending, left = _pending(store, rows[0]["job"]["group_id"], settings)
+    job = rows[0]["job"]
+    pending, left = (0, 0) if job.get("group_erased_at") else _pending(store, job["group_id"], settings)
     return _job(rows[0], pending, left)
 
 
@@ -90,6 +104,8 @@ def _job(row: dict[str, Any], pending: int, left: int) -> DeriveJob:
     """A job from a row of ``groups/get_derive_job`` (or ``list_derive_jobs``) and its group's
     pending messages and segments."""
     job = row["job"]
+    if job.get("group_erased_at"):  # a receipt: the group (and its progress) is gone
+        pending, left = 0, 0
     keys = ("id", "group_id", "state", "created_at", "updated_at", "finished_at", "segments_before",
             "runs", "rate_limited", "error")
     return DeriveJob(
@@ -157,6 +173,7 @@ def run_derive_job(
     settings: Settings,
     stop: threading.Event | None = None,
     sleep: Callable[[float], None] | None = None,
+    take_from: str | None = None,
 ) -> JobState | None:
     """Claim the job and run the Writer until the group is derived (resuming where it stopped).
 
@@ -171,6 +188,8 @@ def run_derive_job(
         stop: when set, the runner stops after the current segment and leaves the job to be
             resumed (its lease runs out).
         sleep: wait function (default: waits on ``stop``), seconds.
+        take_from: the runner id of a holder whose process is gone
+            (:func:`graphmem.core.process.owner_gone`): its live lease is taken over.
 
     Returns:
         The final state ("done" / "failed"), or None when the job was not claimed or the
@@ -182,8 +201,8 @@ def run_derive_job(
     stop = stop or threading.Event()
     wait = sleep or (lambda seconds: stop.wait(seconds))
     now = time.time()
-    rows = store.write("groups/claim_derive_job", job_id=job_id, runner=runner, now=now,
-                       lease_until=now + s.derive_job_lease_s, now_iso=_now_iso())
+    rows = store.write("groups/claim_derive_job", job_id=job_id, runner=runner, owner=owner_token(),
+                       take_from=take_from, now=now, lease_until=now + s.derive_job_lease_s, now_iso=_now_iso())
     if not rows or not rows[0]["claimed"]:
         return None
     group_id = rows[0]["group_id"]
@@ -239,7 +258,13 @@ def run_derive_job(
                 renew(rate_limited=1, error=f"rate limited (HTTP 429), waited {delay:g} s: {e}")
                 wait(delay)
             except (ConflictError, StoreUnavailableError) as e:
-                # another writer took a segment, or Neo4j blinked: nothing half-written; retry
+                # another writer took a segment, the group is being erased (the job is then
+                # cancelled: the renewal stops this runner), or Neo4j blinked: nothing
+                # half-written; retry
+                try:
+                    renew()
+                except GraphMemError:
+                    pass  # Neo4j is still away: the wait below covers it
                 waits_in_row += 1
                 if waits_in_row > s.derive_job_max_rate_limits:
                     return finish("failed", f"{type(e).__name__}: {e}")
@@ -262,7 +287,8 @@ class JobRunner:
     """Runs derive jobs on background threads of one process (the API's).
 
     :meth:`start` launches a poller that claims every open job whose lease has run out (jobs
-    of a server that stopped, including this one before a restart); :meth:`submit` starts one
+    of a server that stopped, including this one before a restart) or whose holder's process is
+    gone (a server of this machine killed with SIGKILL); :meth:`submit` starts one
     job now; :meth:`shutdown` asks running jobs to stop after their current segment.
 
     Args:
@@ -286,20 +312,23 @@ class JobRunner:
         self._poller = threading.Thread(target=self._poll, name="derive-job-poller", daemon=True)
         self._poller.start()
 
-    def submit(self, job_id: str) -> None:
-        """Run the job on a thread of its own now (no-op when this process runs it already)."""
+    def submit(self, job_id: str, take_from: str | None = None) -> None:
+        """Run the job on a thread of its own now (no-op when this process runs it already);
+        ``take_from``: the runner id of a holder whose process is gone."""
         with self._lock:
             thread = self._threads.get(job_id)
             if thread is not None and thread.is_alive():
                 return
-            thread = threading.Thread(target=self._run, args=(job_id,), name=f"derive-{job_id}", daemon=True)
+            thread = threading.Thread(target=self._run, args=(job_id, take_from), name=f"derive-{job_id}",
+                                      daemon=True)
             self._threads[job_id] = thread
             thread.start()
 
-    def _run(self, job_id: str) -> None:
+    def _run(self, job_id: str, take_from: str | None = None) -> None:
         try:
             run_derive_job(self._store_fn(), job_id, runner=self.runner_id, model=self._model_fn(),
-                           embedder=self._embedder_fn(), settings=self.settings, stop=self.stop)
+                           embedder=self._embedder_fn(), settings=self.settings, stop=self.stop,
+                           take_from=take_from)
         except Exception:  # the poller tries again once the lease runs out
             logger.exception("derive job %s: runner error", job_id)
 
@@ -307,7 +336,11 @@ class JobRunner:
         while not self.stop.is_set():
             try:
                 for row in self._store_fn().read("groups/list_claimable_derive_jobs", now=time.time()):
-                    self.submit(row["id"])
+                    if row["expired"]:
+                        self.submit(row["id"])
+                    elif row["runner"] != self.runner_id and owner_gone(row["owner"]):
+                        logger.warning("derive job %s: its runner's process is gone; taking it over", row["id"])
+                        self.submit(row["id"], take_from=row["runner"])
             except GraphMemError as e:
                 logger.warning("derive job poller: %s", e)
             self.stop.wait(max(0.5, self.settings.derive_job_lease_s / 2))

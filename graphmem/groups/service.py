@@ -3,13 +3,15 @@
 The writes and erasures of a group that the HTTP API (and benchmarks, tests) call. Appending
 goes through :func:`graphmem.verbatim.ingest.ingest_conversations` (idempotent by message id, messages
 placed by time, edits kept with their history). Derivation
-calls the Writer (:func:`graphmem.derived.writer.derive_group`). Erasure runs the ``cypher/groups/``
-templates in one write transaction. Reads of memory live in :mod:`graphmem.query.people`.
+calls the Writer (:func:`graphmem.derived.writer.derive_group`). A person's erasure runs the
+``cypher/groups/`` templates in one write transaction; a group's, in bounded steps behind a fence
+(:func:`erase_group`). Reads of memory live in :mod:`graphmem.query.people`.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
@@ -18,7 +20,7 @@ import neo4j
 from graphmem.core import limits
 from graphmem.store.db import Store, run_tx
 from graphmem.core.embed import Embedder
-from graphmem.core.errors import InvalidInputError, NotFoundError, no_group
+from graphmem.core.errors import InvalidInputError, NotFoundError, group_erasing, no_group
 from graphmem.verbatim.ingest import DEFAULT_EXACT_MAX, IngestSummary, ingest_conversations
 from graphmem.verbatim.order import place_messages
 from graphmem.core.times import instant
@@ -31,7 +33,12 @@ from graphmem.core.text import FUNCTION_WORDS, normalise_content
 from graphmem.core.results import ForgetSummary as ForgetSummary  # moved to the light result models
 from graphmem.core.results import RosterMember
 from graphmem.core.results import GroupInfo as GroupInfo, GroupsPage
+from graphmem.core.results import GroupForgetSummary
 from graphmem.core import paging
+from graphmem.core.times import now_iso
+
+
+logger = logging.getLogger(__name__)
 
 
 def get_group(store: Store, group_id: str) -> GroupInfo:
@@ -313,8 +320,11 @@ def forget_person(store: Store, group_id: str, person_id: str, *, settings: Sett
     from graphmem.verbatim.import_files import clear_csv_files
 
     def work(tx: neo4j.ManagedTransaction) -> ForgetSummary:
-        if not run_tx(tx, "ingest/lock_group", group_id=group_id, n=0):  # serialise with loads
+        locked = run_tx(tx, "ingest/lock_group", group_id=group_id, n=0)  # serialise with loads
+        if not locked:
             raise no_group(group_id)
+        if locked[0]["erasing"]:
+            raise group_erasing(group_id)
         # every person the id names under the identity rule (NFC, trimmed, any case): two
         # spellings of one name stored as two persons before the rule are erased together
         members = [RosterMember(**r) for r in run_tx(tx, "query/list_members", group_id=group_id)]
@@ -358,10 +368,13 @@ def forget_person(store: Store, group_id: str, person_id: str, *, settings: Sett
         if start is not None:
             # neighbours: NEXT over the gap, turns, positions, and search documents that held
             # the erased words as their previous turn are rebuilt
-            place_messages(tx, group_id, start)
+            place_messages(tx, group_id, float(start))
         for pid in ids:
             deleted = bool(run_tx(tx, "groups/delete_person", group_id=group_id, person_id=pid)[0]["deleted"])
             out.person_deleted = out.person_deleted or deleted
+        if out.messages_deleted or out.records_deleted or out.person_deleted or out.segments_redacted:
+            # a derive that read the group before this erasure writes nothing of what it read
+            run_tx(tx, "groups/count_erasure", group_id=group_id)
         return out
 
     out = store.write_tx(work)
@@ -370,9 +383,102 @@ def forget_person(store: Store, group_id: str, person_id: str, *, settings: Sett
     return out
 
 
-def forget_group(store: Store, group_id: str) -> int:
-    """Erase a whole group (both tracks, its roster and the Group node) in one transaction,
-    then drop the group's own vector index (graphmem.store.scope) when it has one.
+#: Nodes of each label one erase step deletes in one transaction (:func:`erase_group`).
+ERASE_BATCH = 2000
+
+#: Every node label a group's data uses, besides the label of the group's own vector index
+#: (:func:`graphmem.store.scope.scope_label`). :func:`erase_group` deletes them all: the
+#: group's own labels by index (``delete_group_nodes``), any node carrying the group's id
+#: (``delete_group_rest``), the Group node last; ``DeriveJob`` nodes stay as receipts.
+#: tests/integration/test_group_lifecycle.py fails when a fully populated group uses a label or
+#: relationship type not listed here, so a new one is checked against the erasure before it ships.
+GROUP_LABELS = frozenset({
+    "Group", "Person", "Session", "Message", "PendingEmbedding", "Derived", "Core", "Profile", "Interaction",
+    "Insight", "Segment", "DeriveJob",
+})
+#: Every relationship type between a group's nodes (all deleted with their nodes).
+GROUP_RELATIONSHIPS = frozenset({
+    "MEMBER_OF", "IN_GROUP", "IN_SESSION", "SOURCE", "NEXT", "REPLY_TO", "OWNER", "FROM", "SUPERSEDED_BY",
+    "COVERS",
+})
+
+
+def erase_group(store: Store, group_id: str, *, settings: Settings | None = None,
+                batch_size: int = ERASE_BATCH, missing_ok: bool = True) -> GroupForgetSummary:
+    """Erase a whole group: both tracks, its roster, its Writer segments and the Group node.
+
+    Steps, each its own write transaction, so a group of any size is erased in bounded
+    transactions (``cypher/groups/``):
+
+    1. ``fence_group``: under the Group node's write lock (writes of the group in flight commit
+       first), the group is marked ``erasing``; from then on every write of it - a load, an
+       append, an edit, a derive segment, an embed batch, a new derive job, a person's erasure
+       - is refused with :class:`ConflictError` (or :class:`NotFoundError` for embed). Its
+       erasure count moves, so a derive that read the group before writes nothing of what it
+       read; its open derive jobs become ``cancelled``.
+    2. ``delete_group_nodes`` until it deletes nothing: at most ``batch_size`` nodes of each
+       of the group's labels (records, segments, messages, sessions, persons) per transaction.
+    3. ``delete_group_rest`` until it deletes nothing: any other node carrying the group's id.
+    4. ``delete_group``: the Group node; then the group's own vector index is dropped.
+    5. With ``settings``: the first-load importer's CSV files that held the group
+       (:func:`graphmem.verbatim.import_files.clear_csv_files`), as :func:`forget_person` does.
+
+    An erasure that was interrupted (a crash between steps) leaves the group marked: writes
+    stay refused and the next call finishes it. Other groups are never touched; a second call
+    deletes nothing. The group's derive jobs stay as receipts (state and counters, no chat
+    text), so ``GET /jobs/{id}`` still tells a client what became of its job.
+
+    Args:
+        store: open store.
+        group_id: the group.
+        settings: where the importer's list of CSV files lives (``home``); None leaves the
+            files alone (the faces always pass it).
+        batch_size: nodes of each label per transaction (>= 1).
+        missing_ok: False (the CLI, the API, MCP): a group that did not exist (nothing was
+            deleted) is a :class:`NotFoundError`, as a second call is.
+
+    Returns:
+        A :class:`GroupForgetSummary` (all counts 0 when the group did not exist).
+
+    Raises:
+        NotFoundError: ``missing_ok`` is False and there was no such group (nothing deleted).
+        StoreUnavailableError: Neo4j failed (what was deleted stays deleted; the group stays
+            marked, so a second call finishes it).
+        InvalidInputError: the importer's list of CSV files cannot be read (the store is erased by then).
+    """
+    from graphmem.verbatim.import_files import clear_csv_files
+
+    batch = max(1, int(batch_size))
+    out = GroupForgetSummary(group_id=group_id)
+    row = store.write("groups/fence_group", group_id=group_id, now_iso=now_iso())[0]
+    fenced = bool(row["found"])
+    out.jobs_cancelled = sorted(str(j) for j in row["cancelled"])
+    out.batches = 1
+    for template in ("groups/delete_group_nodes", "groups/delete_group_rest"):
+        while True:
+            deleted = int(store.write(template, group_id=group_id, batch=batch)[0]["deleted"])
+            out.batches += 1
+            out.nodes_deleted += deleted
+            if deleted == 0:
+                break
+    gone = int(store.write("groups/delete_group", group_id=group_id)[0]["deleted"])
+    out.batches += 1
+    out.group_deleted = bool(gone)
+    out.nodes_deleted += gone
+    store.write("meta/drop_index", name=scope_index(group_id))  # its own vector index, if any
+    if settings is not None:
+        out.import_files_removed = clear_csv_files(settings, group_id)
+    if not missing_ok and not fenced and not out.nodes_deleted and not out.import_files_removed:
+        raise no_group(group_id)
+    if fenced or out.nodes_deleted:
+        logger.info("group %r erased: %d nodes in %d transactions, %d open derive job(s) cancelled",
+                    group_id, out.nodes_deleted, out.batches, len(out.jobs_cancelled))
+    return out
+
+
+def forget_group(store: Store, group_id: str, *, settings: Settings | None = None,
+                 batch_size: int = ERASE_BATCH) -> int:
+    """Erase a whole group (:func:`erase_group`) and return how many nodes were deleted.
 
     Used by test and benchmark clean-up and by anyone retiring a memory space; other groups
     are never touched, and a second call deletes nothing.
@@ -381,8 +487,6 @@ def forget_group(store: Store, group_id: str) -> int:
         Number of nodes deleted (0 when the group does not exist).
 
     Raises:
-        StoreUnavailableError: Neo4j failed (nothing is erased then).
+        StoreUnavailableError, InvalidInputError: as :func:`erase_group`.
     """
-    rows = store.write("groups/delete_group", group_id=group_id)
-    store.write("meta/drop_index", name=scope_index(group_id))  # its own vector index, if any
-    return int(rows[0]["deleted"]) if rows else 0
+    return erase_group(store, group_id, settings=settings, batch_size=batch_size).nodes_deleted

@@ -174,8 +174,16 @@ def extract_json(text: str) -> dict[str, Any] | list[Any]:
 # --------------------------------------------------------------------------------------------
 
 
+class _NoChoices(Exception):
+    """A 200 answer whose ``choices`` list is empty (a proxy's filter, an overloaded server):
+    no answer at all, retried like a 5xx, never read as an empty answer."""
+
+
 def _is_transient(exc: BaseException) -> bool:
-    """True for failures worth retrying: timeouts, connection errors, 408/409/429, 5xx."""
+    """True for failures worth retrying: timeouts, connection errors, 408/409/429, 5xx, and
+    an answer without choices."""
+    if isinstance(exc, _NoChoices):
+        return True
     openai = _openai()
     if isinstance(exc, openai.APIConnectionError):  # APITimeoutError is a subclass
         return True
@@ -218,7 +226,9 @@ class ChatModel:
     retry layer. ``max_retries`` retries follow the first attempt, so a call makes at most
     ``max_retries + 1`` HTTP requests. The wait before retry ``n`` (1-based) is
     ``min(backoff_max_s, backoff_initial_s * 2 ** (n - 1))`` seconds, or the server's
-    ``Retry-After`` when that is longer (still capped at ``backoff_max_s``).
+    ``Retry-After`` when that is longer (still capped at ``backoff_max_s``). Transient:
+    timeouts, connection errors, HTTP 408/409/429 and 5xx, and a 200 answer whose ``choices``
+    list is empty (never read as an empty answer).
 
     JSON mode: :meth:`complete_json` asks for ``response_format={"type": "json_object"}``.
     When the server rejects that parameter (HTTP 400/422 naming ``response_format``) the
@@ -432,7 +442,10 @@ class ChatModel:
         def attempt() -> Any:
             nonlocal attempts
             attempts += 1
-            return self._request(kwargs, json_mode)
+            response = self._request(kwargs, json_mode)
+            if not getattr(response, "choices", None):
+                raise _NoChoices(f"{self.shown_url} (model '{self.model}') returned no choices")
+            return response
 
         retrying = Retrying(
             stop=stop_after_attempt(self.max_retries + 1),
@@ -445,6 +458,9 @@ class ChatModel:
             watch = Stopwatch()
             try:
                 response = retrying(attempt)
+            except _NoChoices as e:
+                span.set_attributes({"error.type": "no_choices", "graphmem.attempts": attempts})
+                raise LLMError(f"stage '{stage}': {e} in {attempts} attempt(s)") from e
             except (_openai().OpenAIError, ValueError) as e:
                 # ValueError: a body that is not JSON, or not the shape of a chat completion.
                 span.set_attributes({"error.type": type(e).__name__, "graphmem.attempts": attempts})
@@ -454,12 +470,7 @@ class ChatModel:
                 ) from e
             latency_s = watch.elapsed_s
 
-            choices = getattr(response, "choices", None)
-            if not choices:
-                span.set_attributes({"error.type": "no_choices", "graphmem.attempts": attempts})
-                raise LLMError(
-                    f"stage '{stage}': {self.shown_url} (model '{self.model}') returned no choices"
-                )
+            choices = response.choices  # never empty (attempt() retries such an answer)
             text = choices[0].message.content or ""
             finish_reason = choices[0].finish_reason or ""
             usage = self._usage(response, kwargs["messages"], text, stage, latency_s, attempts)

@@ -33,6 +33,7 @@ from pathlib import Path
 from graphmem.core.config import Settings, LEGACY_PASSWORD, password_file
 from graphmem.core.errors import LocalServerError
 from graphmem.core.private_files import write_private
+from graphmem.core.process import owner_gone, owner_token
 
 # Flags of the official launcher (neo4j.conf ``server.jvm.additional`` defaults of 5.26).
 JVM_FLAGS = [
@@ -56,6 +57,13 @@ JVM_FLAGS = [
 ]
 ENTRY_POINT = "org.neo4j.server.CommunityEntryPoint"
 ADMIN_TOOL = "org.neo4j.cli.AdminTool"
+#: Folder (under ``<neo4j home>/data``) where the first-load importer keeps the database it
+#: replaces until the import is done (``import-aside-<pid>``), with :data:`ASIDE_STATE` in it.
+ASIDE_PREFIX = "import-aside-"
+#: The aside folder's note (JSON): ``owner`` (the importing process, graphmem.core.process),
+#: ``existed`` (which of the database's store and transaction folders existed before) and
+#: ``stopped_server`` (the import stopped a running server).
+ASIDE_STATE = "state.json"
 
 POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
   <modelVersion>4.0.0</modelVersion>
@@ -268,14 +276,82 @@ class LocalServer:
             return pid
         return None
 
+    # ---------------------------------------------------------------- an import that died
+    def database_dirs(self) -> list[Path]:
+        """The database's store and transaction-log folders (what the importer replaces)."""
+        db = self.settings.neo4j_database
+        data = self.home / "data"
+        return [data / "databases" / db, data / "transactions" / db]
+
+    def begin_import(self, *, stopped_server: bool) -> Path:
+        """Move the database aside for the first-load importer (a rename, no copy) and note
+        who did it (:data:`ASIDE_STATE`), so that a process killed during the import leaves a
+        state :meth:`undo_dead_import` puts back. Returns the aside folder."""
+        import json
+
+        aside = self.home / "data" / f"{ASIDE_PREFIX}{os.getpid()}"
+        if aside.exists():
+            shutil.rmtree(aside)
+        aside.mkdir(parents=True)
+        live = self.database_dirs()
+        note = {"owner": owner_token(), "existed": [i for i, d in enumerate(live) if d.exists()],
+                "stopped_server": stopped_server}
+        (aside / ASIDE_STATE).write_text(json.dumps(note), encoding="utf-8")
+        for i, d in enumerate(live):
+            if d.exists():
+                d.rename(aside / str(i))
+        return aside
+
+    def put_back(self, aside: Path, existed: list[int]) -> None:
+        """Undo :meth:`begin_import`: remove what the importer wrote, move the database back."""
+        for i, d in enumerate(self.database_dirs()):
+            kept = aside / str(i)
+            if kept.exists() or i not in existed:  # the importer's (partial) folder goes
+                if d.exists():
+                    shutil.rmtree(d)
+            if kept.exists():
+                d.parent.mkdir(parents=True, exist_ok=True)
+                kept.rename(d)
+        shutil.rmtree(aside, ignore_errors=True)
+
+    def undo_dead_import(self) -> list[str]:
+        """Put back the database of an import whose process is gone (killed with SIGKILL, or
+        the machine stopped, while neo4j-admin wrote the new one): the half-imported database
+        is removed and the one it was replacing comes back, so the server never starts on a
+        half-written store and a plain re-run of the import starts from the state before it.
+        An import whose process runs (or whose owner cannot be judged, e.g. another machine)
+        is left alone. Called by :meth:`start` and before every import.
+
+        Returns:
+            One line per import undone (empty when there was none); a server the dead import
+            had stopped is started again by the caller that asks (``stopped_server`` lines
+            end with "(it had stopped the server)").
+        """
+        import json
+
+        undone = []
+        for aside in sorted((self.home / "data").glob(f"{ASIDE_PREFIX}*")):
+            try:
+                note = json.loads((aside / ASIDE_STATE).read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue  # not ours to judge (an import of an older version, or still starting)
+            if not owner_gone(note.get("owner")):
+                continue
+            self.put_back(aside, list(note.get("existed") or []))
+            undone.append(f"put back the database an interrupted import ({aside.name}) was replacing"
+                          + (" (it had stopped the server)" if note.get("stopped_server") else ""))
+        return undone
+
     def start(self, wait: bool = True) -> ServerStatus:
-        """Start the server in the background; a second call is harmless.
+        """Start the server in the background; a second call is harmless. The database of an
+        import that was killed half-way is put back first (:meth:`undo_dead_import`).
 
         Raises:
             LocalServerError: assembly failed, the port is taken by another process, or the
                 server did not answer ``RETURN 1`` within ``neo4j_start_timeout_s``.
         """
         if self.pid() is None:
+            self.undo_dead_import()
             for port in (self.settings.neo4j_bolt_port, self.settings.neo4j_http_port):
                 if _port_in_use(port):
                     raise LocalServerError(

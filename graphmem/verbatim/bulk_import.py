@@ -31,8 +31,10 @@ it undoes.
 from __future__ import annotations
 
 import csv
+import logging
 import os
 import shutil
+import signal
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -53,6 +55,8 @@ from graphmem.core import times
 from graphmem.core.limits import has_visible
 from graphmem.core.times import instant
 from graphmem.core.private_files import csv_folder, open_private
+
+logger = logging.getLogger(__name__)
 
 ARRAY_DELIMITER = "\x1f"  # unit separator: never part of a display name
 
@@ -318,6 +322,7 @@ def import_files(
     Raises:
         LocalServerError, InvalidInputError: as :func:`import_conversations`.
     """
+    _undo_dead_import(settings, restart=stop_server)
     server = check_can_import(settings, overwrite=overwrite, running_ok=stop_server)
     csv_folder(folder)
     report = ImportReport(summary=IngestSummary())
@@ -329,6 +334,20 @@ def import_files(
     report.stopped_server = _stop_for_import(server, report)
     report.seconds["import"], report.tool_output = _import_or_restore(settings, server, folder, written.files, report)
     return report
+
+
+def _undo_dead_import(settings: Settings, *, restart: bool) -> None:
+    """Put back the database of an import killed half-way (its process is gone), so this one
+    starts from the state before it; when that import had stopped the server, start it again
+    (``restart``: this import may stop it itself), so the checks see it as it was."""
+    server = LocalServer(settings)
+    if server.pid() is not None:
+        return
+    undone = server.undo_dead_import()
+    for line in undone:
+        logger.warning("%s", line)
+    if restart and any(line.endswith("(it had stopped the server)") for line in undone):
+        server.start()
 
 
 def _stop_for_import(server: LocalServer, report: ImportReport) -> bool:
@@ -347,7 +366,10 @@ def _import_or_restore(
 
     The database's store and transaction-log folders are moved aside (a rename, no copy) before
     the importer runs and put back if it fails, whatever it left behind is removed; a server
-    stopped for the import (``report.stopped_server``) is then started again.
+    stopped for the import (``report.stopped_server``) is then started again. A process killed
+    meanwhile (SIGKILL) takes neo4j-admin with it (:func:`run_importer`) and leaves the aside
+    folder with its note: the next start of the server or the next import puts the database
+    back (:meth:`graphmem.store.local_server.LocalServer.undo_dead_import`).
 
     Raises:
         LocalServerError: the importer failed; the message gives its cause, says that the
@@ -355,27 +377,12 @@ def _import_or_restore(
             started, why and how to start it).
     """
     record_csv_files(settings, folder, report.summary.group_ids, files)  # forget clears them
-    db = settings.neo4j_database
-    data = server.home / "data"
-    live = [data / "databases" / db, data / "transactions" / db]
-    aside = data / f"import-aside-{os.getpid()}"
-    if aside.exists():
-        shutil.rmtree(aside)
-    aside.mkdir(parents=True)
-    kept = []
-    for i, d in enumerate(live):
-        if d.exists():
-            d.rename(aside / str(i))
-            kept.append(i)
+    aside = server.begin_import(stopped_server=report.stopped_server)
+    existed = [i for i in range(2) if (aside / str(i)).exists()]
     try:
         result = run_importer(settings, server, folder, files)
     except BaseException as e:  # put the database back whatever stopped the import (^C too)
-        for i, d in enumerate(live):
-            if d.exists():
-                shutil.rmtree(d)
-            if i in kept:
-                (aside / str(i)).rename(d)
-        shutil.rmtree(aside, ignore_errors=True)
+        server.put_back(aside, existed)
         if not isinstance(e, LocalServerError):
             raise
         state = "The database was left as it was (nothing imported)"
@@ -467,6 +474,17 @@ def _holds_nodes(settings: Settings, server: LocalServer) -> bool:
         ) from e
 
 
+def _die_with_parent() -> None:
+    """In the child, before exec: ask Linux to SIGKILL it when its parent dies (prctl
+    PR_SET_PDEATHSIG; nothing elsewhere)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG = 1
+    except (OSError, AttributeError):
+        pass
+
+
 def run_importer(
     settings: Settings, server: LocalServer, folder: Path, files: dict[str, list[Path]],
 ) -> tuple[float, str]:
@@ -499,7 +517,9 @@ def run_importer(
         f"--max-off-heap-memory={max(settings.neo4j_pagecache_mb, 256)}m",
     ]
     t = Stopwatch()
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    # neo4j-admin dies with this process (a SIGKILL of graphmem must not leave it writing the
+    # database that the next start puts back)
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, preexec_fn=_die_with_parent)
     seconds = t.elapsed_s
     output = (proc.stdout + proc.stderr)[-4000:]
     if proc.returncode != 0:

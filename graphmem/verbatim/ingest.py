@@ -58,7 +58,7 @@ from graphmem.verbatim.space import check_space, claim_space, stored_space
 from graphmem.core.embed import space_of
 from graphmem.store.db import Store, run_tx
 from graphmem.core.embed import Embedder, MessageVectors, Prefetch
-from graphmem.core.errors import ConflictError, InvalidInputError
+from graphmem.core.errors import ConflictError, InvalidInputError, group_erasing, no_group
 from graphmem.store.scope import group_key, label_scoped_messages
 from graphmem.core.model import Conversation, MessageRecord, record_label
 from graphmem.verbatim.order import plan_region, search_document, write_plan
@@ -674,8 +674,13 @@ def _write_batch(
                     "input's speakers (same letters in another case or Unicode form) while this one ran; "
                     "run this load again (it then joins that person)")
     else:
-        opened = run_tx(tx, "ingest/lock_group", group_id=gid, n=0)[0]
+        locked = run_tx(tx, "ingest/lock_group", group_id=gid, n=0)
+        if not locked:  # erased since this load's first batch
+            raise no_group(gid)
+        opened = locked[0]
         out.vector_index = group["vector_index"]
+    if opened["erasing"]:  # being erased (groups/fence_group): nothing of this batch is written
+        raise group_erasing(gid)
     seq_base = int(opened["seq_base"])
     ids = [r["id"] for r in new_rows] + [r["id"] for r in edit_rows]
     # a group this transaction created holds no message yet: nothing to re-check, place after or link to

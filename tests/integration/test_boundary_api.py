@@ -170,7 +170,7 @@ def routes(g: str) -> list[tuple[str, str, dict | None]]:
         ("GET", f"/groups/{g}/search?q=trail", None), ("GET", f"/groups/{g}/persons/Ben/memory", None),
         ("DELETE", f"/groups/{g}/persons/Ben", None), ("GET", f"/groups/{g}/records/r-ben-ridge/provenance", None),
         ("GET", f"/groups/{g}/graph", None), ("GET", f"/groups/{g}/summary", None),
-        ("GET", f"/groups/{g}/timeline.png", None),
+        ("GET", f"/groups/{g}/timeline.png", None), ("DELETE", f"/groups/{g}", None),
     ]
 
 

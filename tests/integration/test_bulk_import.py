@@ -363,3 +363,88 @@ def test_import_into_an_empty_database_needs_no_overwrite(tmp_path) -> None:
         assert server.pid() is None
     finally:
         server.stop()
+
+
+def test_an_import_killed_half_way_is_undone_and_a_plain_rerun_completes(tmp_path) -> None:
+    """``graphmem neo4j import`` killed with SIGKILL after it stopped the server and moved the
+    database aside (issue 27, item 1), on a server of its own: neo4j-admin dies with it, the
+    next ``graphmem neo4j start`` puts the old database back instead of starting on a
+    half-imported one; killed again, a plain re-run of the same command undoes the dead
+    import, imports and starts the server. Before, the server started on whatever neo4j-admin
+    had left and the old database stayed in ``import-aside-<pid>`` for good."""
+    import json as _json
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from graphmem.store.db import Store, open_driver
+    from graphmem.store.local_server import ADMIN_TOOL, LocalServer
+    from graphmem.verbatim.ingest import ingest_conversations
+    from tests.factories import conversation
+
+    settings, cli, messages = own_server(tmp_path)
+    server = LocalServer(settings)
+    data = settings.neo4j_home / "data"
+    path = tmp_path / "good.jsonl"
+    path.write_text("".join(_json.dumps({"group": "fresh", "session": "s1", "speaker": "Ana", "text": f"line {i}",
+                                         "ts": f"2026-03-01T10:00:0{i}", "id": f"f{i}"}) + "\n" for i in range(3)),
+                    encoding="utf-8")
+    root = str(Path(__file__).resolve().parents[2])
+    env = {**__import__("os").environ, "GRAPHMEM_HOME": str(tmp_path / "gm"), "GRAPHMEM_NEO4J_URI": "",
+           "GRAPHMEM_NEO4J_HEAP_MB": "384", "GRAPHMEM_NEO4J_PAGECACHE_MB": "64", "PYTHONPATH": root,
+           "GRAPHMEM_NEO4J_BOLT_PORT": str(settings.neo4j_bolt_port),
+           "GRAPHMEM_NEO4J_HTTP_PORT": str(settings.neo4j_http_port)}
+    args = [sys.executable, "-m", "graphmem", "neo4j", "import", str(path), "--format", "jsonl", "--overwrite"]
+
+    def importers() -> list[int]:
+        found = []
+        for proc in Path("/proc").iterdir():
+            try:
+                cmd = (proc / "cmdline").read_bytes().decode(errors="replace")
+            except OSError:
+                continue
+            if ADMIN_TOOL in cmd and str(settings.neo4j_home.resolve()) in cmd:
+                found.append(int(proc.name))
+        return found
+
+    def kill_mid_import(csv: str) -> None:
+        victim = subprocess.Popen([*args, "--csv-dir", str(tmp_path / csv)], cwd=root, env=env,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 300
+        while not importers():  # neo4j-admin writes the new database: the old one is aside
+            assert victim.poll() is None, victim.stderr.read() if victim.stderr else ""
+            assert time.monotonic() < deadline, "the importer never started"
+            time.sleep(0.05)
+        victim.send_signal(signal.SIGKILL)
+        victim.wait(timeout=60)
+        deadline = time.monotonic() + 30
+        while importers():  # it dies with its parent
+            assert time.monotonic() < deadline, "neo4j-admin outlived the killed import"
+            time.sleep(0.1)
+        assert server.pid() is None and len(list(data.glob("import-aside-*"))) == 1
+
+    try:
+        server.start()
+        driver = open_driver(settings)
+        try:
+            ingest_conversations(Store(driver), [conversation("kept", [{"speaker": "Ana", "text": "still here"}])],
+                                 None, embed="later")
+        finally:
+            driver.close()
+
+        kill_mid_import("csv1")
+        res = cli("neo4j", "start")
+        assert res.returncode == 0, res.stderr
+        assert messages("kept") == 1 and messages("fresh") == 0  # the database before the import
+        assert not list(data.glob("import-aside-*"))
+
+        kill_mid_import("csv2")
+        res = subprocess.run([*args, "--csv-dir", str(tmp_path / "csv3"), "--json"], cwd=root, env=env,
+                             capture_output=True, text=True, timeout=600)
+        assert res.returncode == 0, res.stderr
+        assert _json.loads(res.stdout)["messages_written"] == 3
+        assert server.pid() is not None and not list(data.glob("import-aside-*"))
+        assert (messages("fresh"), messages("kept")) == (3, 0)
+    finally:
+        server.stop()

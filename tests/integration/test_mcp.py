@@ -79,10 +79,12 @@ def test_agent_session_over_stdio(store, embedder, group_id):
             # --- the toolset and its annotations
             tools = {t.name: t for t in (await c.list_tools()).tools}
             assert set(tools) == {"append_messages", "search_messages", "ask", "list_groups", "roster", "person_memory",
-                                  "record_provenance", "get_message", "forget_person", "read_cypher", "export_group"}
+                                  "record_provenance", "get_message", "forget_person", "read_cypher", "export_group",
+                                  "forget_group"}
             assert all(t.output_schema is None for t in tools.values())  # results are text (docs/mcp.md)
-            assert tools["forget_person"].annotations.destructive_hint is True
-            assert tools["forget_person"].annotations.read_only_hint is False
+            for name in ("forget_person", "forget_group"):
+                assert tools[name].annotations.destructive_hint is True
+                assert tools[name].annotations.read_only_hint is False
             assert tools["append_messages"].annotations.read_only_hint is False
             for name in ("search_messages", "ask", "list_groups", "roster", "person_memory", "record_provenance",
                          "get_message", "read_cypher", "export_group"):
@@ -173,6 +175,14 @@ def test_agent_session_over_stdio(store, embedder, group_id):
             assert left["rows"] == [{"n": 0}]
             again = await call(c, "forget_person", group_id=group_id, person_id="Ben")
             assert again["messages_deleted"] == 0 and again["person_deleted"] is False
+
+            # --- erase the whole group: nothing of it is left, a second call says so
+            erased = await call(c, "forget_group", group_id=group_id)
+            assert erased["group_deleted"] is True and erased["nodes_deleted"] > 20
+            assert "NotFoundError" in await call_error(c, "roster", group_id=group_id)
+            assert "NotFoundError" in await call_error(c, "forget_group", group_id=group_id)
+        assert store.read_text("MATCH (n) WHERE n.group_id = $g OR (n:Group AND n.id = $g) RETURN count(n) AS n",
+                               g=group_id) == [{"n": 0}]
 
     anyio.run(session)
 

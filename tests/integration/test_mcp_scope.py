@@ -27,6 +27,7 @@ TOOL_CALLS = [  # every tool that names a group, with arguments
     ("person_memory", {"person_id": "Ben"}), ("record_provenance", {"record_id": "r-ben-ridge"}),
     ("forget_person", {"person_id": "Ben"}), ("export_group", {}), ("get_message", {"message_id": "m01"}),
     ("read_cypher", {"query": "MATCH (m:Message {group_id: $group_id}) RETURN m.text AS t"}),
+    ("forget_group", {}),
 ]
 
 
@@ -46,7 +47,7 @@ def test_stdio_server_limited_to_one_group_and_read_only(store, embedder, make_g
                 for tool, args in TOOL_CALLS:
                     err = await call_error(c, tool, group_id=gid, **args)
                     assert f"ForbiddenError: this key does not reach group {gid!r}" in err, (tool, err)
-            for tool in ("append_messages", "forget_person"):
+            for tool in ("append_messages", "forget_person", "forget_group"):
                 args = dict(TOOL_CALLS)[tool]
                 assert "ForbiddenError: this key is read-only" in await call_error(c, tool, group_id=own, **args)
             roster = await call(c, "roster", group_id=own)

@@ -29,8 +29,8 @@ from graphmem.derived.writer.attribution import ATTRIBUTION_REASONS
 from graphmem.derived.writer.provenance import record_time
 from graphmem.derived.writer.segments import (
     WriterSegment,
+    load_group,
     load_messages,
-    load_roster,
     max_actions_for,
     plan_segments,
 )
@@ -41,6 +41,10 @@ logger = logging.getLogger(__name__)
 
 #: Token-accounting stage name of Writer calls.
 STAGE = "writer"
+
+#: Times one :func:`derive_group` run plans its segments again after erasures that landed
+#: while it ran, before it gives up with :class:`graphmem.derived.memory.ErasedMeanwhile`.
+MAX_REPLANS = 5
 
 
 @dataclass
@@ -60,6 +64,8 @@ class DeriveSummary:
         calls / prompt_tokens / completion_tokens: Writer usage (stage "writer"), retries of
             unparseable answers included.
         model_s: seconds spent in Writer calls; wall_s: seconds of the whole run.
+        replans: times the run planned its segments again because a person (or the group)
+            was erased while it ran (nothing the Writer read before the erasure is written).
         reports: the validation report of every written segment.
     """
 
@@ -81,6 +87,7 @@ class DeriveSummary:
     completion_tokens: int = 0
     model_s: float = 0.0
     wall_s: float = 0.0
+    replans: int = 0
     reports: list[ValidationReport] = field(default_factory=list)
 
     def as_dict(self, *, with_reports: bool = False) -> dict[str, Any]:
@@ -235,12 +242,16 @@ def derive_group(
         LLMError: no Writer is configured while segments are pending, or the endpoint failed
             after retries; :class:`graphmem.llm.LLMOutputError` when no answer held a usable
             action list (``writer_on_parse_error = "fail"``). Segments written before stay.
-        ConflictError: another run wrote the same segment meanwhile.
+        ConflictError: another run wrote the same segment meanwhile, or the group is being
+            erased (:func:`graphmem.groups.service.erase_group`). A person erased while the run
+            works does not stop it: the segment in flight is not written (its Writer input may
+            hold the erased words) and the run plans again from what is stored (``replans``);
+            :class:`graphmem.derived.memory.ErasedMeanwhile` after :data:`MAX_REPLANS` of them.
         StoreUnavailableError: Neo4j failed; nothing of the current segment is written.
     """
     s = settings
     watch = Stopwatch()
-    _name, roster, segments_before = load_roster(store, group_id)
+    _name, roster, segments_before, erasures = load_group(store, group_id)
     pending = load_messages(store, group_id, pending_only=True)
     segments = plan_segments(pending, s.writer_segment, s.writer_window)
     if max_segments is not None:
@@ -262,15 +273,35 @@ def derive_group(
         )
     bar = tqdm(total=sum(len(sg.messages) for sg in segments), unit="msg", desc=f"derive {group_id}",
                disable=not progress)
+    base = segments_before
     try:
-        for n, seg in enumerate(segments):
-            index = segments_before + n + 1
+        n = 0
+        while n < len(segments):
+            seg = segments[n]
+            index = base + n + 1
             with tracer.span("graphmem.writer.segment", group_id=group_id, **{
                 "segment.index": index, "segment.session": seg.session,
                 "segment.messages": len(seg.messages)}) as span:
-                report = _derive_segment(store, group_id, seg, index, roster, model, embedder, s, summary,
-                                         where=f"group {group_id!r}, segment {index} ({n + 1}/{len(segments)} "
-                                               f"of this run, session {seg.session})")
+                try:
+                    report = _derive_segment(store, group_id, seg, index, roster, model, embedder, s, summary,
+                                             where=f"group {group_id!r}, segment {index} ({n + 1}/{len(segments)} "
+                                                   f"of this run, session {seg.session})", erasures=erasures)
+                except memory.ErasedMeanwhile:
+                    # a person was erased after this run read the group: what the Writer read may
+                    # hold their words, so nothing of it was written; read the group again (the
+                    # erased messages are gone from the plan) and go on
+                    summary.replans += 1
+                    if summary.replans > MAX_REPLANS:
+                        raise
+                    logger.warning("group %r: data was erased during segment %d; planning again", group_id, index)
+                    _name, roster, base, erasures = load_group(store, group_id)
+                    segments = plan_segments(load_messages(store, group_id, pending_only=True),
+                                             s.writer_segment, s.writer_window)
+                    if max_segments is not None:
+                        segments = segments[: max(0, max_segments - summary.segments_written)]
+                    summary.segments_planned = summary.segments_written + len(segments)
+                    n = 0
+                    continue
                 if tracer.enabled:
                     written = [o.applied_as for o in report.outcomes if o.entry_id]
                     span.set_attributes({
@@ -285,6 +316,7 @@ def derive_group(
             bar.set_postfix(records=summary.records_added + summary.records_updated, refresh=False)
             if on_segment is not None:
                 on_segment(seg, report, summary)
+            n += 1
     finally:
         bar.close()
         summary.wall_s = watch.elapsed_s
@@ -294,6 +326,7 @@ def derive_group(
 def _derive_segment(
     store: Store, group_id: str, seg: WriterSegment, index: int, roster: Roster,
     model: ChatModel | ReplayWriter | None, embedder: Embedder, s: Settings, summary: DeriveSummary, where: str,
+    erasures: int | None = None,
 ) -> ValidationReport:
     segment_id = f"seg-{index:04d}"
     budget = max_actions_for(len(seg.messages), s)
@@ -306,7 +339,7 @@ def _derive_segment(
             last_turn_created=seg.messages[-1].turn_created, ts_first=seg.messages[0].ts,
             ts_last=seg.messages[-1].ts, max_actions=budget, report=report.model_dump(), stage=STAGE,
             skipped="blank",
-        ), [])
+        ), [], erasures=erasures)
         summary.segments_written += 1
         summary.segments_skipped += 1
         summary.messages += len(seg.messages)
@@ -373,7 +406,7 @@ def _derive_segment(
         prompt_tokens=spent.prompt_tokens, completion_tokens=spent.completion_tokens,
         latency_s=round(spent.latency_s, 4),
     )
-    memory.write_segment(store, group_id, marker, records)
+    memory.write_segment(store, group_id, marker, records, erasures=erasures)
 
     summary.segments_written += 1
     summary.messages += len(seg.messages)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from graphmem.core.config import Settings
 from graphmem.store.db import Store
-from graphmem.core.errors import InvalidInputError, NotFoundError
+from graphmem.core.errors import InvalidInputError, NotFoundError, group_erasing
 from graphmem.core.model import StoredMessage
 from graphmem.verbatim.roster import Roster
 
@@ -114,12 +114,27 @@ def load_roster(store: Store, group_id: str) -> tuple[str, Roster, int]:
 
     Raises:
         NotFoundError: the group does not exist.
+        ConflictError: the group is being erased.
+    """
+    name, roster, segments, _erasures = load_group(store, group_id)
+    return name, roster, segments
+
+
+def load_group(store: Store, group_id: str) -> tuple[str, Roster, int, int]:
+    """:func:`load_roster` and the group's erasure count (``memory/lock_segment`` compares it:
+    a segment whose input was read before an erasure is not written).
+
+    Raises:
+        NotFoundError: the group does not exist.
+        ConflictError: the group is being erased (``groups/fence_group``).
     """
     rows = store.read("writer/get_roster", group_id=group_id)
     if not rows:
         raise NotFoundError(f"group {group_id!r} does not exist (ingest its messages first)")
     row = rows[0]
-    return str(row["name"] or group_id), Roster(row["persons"]), int(row["segments"] or 0)
+    if row["erasing"]:
+        raise group_erasing(group_id)
+    return str(row["name"] or group_id), Roster(row["persons"]), int(row["segments"] or 0), int(row["erasures"])
 
 
 def load_messages(store: Store, group_id: str, *, pending_only: bool = True) -> list[SegmentMessage]:
