@@ -73,7 +73,6 @@ from graphmem.store.db import Store
 from graphmem.core.errors import GraphMemError, InvalidInputError
 from graphmem.core.redact import redact_text
 from graphmem.core.results import RosterPage
-from graphmem.core.results import GroupForgetSummary
 
 logger = logging.getLogger(__name__)
 
@@ -556,7 +555,7 @@ def build_server(
 
         @server.tool(name="forget_group", annotations=annotations("Erase a whole group", read_only=False,
                                                                   destructive=True))
-        def forget_group_tool(group_id: GroupId, ctx: Context) -> GroupForgetSummary:
+        def forget_group_tool(group_id: GroupId, ctx: Context) -> CallToolResult:
             """Erase a whole group for good: every message, person, derived record and segment.
             This cannot be undone.
 
@@ -571,8 +570,8 @@ def build_server(
             from graphmem.groups.service import erase_group
 
             allow(ctx, group_id, write=True)
-            return guard(ctx, lambda: erase_group(backend.store(), group_id, settings=backend.settings,
-                                                  missing_ok=False))
+            return reply(guard(ctx, lambda: erase_group(backend.store(), group_id, settings=backend.settings,
+                                                        missing_ok=False)))
 
     # strict and closed argument models (an unknown "asOf" is refused, not ignored), readable
     # refusals, dedented descriptions (graphmem/mcp_args.py)

@@ -118,7 +118,8 @@ def test_as_of_in_any_spelling_admits_by_instant_on_every_surface(store, embedde
                 r = await c.call_tool("ask", {"group_id": group_id, "question": q, "as_of": as_of,
                                               "evidence_only": True, "view": "full"})
                 assert not r.is_error, r.content
-                assert set(r.structured_content["message_ids"]) == admitted(last), (as_of, r.structured_content)
+                got = json.loads(r.content[0].text)  # the data once, as text (docs/mcp.md, "Results")
+                assert set(got["message_ids"]) == admitted(last), (as_of, got)
             r = await c.call_tool("ask", {"group_id": group_id, "question": q, "as_of": "yesterday"})
             assert r.is_error and "as_of" in r.content[0].text
 
