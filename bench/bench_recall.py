@@ -35,7 +35,7 @@ def main() -> None:
     args = ap.parse_args()
     from graphmem.core.config import get_settings
     from graphmem.store.db import Store, open_driver
-    from graphmem.core.embed import get_embedder
+    from graphmem.core.embed import Embedder
     from graphmem.eval.benchmarks import load_bench, question_text
     from graphmem.query.pipeline import BatchedEmbedder
     from graphmem.query.project import fallback_projection
@@ -46,7 +46,7 @@ def main() -> None:
     from graphmem.recall.search import search_messages
 
     store = Store(open_driver(get_settings()))
-    base = get_embedder()
+    base = Embedder.from_settings(get_settings())
     folder = {"socialmem": "socialmembench/networks", "locomo": "locomo/locomo10.json"}[args.bench]
     data = load_bench(args.bench, args.data / folder)
     old: list[float] = []

@@ -96,13 +96,12 @@ ORDER BY m.seq, m.turn_created
 def dump(data: Path, cache: Path, benches: list[str]) -> None:
     from graphmem.core.config import get_settings
     from graphmem.store.db import Store, open_driver
-    from graphmem.core.embed import get_embedder
     from graphmem.eval.benchmarks import category_of, load_bench, question_text, recall_scored
     from graphmem.query.project import fallback_projection
     from graphmem.verbatim.roster import read_roster
 
     store = Store(open_driver(get_settings()))
-    emb = get_embedder()
+    emb = _encoder()
     out: dict[str, Any] = {"groups": {}, "questions": []}
     texts: list[str] = []
     for bench in benches:
@@ -148,8 +147,9 @@ def sentences(cache: Path) -> None:
     product makes (``query/sentence_ranking``)."""
     from types import SimpleNamespace
 
+    from graphmem.core.config import get_settings
     from graphmem.store.db import Store, open_driver
-    from graphmem.core.embed import get_embedder, sentence_texts
+    from graphmem.core.embed import sentence_texts
 
     with cache.open("rb") as f:
         raw = pickle.load(f)
@@ -164,7 +164,7 @@ def sentences(cache: Path) -> None:
             owner += [(gid, r["id"])] * len(ss)
             words += [len(t.split(": ", 1)[-1].split()) for t in ss]
     t = time.perf_counter()
-    vecs = np.asarray(get_embedder().encode(texts), dtype=np.float32)
+    vecs = np.asarray(_encoder().encode(texts), dtype=np.float32)
     print(f"{len(texts)} sentences encoded in {time.perf_counter() - t:.0f} s")
     with (cache.parent / "sent.pkl").open("wb") as f:
         pickle.dump({"owner": owner, "vecs": vecs, "words": words}, f)
@@ -181,7 +181,6 @@ def words(cache: Path) -> None:
     """
     import re
 
-    from graphmem.core.embed import get_embedder
     from graphmem.recall.lexical import analyze
 
     with cache.open("rb") as f:
@@ -199,7 +198,7 @@ def words(cache: Path) -> None:
     terms = sorted(surf)
     forms = [surf[t].most_common(1)[0][0] for t in terms]
     t0 = time.perf_counter()
-    vecs = np.asarray(get_embedder().encode(forms), dtype=np.float32)
+    vecs = np.asarray(_encoder().encode(forms), dtype=np.float32)
     print(f"{len(terms)} terms encoded in {time.perf_counter() - t0:.0f} s")
     with (cache.parent / "words.pkl").open("wb") as f:
         pickle.dump({"terms": terms, "forms": forms, "vecs": vecs}, f)
@@ -445,9 +444,10 @@ _ENC: list = []
 
 def _encoder():
     if not _ENC:
-        from graphmem.core.embed import get_embedder
+        from graphmem.core.config import get_settings
+        from graphmem.core.embed import Embedder
 
-        _ENC.append(get_embedder())
+        _ENC.append(Embedder.from_settings(get_settings()))
     return _ENC[0]
 
 
