@@ -28,7 +28,7 @@ from graphmem.core.errors import InvalidInputError
 
 __all__ = [
     "FULLTEXT_CANDIDATES", "SEARCH_RRF_K", "AnchorStage", "DenseStage", "FusionStage", "LearnedStage",
-    "LexicalStage", "RecallRecipe", "RecipeError", "SPEAKERMEM_POOL",
+    "LexicalStage", "RECIPE_VARIANTS", "RecallRecipe", "RecipeError", "SPEAKERMEM_POOL", "named_recipe",
 ]
 
 FULLTEXT_CANDIDATES = 200
@@ -230,3 +230,26 @@ SPEAKERMEM_POOL = RecallRecipe()
 
 SEARCH_RRF_K = SPEAKERMEM_POOL.fusion.search_rrf_k
 """``search_messages``' default RRF constant (the product recipe's ``fusion.search_rrf_k``)."""
+
+
+RECIPE_VARIANTS: dict[str, dict[str, dict[str, Any]]] = {
+    "speakermem": {},
+    "no-learned-tail": {"learned": {"tail_places": 0}},
+    "no-learned": {"learned": {"head": False, "tail_places": 0}},
+    "no-context": {"dense": {"context_share": 0.0}, "fusion": {"tail_rrf_k": None}, "learned": {"tail_places": 0}},
+}
+"""Named variants of :data:`SPEAKERMEM_POOL` for ablations (``graphmem eval run --recipe NAME``,
+``bench/eval_retrieval.py --recipes``): name -> the stage fields changed (:meth:`RecallRecipe.evolve`).
+``speakermem`` is the product's recipe; each ``no-...`` turns one stage (and what cannot run
+without it) off."""
+
+
+def named_recipe(name: str) -> RecallRecipe:
+    """The recipe of a :data:`RECIPE_VARIANTS` name.
+
+    Raises:
+        RecipeError: an unknown name (the message lists the known ones).
+    """
+    if name not in RECIPE_VARIANTS:
+        raise RecipeError(f"unknown recall recipe {name!r}; known: {', '.join(RECIPE_VARIANTS)}", field="recipe")
+    return SPEAKERMEM_POOL.evolve(**RECIPE_VARIANTS[name])

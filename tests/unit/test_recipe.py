@@ -116,3 +116,21 @@ def test_weights_whose_feature_names_differ_are_refused_at_load(tmp_path: Path):
     with pytest.raises(WeightsError, match="cannot be read"):
         load_weights(tmp_path / "missing.json", FEATURES)
     assert np.allclose(load_weights(WEIGHTS_DIR / "head.json", FEATURES).weights, HEAD)
+
+
+def test_named_recipes_for_ablations():
+    """``graphmem eval run --recipe NAME`` runs a named variant; each turns its stage off and stays valid."""
+    from graphmem.recall.recipe import RECIPE_VARIANTS, named_recipe
+
+    assert named_recipe("speakermem") == SPEAKERMEM_POOL
+    assert named_recipe("no-learned-tail").learned.tail_places == 0
+    assert named_recipe("no-learned-tail").learned.head is True
+    off = named_recipe("no-learned")
+    assert (off.learned.head, off.learned.tail_places) == (False, 0)
+    flat = named_recipe("no-context")
+    assert (flat.dense.context_share, flat.fusion.tail_rrf_k, flat.learned.tail_places) == (0.0, None, 0)
+    for name in RECIPE_VARIANTS:  # every named variant differs from the product's but the product itself
+        assert (named_recipe(name) == SPEAKERMEM_POOL) == (name == "speakermem")
+    with pytest.raises(RecipeError, match="unknown recall recipe 'nope'; known: speakermem") as e:
+        named_recipe("nope")
+    assert e.value.field == "recipe"
