@@ -326,6 +326,22 @@ def evidence_tokens(composed: Composed) -> dict[str, int]:
     return {**dict(zip(names, counts[:3])), "total": counts[3]}
 
 
+def excerpt_tokens(question: str, projection: Projection, excerpts: list[Excerpt], roster: Roster | None = None,
+                   max_message_chars: int = 0) -> list[int]:
+    """Tokens (:data:`graphmem.core.tokens.TOKENIZER`) of each excerpt's numbered line as the
+    verbatim part shows it when the first k are composed (``"k. (speaker @ ts, msg id) text"``,
+    clipped to ``max_message_chars`` around the question's and issue's words as
+    :func:`compose_evidence` clips it), one count per excerpt, in order.
+
+    The verbatim tokens of the first k excerpts are ``sum(counts[:k])`` (the WordPiece
+    tokenizer drops the newlines between lines): what a recall-vs-tokens curve charges for
+    showing k messages (``graphmem eval``'s report).
+    """
+    terms = _terms(question, projection.issue)
+    lines = [f"{i}. {excerpt_line(e, roster, max_message_chars, terms)}" for i, e in enumerate(excerpts, start=1)]
+    return count_tokens(lines)
+
+
 def compose(
     question: str, projection: Projection, excerpts: list[Excerpt], rows: list[Row], as_of: str = "",
     roster: Roster | None = None,

@@ -27,3 +27,14 @@ def test_an_offline_ask_counts_its_evidence(store, embedder, group_id):
     assert t["total"] == count_tokens([result.evidence])[0] > 0
     assert t["verbatim"] > 0 and t["structured"] > 0 and t["question"] == count_tokens([result.question])[0]
     assert t["verbatim"] + t["structured"] + t["question"] < t["total"]
+
+
+def test_an_offline_ask_prices_each_pool_message(store, embedder, group_id):
+    """``pool_tokens``: the excerpt line of each pool message; without a model the excerpts are
+    the pool's first top-k, so their costs add up to the verbatim part (the eval's token curve)."""
+    ingest_conversations(store, load_conversations(ROOT / "examples" / "sample_chat.jsonl", "jsonl", group=group_id), embedder)
+    result = ask(runtime_of(store, embedder), group_id, "Which trail did the family choose?")
+    assert len(result.pool_tokens) == len(result.pool_ids) > len(result.excerpts) > 0
+    assert [e.id for e in result.excerpts] == result.pool_ids[: len(result.excerpts)]
+    assert sum(result.pool_tokens[: len(result.excerpts)]) == result.evidence_tokens["verbatim"]
+    assert min(result.pool_tokens) > 10  # a line carries speaker, time and id besides the text
