@@ -406,7 +406,8 @@ KNOBS: dict[str, tuple[str, str]] = {
     "fuse_depth": ("fusion", "depth"), "w_fulltext": ("fusion", "w_fulltext"), "w_vector": ("fusion", "w_vector"),
     "w_person": ("fusion", "w_person"), "w_member": ("fusion", "w_member"), "w_time": ("fusion", "w_time"),
     "rrf_k": ("fusion", "rrf_k"), "head_n": ("fusion", "head_n"), "tail_rrf_k": ("fusion", "tail_rrf_k"),
-    "head_rerank": ("learned", "head"), "tail_learned": ("learned", "tail_places"),
+    "head_rerank": ("learned", "head"), "head_sentences": ("learned", "head_sentences"),
+    "tail_learned": ("learned", "tail_places"),
     "sentence_load_max": ("learned", "sentence_load_max"),
 }
 """The lab's flat knob names (the variants' keys) -> (stage, field) of the recipe."""
@@ -422,6 +423,8 @@ def recipe_of(v: dict[str, Any]):
         if k in KNOBS:
             stage, name = KNOBS[k]
             stages.setdefault(stage, {})[name] = val
+    if v.get("head_rerank") is False:  # no learned head: no sentence-aware one either
+        stages["learned"].setdefault("head_sentences", False)
     return SPEAKERMEM_POOL.evolve(**stages)
 
 
