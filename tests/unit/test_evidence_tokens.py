@@ -88,3 +88,21 @@ def test_token_curve_of_records():
     assert curve["450"] == {"recall": (1.0 + 0.5) / 2, "excerpts": 2.0, "n": 2.0}
     assert curve["2000"] == {"recall": 1.0, "excerpts": 3.0, "n": 2.0}
     assert token_curve([r.model_copy(update={"evidence_costs": []}) for r in records]) == {}
+
+
+def test_raw_fallback_messages_shown_above_are_one_short_line():
+    """A row's raw fallback messages that are excerpts already cost one line of excerpt numbers
+    (their ids are on the excerpt lines), not a line with the id each (issue 29: roster rows)."""
+    from graphmem.query.types import Row
+
+    excerpts = _excerpts(3)
+    rows = [Row(kind="person", id="ana", name="Ana", status="raw", raw=[excerpts[2], excerpts[0]]),
+            Row(kind="person", id="bo", name="Bo", status="raw",
+                raw=[excerpts[2], Excerpt(id="m9", speaker="Bo", ts="2026-03-05T11:00:00", session="s1", turn=9,
+                                          text="I would rather meet at the lake.")])]
+    projection = Projection(rows=["ALL"], issue="where to meet", tense="head")
+    text = compose_evidence("Where do we meet?", projection, excerpts, rows).text
+    assert "Ana (no derived record on this matter; own messages closest to it:)\n" \
+           "  raw fallback: shown above (excerpt 3; excerpt 1)\nBo" in text
+    assert "  raw fallback: shown above (excerpt 3)\n  raw fallback: (Bo @ 2026-03-05T11:00:00, msg m9) I would" in text
+    assert text.count("msg m2") == 1 and text.count("msg m9") == 1  # each message's id once
