@@ -236,6 +236,7 @@ class Group:
     sent_vecs: np.ndarray | None = None
     sent_owner: np.ndarray | None = None
     sent_words: np.ndarray | None = None
+    replies: list[list[int]] = field(default_factory=list)  # reply parent and children (``reply_ctx``)
     word_terms: list[str] | None = None  # the vocabulary's terms with a word vector (``words``)
     word_mat: np.ndarray | None = None
 
@@ -278,6 +279,12 @@ def load(cache: Path) -> tuple[dict[str, Group], list[dict], dict[str, np.ndarra
                 nxt[last[key]] = i
             last[key] = i
         gr.prev, gr.next = prev, nxt
+        gr.replies = [[] for _ in ms]  # reply edges both ways (REPLY_TO): parent and children
+        for i, m in enumerate(ms):
+            j = gr.by_id.get(m.get("reply_to") or "")
+            if j is not None and j != i:
+                gr.replies[i].append(j)
+                gr.replies[j].append(i)
         groups[gid] = gr
     sp = cache.parent / "sent.pkl"
     if sp.exists():
@@ -557,11 +564,19 @@ def pool(g: Group, q: dict, tv: dict[str, np.ndarray], v: dict[str, Any], n: int
             ok = arr >= 0
             nb[ok] += cos_sent[arr[ok]]
             cnt[ok] += 1
+        if v.get("reply_ctx"):  # the reply parent and children are neighbours too (not yet counted)
+            for i, rs in enumerate(g.replies):
+                for j in rs:
+                    if j not in (g.prev[i], g.next[i]):
+                        nb[i] += cos_sent[j]
+                        cnt[i] += 1
         ctx = cos_sent + a * np.where(cnt > 0, nb / np.maximum(cnt, 1), 0.0)
         cand = top(cos, max(cfg.context_depth, cfg.vector_depth, n))
         keep = set(cand)
         for i in cand:
             keep.update(int(j) for j in (g.prev[i], g.next[i]) if j >= 0)
+            if v.get("reply_ctx"):
+                keep.update(g.replies[i])
         mask = np.zeros(len(cos), dtype=bool)
         mask[list(keep)] = True
         ring = sorted(keep)
@@ -609,6 +624,10 @@ def pool(g: Group, q: dict, tv: dict[str, np.ndarray], v: dict[str, Any], n: int
         for arr in (g.prev, g.next):
             ok = arr >= 0
             nb[ok] = np.maximum(nb[ok], ft_scores[arr[ok]])
+        if v.get("reply_smooth"):  # the reply parent and children count as neighbours too
+            for i, rs in enumerate(g.replies):
+                for j in rs:
+                    nb[i] = max(nb[i], ft_scores[j])
         ft_scores = ft_scores + lam * nb
     ft = top(ft_scores, max(cfg.fulltext_depth, n), positive=True)
     vec = top(cos, max(cfg.vector_depth, n))
