@@ -219,7 +219,7 @@ class Runtime:
 
     def with_models(self, *, answer: ChatModel | None = None, writer: ChatModel | None = None,
                     judge: ChatModel | None = None) -> Runtime:
-        """A Runtime sharing this one's store, embedder, cache and tracer with other models
+        """A Runtime sharing this one's store, embedder, cache, recipe and tracer with other models
         (None leaves a model out). It owns nothing: close the original. A lazy store is opened
         here (the copy cannot open it for the original).
 
@@ -228,7 +228,7 @@ class Runtime:
         """
         store = self.store if self._lazy else self._store
         return Runtime(self.settings, store=store, embedder=self._embedder, answer=answer, writer=writer,
-                       judge=judge, cache=self.cache, tracer=self.tracer)
+                       judge=judge, cache=self.cache, tracer=self.tracer, recipe=self.recipe)
 
     def stages(self, prefix: str, **attributes: Any) -> telemetry.Stages:
         """A recorder of one operation's stages (wall time, span ``<prefix>.<stage>``, model
