@@ -2,7 +2,7 @@
 
 Usage:
     .venv/bin/python bench/eval_retrieval.py [--data ../shared/data] [--out runs/retrieval]
-        [--benches locomo,socialmem] [--systems bm25,embed,speakermem] [--fresh]
+        [--benches locomo,socialmem] [--systems bm25,embed,speakermem] [--recipes speakermem,...] [--fresh]
 
 For each benchmark and system this runs ``graphmem eval run`` with no answer model configured
 (GRAPHMEM_LLM_* unset for the process), so every question is retrieved only: LoCoMo's 1,986
@@ -13,8 +13,14 @@ model: the System 1 recall pool (group-local BM25 + dense + person/time anchors,
 docs/query.md), whose first 10 are the excerpts. BM25 and Embed index single messages as the
 paper runs them (top-10 to the answerer; ranked 40 deep for recall@40). Prints, per benchmark,
 system and category, recall@1/5/10/40 and hit@10, and the retrieval latency p50/p95 (the whole
-retrieval of one question; graphmem's also per stage), then writes the combined report into
+retrieval of one question; graphmem's also per stage), the composed evidence's tokens and
+recall at evidence budgets (the recall-vs-tokens curve), then writes the combined report into
 --out. --fresh deletes earlier records of these runs first.
+
+--recipes runs graphmem once per named recall recipe (graphmem.recall.recipe.RECIPE_VARIANTS:
+``speakermem`` is the product's, each ``no-...`` turns one stage off; the ablation table of
+docs/lab/recall-rounds.md), each into its own run folder (``speakermem`` or
+``speakermem-recipe-NAME``); the store is shared, so only the first run ingests.
 """
 
 from __future__ import annotations
@@ -37,6 +43,8 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=Path("runs/retrieval"))
     ap.add_argument("--benches", default="locomo,socialmem")
     ap.add_argument("--systems", default="bm25,embed,speakermem")
+    ap.add_argument("--recipes", default="speakermem",
+                    help="comma-separated recall recipe names for --systems speakermem (RECIPE_VARIANTS)")
     ap.add_argument("--fresh", action="store_true")
     args = ap.parse_args()
     for var in ("GRAPHMEM_LLM_BASE_URL", "GRAPHMEM_LLM_MODEL", "GRAPHMEM_JUDGE_BASE_URL", "GRAPHMEM_JUDGE_MODEL",
@@ -52,23 +60,26 @@ def main() -> None:
     if settings.llm_base_url or settings.llm_model:
         sys.exit("an answer model is configured (e.g. in .env); this benchmark needs none")
     rows = []
+    runs = [(system, recipe) for system in args.systems.split(",")
+            for recipe in (args.recipes.split(",") if system == "speakermem" else [None])]
     for bench in args.benches.split(","):
-        for system in args.systems.split(","):
-            out = args.out / bench / system
+        for system, recipe in runs:
+            name = system if recipe in (None, "speakermem") else f"{system}-recipe-{recipe}"
+            out = args.out / bench / name
             if args.fresh and out.exists():
                 shutil.rmtree(out)
             t = time.perf_counter()
             outcome = execute(
                 bench=bench, data=args.data / DATA[bench], system=system, questions=None, ablate=None,
                 no_ask=False, s1_k=None, s2_k=None, recall_n=None, limit=None, units=None, concurrency=1,
-                group_prefix="", out_dir=out, settings=settings, quiet=True,
+                group_prefix="", out_dir=out, settings=settings, quiet=True, recipe=recipe,
             )
             wall = time.perf_counter() - t
             s = summarize(out)
-            rows.append((bench, system, s, outcome, wall))
-            print(f"{bench} / {system}: {outcome.done} new, {outcome.skipped} done before, wall {wall:.1f} s",
+            rows.append((bench, name, s, outcome, wall))
+            print(f"{bench} / {name}: {outcome.done} new, {outcome.skipped} done before, wall {wall:.1f} s",
                   flush=True)
-            print_table(bench, system, read_records(out))
+            print_table(bench, name, read_records(out))
     report, _ = write_report(args.out, n_resamples=settings.eval_bootstrap_resamples, seed=settings.eval_bootstrap_seed)
     print(f"report: {report}")
 
@@ -115,6 +126,12 @@ def print_table(bench: str, system: str, records: list) -> None:
             v = [float(t.get(part, 0)) for t in sized]
             cells.append(f"{part} {sum(v) / len(v):.0f}/{_pct(v, 0.95):.0f}")
         print(f"  composed evidence tokens mean/p95 ({TOKENIZER}): " + ", ".join(cells), flush=True)
+    from graphmem.eval.report import token_curve
+
+    curve = token_curve(records)
+    if curve:
+        print("  recall at composed-evidence budgets (recall / mean excerpts): " + ", ".join(
+            f"<= {b} tokens {100 * v['recall']:.1f} / {v['excerpts']:.1f}" for b, v in curve.items()), flush=True)
 
 
 if __name__ == "__main__":

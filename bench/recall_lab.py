@@ -96,13 +96,12 @@ ORDER BY m.seq, m.turn_created
 def dump(data: Path, cache: Path, benches: list[str]) -> None:
     from graphmem.core.config import get_settings
     from graphmem.store.db import Store, open_driver
-    from graphmem.core.embed import get_embedder
     from graphmem.eval.benchmarks import category_of, load_bench, question_text, recall_scored
     from graphmem.query.project import fallback_projection
     from graphmem.verbatim.roster import read_roster
 
     store = Store(open_driver(get_settings()))
-    emb = get_embedder()
+    emb = _encoder()
     out: dict[str, Any] = {"groups": {}, "questions": []}
     texts: list[str] = []
     for bench in benches:
@@ -148,8 +147,9 @@ def sentences(cache: Path) -> None:
     product makes (``query/sentence_ranking``)."""
     from types import SimpleNamespace
 
+    from graphmem.core.config import get_settings
     from graphmem.store.db import Store, open_driver
-    from graphmem.core.embed import get_embedder, sentence_texts
+    from graphmem.core.embed import sentence_texts
 
     with cache.open("rb") as f:
         raw = pickle.load(f)
@@ -164,7 +164,7 @@ def sentences(cache: Path) -> None:
             owner += [(gid, r["id"])] * len(ss)
             words += [len(t.split(": ", 1)[-1].split()) for t in ss]
     t = time.perf_counter()
-    vecs = np.asarray(get_embedder().encode(texts), dtype=np.float32)
+    vecs = np.asarray(_encoder().encode(texts), dtype=np.float32)
     print(f"{len(texts)} sentences encoded in {time.perf_counter() - t:.0f} s")
     with (cache.parent / "sent.pkl").open("wb") as f:
         pickle.dump({"owner": owner, "vecs": vecs, "words": words}, f)
@@ -181,7 +181,6 @@ def words(cache: Path) -> None:
     """
     import re
 
-    from graphmem.core.embed import get_embedder
     from graphmem.recall.lexical import analyze
 
     with cache.open("rb") as f:
@@ -199,7 +198,7 @@ def words(cache: Path) -> None:
     terms = sorted(surf)
     forms = [surf[t].most_common(1)[0][0] for t in terms]
     t0 = time.perf_counter()
-    vecs = np.asarray(get_embedder().encode(forms), dtype=np.float32)
+    vecs = np.asarray(_encoder().encode(forms), dtype=np.float32)
     print(f"{len(terms)} terms encoded in {time.perf_counter() - t0:.0f} s")
     with (cache.parent / "words.pkl").open("wb") as f:
         pickle.dump({"terms": terms, "forms": forms, "vecs": vecs}, f)
@@ -237,6 +236,7 @@ class Group:
     sent_vecs: np.ndarray | None = None
     sent_owner: np.ndarray | None = None
     sent_words: np.ndarray | None = None
+    replies: list[list[int]] = field(default_factory=list)  # reply parent and children (``reply_ctx``)
     word_terms: list[str] | None = None  # the vocabulary's terms with a word vector (``words``)
     word_mat: np.ndarray | None = None
 
@@ -279,6 +279,12 @@ def load(cache: Path) -> tuple[dict[str, Group], list[dict], dict[str, np.ndarra
                 nxt[last[key]] = i
             last[key] = i
         gr.prev, gr.next = prev, nxt
+        gr.replies = [[] for _ in ms]  # reply edges both ways (REPLY_TO): parent and children
+        for i, m in enumerate(ms):
+            j = gr.by_id.get(m.get("reply_to") or "")
+            if j is not None and j != i:
+                gr.replies[i].append(j)
+                gr.replies[j].append(i)
         groups[gid] = gr
     sp = cache.parent / "sent.pkl"
     if sp.exists():
@@ -407,7 +413,8 @@ KNOBS: dict[str, tuple[str, str]] = {
     "fuse_depth": ("fusion", "depth"), "w_fulltext": ("fusion", "w_fulltext"), "w_vector": ("fusion", "w_vector"),
     "w_person": ("fusion", "w_person"), "w_member": ("fusion", "w_member"), "w_time": ("fusion", "w_time"),
     "rrf_k": ("fusion", "rrf_k"), "head_n": ("fusion", "head_n"), "tail_rrf_k": ("fusion", "tail_rrf_k"),
-    "head_rerank": ("learned", "head"), "tail_learned": ("learned", "tail_places"),
+    "head_rerank": ("learned", "head"), "head_sentences": ("learned", "head_sentences"),
+    "tail_learned": ("learned", "tail_places"),
     "sentence_load_max": ("learned", "sentence_load_max"),
 }
 """The lab's flat knob names (the variants' keys) -> (stage, field) of the recipe."""
@@ -423,6 +430,8 @@ def recipe_of(v: dict[str, Any]):
         if k in KNOBS:
             stage, name = KNOBS[k]
             stages.setdefault(stage, {})[name] = val
+    if v.get("head_rerank") is False:  # no learned head: no sentence-aware one either
+        stages["learned"].setdefault("head_sentences", False)
     return SPEAKERMEM_POOL.evolve(**stages)
 
 
@@ -445,9 +454,10 @@ _ENC: list = []
 
 def _encoder():
     if not _ENC:
-        from graphmem.core.embed import get_embedder
+        from graphmem.core.config import get_settings
+        from graphmem.core.embed import Embedder
 
-        _ENC.append(get_embedder())
+        _ENC.append(Embedder.from_settings(get_settings()))
     return _ENC[0]
 
 
@@ -554,11 +564,19 @@ def pool(g: Group, q: dict, tv: dict[str, np.ndarray], v: dict[str, Any], n: int
             ok = arr >= 0
             nb[ok] += cos_sent[arr[ok]]
             cnt[ok] += 1
+        if v.get("reply_ctx"):  # the reply parent and children are neighbours too (not yet counted)
+            for i, rs in enumerate(g.replies):
+                for j in rs:
+                    if j not in (g.prev[i], g.next[i]):
+                        nb[i] += cos_sent[j]
+                        cnt[i] += 1
         ctx = cos_sent + a * np.where(cnt > 0, nb / np.maximum(cnt, 1), 0.0)
         cand = top(cos, max(cfg.context_depth, cfg.vector_depth, n))
         keep = set(cand)
         for i in cand:
             keep.update(int(j) for j in (g.prev[i], g.next[i]) if j >= 0)
+            if v.get("reply_ctx"):
+                keep.update(g.replies[i])
         mask = np.zeros(len(cos), dtype=bool)
         mask[list(keep)] = True
         ring = sorted(keep)
@@ -606,6 +624,10 @@ def pool(g: Group, q: dict, tv: dict[str, np.ndarray], v: dict[str, Any], n: int
         for arr in (g.prev, g.next):
             ok = arr >= 0
             nb[ok] = np.maximum(nb[ok], ft_scores[arr[ok]])
+        if v.get("reply_smooth"):  # the reply parent and children count as neighbours too
+            for i, rs in enumerate(g.replies):
+                for j in rs:
+                    nb[i] = max(nb[i], ft_scores[j])
         ft_scores = ft_scores + lam * nb
     ft = top(ft_scores, max(cfg.fulltext_depth, n), positive=True)
     vec = top(cos, max(cfg.vector_depth, n))

@@ -2,6 +2,7 @@
 
 Usage (after ``bench/recall_lab.py dump``):
     .venv/bin/python bench/recall_ltr.py [--cache runs/lab/cache.pkl] [--c 1.0] [--drop F1,F2] [--export]
+    .venv/bin/python bench/recall_ltr.py --sentences [--export]   # the sentence-aware head (head_sent.json)
     .venv/bin/python bench/recall_ltr.py --tail 150 [--learned 10] [--export]   # the pool's last places
 
 For every question the pool is built as the product builds it without the re-ranking
@@ -20,6 +21,11 @@ and writes the product's artifact ``graphmem/recall/weights/head.json`` (``--to`
 the weights (coefficients divided by the features' standard deviations: the product needs no
 scaler, and only the order counts), the feature names, head length, what it was fitted on, the
 code version (graphmem's and the git commit) and the out-of-fold figures printed. Nothing here is a test.
+
+``--sentences`` adds each turn's rank and gap in the turns ranked by their best sentence
+(:func:`graphmem.recall.learned.sentence_features`, :data:`HEAD_SENT_FEATURES`; needs
+``recall_lab.py sentences``) to the head's features; ``--export`` then writes
+``weights/head_sent.json``, the product's head (``learned.head_sentences``, ninth round).
 
 ``--tail D`` judges the learned tail (:func:`graphmem.recall.learned.rerank_tail`) the same
 way: the pool as the product builds it without the tail, the candidates the reads returned
@@ -43,6 +49,7 @@ import recall_lab  # noqa: E402
 
 from graphmem.recall.learned import (  # noqa: E402
     FEATURES,
+    HEAD_SENT_FEATURES,
     RRF_K,
     TAIL_FEATURES,
     WEIGHTS_DIR,
@@ -52,6 +59,7 @@ from graphmem.recall.learned import (  # noqa: E402
     load_weights,
     rerank_head,
     rerank_tail,
+    sentence_features,
     tail_candidates,
     tail_features,
 )
@@ -86,7 +94,7 @@ def export(name: str, features: tuple[str, ...], w: np.ndarray, to: Path | None,
     print(f"{name} weights -> {path}")
 
 
-def collect(cache: Path) -> list[dict]:
+def collect(cache: Path, sentences: bool = False) -> list[dict]:
     groups, questions, tv = recall_lab.load(cache)
     v = {**recall_lab.BASE, "head_rerank": False, "tail_learned": 0}  # the fused pool, as the product fuses it
     out = []
@@ -96,6 +104,8 @@ def collect(cache: Path) -> list[dict]:
         ids = recall_lab.pool(g, q, tv, v, trace=tr)
         inp = tr["inputs"]
         X = head_features(ids, inp.fulltext, inp.dense, inp.person_vector, inp.window, inp.senders)
+        if sentences:
+            X = np.hstack([X, sentence_features(ids, inp.dense)])
         gold = set(q["gold"])
         out.append({"q": q, "pool": ids, "X": X, "y": np.array([m in gold for m in ids]), "half": recall_lab.half(g)})
     return out
@@ -156,7 +166,7 @@ def score(rows: list[dict], ranked: dict[int, list[str]], label: str, k: int = 1
 
 
 def tail_experiment(cache: Path, depth: int, learned: int, c: float, to_export: bool, drop: set[str],
-                    to: Path | None = None) -> None:
+                    to: Path | None = None, head_sentences: bool = True) -> None:
     """``--tail D``: the pool's last ``learned`` places chosen by the learned tail score from the
     pool and the candidates the reads returned (each ranking ``D`` deep); R@40 before -> after,
     out of fold (docs/query.md, sixth and seventh rounds)."""
@@ -168,7 +178,8 @@ def tail_experiment(cache: Path, depth: int, learned: int, c: float, to_export: 
     for q in questions:
         g = groups[q["group"]]
         tr: dict = {}
-        pool = recall_lab.pool(g, q, tv, {**recall_lab.BASE, "tail_learned": 0}, trace=tr)
+        pool = recall_lab.pool(g, q, tv, {**recall_lab.BASE, "tail_learned": 0, "head_sentences": head_sentences},
+                               trace=tr)
         inp = tr["inputs"]
         cand = tail_candidates(pool, inp.fulltext, inp.dense, depth)
         X = tail_features(cand, head_features(cand, inp.fulltext, inp.dense, inp.person_vector, inp.window,
@@ -209,12 +220,18 @@ def main() -> None:
     ap.add_argument("--tail", type=int, default=0, metavar="D",
                     help="instead: the learned tail, choosing the pool's last places from candidates D deep")
     ap.add_argument("--learned", type=int, default=10, help="with --tail: how many of the last places it chooses")
+    ap.add_argument("--sentences", action="store_true",
+                    help="the head weighs the sentence ranking too (head_sent.json); with --tail: the pool's head "
+                         "is re-ranked by it (the product's), --no-head-sentences: by the sixth round's")
+    ap.add_argument("--no-head-sentences", action="store_true", help="with --tail: the head of head.json")
     a = ap.parse_args()
     if a.tail:
-        tail_experiment(a.cache, a.tail, a.learned, a.c, a.export, {f for f in a.drop.split(",") if f}, a.to)
+        tail_experiment(a.cache, a.tail, a.learned, a.c, a.export, {f for f in a.drop.split(",") if f}, a.to,
+                        head_sentences=not a.no_head_sentences)
         return
-    rows = collect(a.cache)
-    drop = {FEATURES.index(f) for f in a.drop.split(",") if f}
+    rows = collect(a.cache, a.sentences)
+    names = HEAD_SENT_FEATURES if a.sentences else FEATURES
+    drop = {names.index(f) for f in a.drop.split(",") if f}
     for r in rows:
         r["X"][:, list(drop)] = 0.0
     metrics: dict[str, list[float]] = {}
@@ -223,7 +240,8 @@ def main() -> None:
                          label)
     if a.export:
         w = raw_weights(fit(rows, a.c))
-        export("head", FEATURES, np.array([float(f"{x:.6g}") for x in w]), a.to, a.cache, f"bench/recall_ltr.py --c {a.c} --export", metrics)
+        export("head_sent" if a.sentences else "head", names, np.array([float(f"{x:.6g}") for x in w]), a.to,
+               a.cache, f"bench/recall_ltr.py{' --sentences' if a.sentences else ''} --c {a.c} --export", metrics)
 
 
 if __name__ == "__main__":

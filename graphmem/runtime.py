@@ -13,6 +13,8 @@ the Runtime they are given. A Runtime holds:
 - the language models ``answer``, ``writer`` and ``judge`` (None when not configured);
 - ``cache``: the one per-process cache of group data (term statistics and vector matrices),
   checked against each group's freshness key on every read;
+- ``recipe``: how System 1's recall pool is built (:data:`~graphmem.recall.recipe.SPEAKERMEM_POOL`
+  unless an evaluation runs a lab variant, ``graphmem eval run --recipe``);
 - ``tracer``: where spans go (:class:`~graphmem.core.telemetry.Tracer`, off unless
   ``GRAPHMEM_OTEL_ENABLED``), and :meth:`stages` to record the wall time, span and model usage
   of each stage of an operation in one ``with``.
@@ -38,6 +40,7 @@ from graphmem.core.embed import Embedder
 from graphmem.core.errors import GraphMemError, StoreUnavailableError
 from graphmem.llm import ChatModel, answer_model, judge_model, writer_model
 from graphmem.recall.cache import GroupCache
+from graphmem.recall.recipe import SPEAKERMEM_POOL, RecallRecipe
 from graphmem.store.db import STORE_DOWN, Store, open_driver
 
 logger = logging.getLogger(__name__)
@@ -64,6 +67,8 @@ class Runtime:
         driver: a driver the Runtime owns and closes (set by :meth:`open`).
         background_loads: whether the default cache loads vector matrices in background threads
             (a one-question command turns them off: a matrix loaded after the answer is unused).
+        recipe: the recall pool's recipe (:class:`~graphmem.recall.recipe.RecallRecipe`; default
+            the product's :data:`~graphmem.recall.recipe.SPEAKERMEM_POOL`).
     """
 
     def __init__(
@@ -79,8 +84,10 @@ class Runtime:
         tracer: telemetry.Tracer | None = None,
         driver: Driver | None = None,
         background_loads: bool = True,
+        recipe: RecallRecipe = SPEAKERMEM_POOL,
     ) -> None:
         self.settings = settings
+        self.recipe = recipe
         self._store = store
         self._embedder = embedder
         self._embedder_lock = threading.Lock()
@@ -228,7 +235,7 @@ class Runtime:
 
     def with_models(self, *, answer: ChatModel | None = None, writer: ChatModel | None = None,
                     judge: ChatModel | None = None) -> Runtime:
-        """A Runtime sharing this one's store, embedder, cache and tracer with other models
+        """A Runtime sharing this one's store, embedder, cache, recipe and tracer with other models
         (None leaves a model out). It owns nothing: close the original. A lazy store is opened
         here (the copy cannot open it for the original).
 
@@ -237,7 +244,7 @@ class Runtime:
         """
         store = self.store if self._lazy else self._store
         return Runtime(self.settings, store=store, embedder=self._embedder, answer=answer, writer=writer,
-                       judge=judge, cache=self.cache, tracer=self.tracer)
+                       judge=judge, cache=self.cache, tracer=self.tracer, recipe=self.recipe)
 
     def stages(self, prefix: str, **attributes: Any) -> telemetry.Stages:
         """A recorder of one operation's stages (wall time, span ``<prefix>.<stage>``, model

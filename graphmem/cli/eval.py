@@ -46,10 +46,13 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-").lower()
 
 
-def _default_out(bench: str, system: str, ablate: str | None, no_ask: bool, s1_k: int | None, s2_k: int | None) -> Path:
+def _default_out(bench: str, system: str, ablate: str | None, no_ask: bool, s1_k: int | None, s2_k: int | None,
+                 recipe: str | None = None) -> Path:
     parts = [system]
     if ablate:
         parts.append(f"wo-{ablate}")
+    if recipe and recipe != "speakermem":
+        parts.append(f"recipe-{recipe}")
     if no_ask and system == "speakermem":
         parts.append("noask")
     if s1_k is not None:
@@ -67,14 +70,16 @@ def _execute(
     *, bench: str, data: Path, system: str, questions: Path | None, ablate: str | None, no_ask: bool,
     s1_k: int | None, s2_k: int | None, recall_n: int | None, limit: int | None, units: list[str] | None,
     concurrency: int, group_prefix: str, out_dir: Path, settings: Settings, quiet: bool = False,
+    recipe: str | None = None,
 ) -> RunOutcome:
-    """Run one configuration (models from the settings) and return its outcome."""
+    """Run one configuration (models from the settings) and return its outcome (``recipe``: a
+    :data:`graphmem.recall.recipe.RECIPE_VARIANTS` name, None the product's)."""
     from graphmem.cli.common import command_embedder
     from graphmem.eval.runner import RunOptions, run_eval
     from graphmem.llm import TokenLedger, answer_model, judge_model, writer_model
 
     opts = RunOptions(
-        bench=bench, data=data, system=system, out=out_dir, questions=questions, ablate=ablate,
+        bench=bench, data=data, system=system, out=out_dir, questions=questions, ablate=ablate, recipe=recipe,
         ask_enabled=not no_ask, s1_k=s1_k, s2_k=s2_k, recall_n=recall_n, limit=limit, units=units,
         concurrency=concurrency, group_prefix=group_prefix,
     )
@@ -164,6 +169,8 @@ def _run(
     questions: QuestionsOpt = None,
     no_ask: Annotated[bool, typer.Option("--no-ask", help="graphmem without Sufficiency/ASK.")] = False,
     ablate: Annotated[Optional[str], typer.Option("--ablate", help="s1|s2|s2-group|s2-person (graphmem only).")] = None,
+    recipe: Annotated[Optional[str], typer.Option(
+        "--recipe", help="graphmem's recall recipe: speakermem (the product's) or a lab variant (docs/query.md).")] = None,
     s1_k: Annotated[Optional[int], typer.Option("--s1-k", help="System 1 top-k (baselines: messages retrieved).")] = None,
     s2_k: Annotated[Optional[int], typer.Option("--s2-k", help="System 2 records per owner row.")] = None,
     recall_n: Annotated[Optional[int], typer.Option("--recall-n", help="System 1 recall pool size.")] = None,
@@ -189,9 +196,9 @@ def _run(
             raise typer.Exit(0)
         raise InvalidInputError("--bench and --data are required", field="bench" if bench is None else "data")
     settings = get_settings()
-    target = out_dir or _default_out(bench, system, ablate, no_ask, s1_k, s2_k)
+    target = out_dir or _default_out(bench, system, ablate, no_ask, s1_k, s2_k, recipe)
     outcome = _execute(
-        bench=bench, data=data, system=system, questions=questions, ablate=ablate, no_ask=no_ask, s1_k=s1_k,
+        bench=bench, data=data, system=system, questions=questions, ablate=ablate, recipe=recipe, no_ask=no_ask, s1_k=s1_k,
         s2_k=s2_k, recall_n=recall_n, limit=limit, units=_units(units), concurrency=concurrency,
         group_prefix=group_prefix, out_dir=target, settings=settings, quiet=as_json,
     )

@@ -547,6 +547,9 @@ class AskResult(BaseModel):
             messages of every record shown), in first-seen order.
         record_ids: every derived record id shown (heads and history versions).
         pool_ids: the System 1 recall pool (what Select ranks, ``recall_n`` messages), best first.
+        pool_tokens: tokens of each pool message's numbered excerpt line, in ``pool_ids`` order
+            (:func:`graphmem.query.compose.excerpt_tokens`): showing the pool's first k costs
+            ``sum(pool_tokens[:k])`` verbatim tokens (the evidence token curve of ``graphmem eval``).
         as_of: the as-of time used (ISO-8601), or "".
         budgets: the budgets used.
         usage: model calls and tokens per stage (``rewrite``, ``project``, ``select``,
@@ -573,6 +576,7 @@ class AskResult(BaseModel):
     message_ids: list[str] = Field(default_factory=list)
     record_ids: list[str] = Field(default_factory=list)
     pool_ids: list[str] = Field(default_factory=list)
+    pool_tokens: list[int] = Field(default_factory=list)
     as_of: str = ""
     budgets: Budgets
     usage: dict[str, StageUsage] = Field(default_factory=dict)

@@ -508,6 +508,48 @@ def recall_at_k(
     return len(gold & top) / len(gold)
 
 
+EVIDENCE_BUDGETS = (500, 1000, 2000, 5000)
+"""Composed-evidence budgets (tokens) of the report's recall-vs-tokens curve."""
+
+
+def recall_at_budget(
+    ranked_ids: Sequence[str],
+    gold_ids: Iterable[str],
+    costs: Sequence[int],
+    fixed: int,
+    budget: int,
+) -> tuple[float | None, int]:
+    """Recall of the longest prefix of ``ranked_ids`` whose composed evidence fits ``budget``.
+
+    Args:
+        ranked_ids: retrieved ids, best first.
+        gold_ids: gold evidence ids.
+        costs: tokens of the excerpt line of each of the first ``len(costs)`` ranked ids (only
+            those can be shown).
+        fixed: tokens of the rest of the composed evidence (question, memory slice, the
+            instructions around them): paid whatever the number of excerpts.
+        budget: tokens of the whole composed evidence, >= 0.
+
+    Returns:
+        (recall in [0, 1] of the first k ids, or None when no gold id is given; k, the number
+        of excerpts that fit: the largest k <= len(costs) with fixed + sum(costs[:k]) <= budget,
+        0 when not even the fixed part fits).
+
+    Source: issue 29 item 2 (recall at composed-evidence budgets; SpeakerMem-R1 §5 reports
+    9,713 tokens per question with ASK).
+    """
+    k, used = 0, fixed
+    for c in costs:
+        if used + c > budget:
+            break
+        used += c
+        k += 1
+    gold = _valid_gold(gold_ids, None)
+    if not gold:
+        return None, k
+    return (len(gold & _top_k(ranked_ids, k)) / len(gold) if k else 0.0), k
+
+
 def hit_at_k(
     ranked_ids: Sequence[str],
     gold_ids: Iterable[str],

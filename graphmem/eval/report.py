@@ -34,7 +34,14 @@ from typing import Any
 
 from graphmem.core.errors import InvalidInputError
 from graphmem.eval.benchmarks import CATEGORY_ORDER
-from graphmem.eval.metrics import AccuracySummary, SocialMemSummary, binary_accuracy, socialmem_summary
+from graphmem.eval.metrics import (
+    EVIDENCE_BUDGETS,
+    AccuracySummary,
+    SocialMemSummary,
+    binary_accuracy,
+    recall_at_budget,
+    socialmem_summary,
+)
 from graphmem.eval.published import (
     PUBLISHED_LABEL,
     load_published,
@@ -113,6 +120,7 @@ class RunSummary:
     costs: Costs = field(default_factory=Costs)
     latency_ms: dict[str, float] = field(default_factory=dict)
     evidence_tokens: dict[str, float] = field(default_factory=dict)  # part -> mean, part_p95 -> p95
+    token_curve: dict[str, dict[str, float]] = field(default_factory=dict)  # budget -> recall, excerpts, n
     units: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
@@ -128,6 +136,27 @@ class RunSummary:
 # --------------------------------------------------------------------------------------------
 # summaries
 # --------------------------------------------------------------------------------------------
+
+
+def token_curve(records: list[QuestionRecord], budgets: tuple[int, ...] = EVIDENCE_BUDGETS) -> dict[str, dict[str, float]]:
+    """Recall at composed-evidence budgets over the recall-scored records that carry excerpt
+    costs (graphmem's): budget (tokens, as a string) -> ``recall`` (mean, [0, 1]), ``excerpts``
+    (mean number of excerpts that fit) and ``n`` (questions). The fixed part of a question's
+    evidence is its composed total minus its verbatim part (:func:`recall_at_budget`); {} when
+    no record has costs."""
+    sized = [r for r in records if r.recall_scored and r.evidence_costs and r.evidence_tokens]
+    out: dict[str, dict[str, float]] = {}
+    if not sized:
+        return out
+    for b in budgets:
+        rec, ks = [], []
+        for r in sized:
+            fixed = int(r.evidence_tokens.get("total", 0)) - int(r.evidence_tokens.get("verbatim", 0))
+            value, k = recall_at_budget(r.evidence_ids, r.gold_evidence, r.evidence_costs, fixed, b)
+            rec.append(value or 0.0)
+            ks.append(k)
+        out[str(b)] = {"recall": sum(rec) / len(rec), "excerpts": sum(ks) / len(ks), "n": float(len(sized))}
+    return out
 
 
 def _mean(values: list[float]) -> float | None:
@@ -264,6 +293,8 @@ def summarize(run_dir: Path, *, n_resamples: int = 10_000, seed: int | None = 0)
         if values:
             s.evidence_tokens[part] = sum(values) / len(values)
             s.evidence_tokens[f"{part}_p95"] = _percentile(values, 95)
+
+    s.token_curve = token_curve(records)
 
     totals = [r.latency_s.get("total", 0.0) * 1000 for r in records]
     retrieve = [r.latency_s.get("retrieve", 0.0) * 1000 for r in records]
@@ -463,6 +494,15 @@ def _markdown(summaries: list[RunSummary], plots: dict[str, str], grids: list[li
         rows = [[s.label] + [f"{s.evidence_tokens.get(p, 0):.0f} / {s.evidence_tokens.get(p + '_p95', 0):.0f}"
                              for p in parts] for s in sized]
         lines += _table(["run", *parts], rows)
+    curved = [s for s in summaries if s.token_curve]
+    if curved:
+        budgets = [str(b) for b in EVIDENCE_BUDGETS]
+        lines += ["", "Recall at composed-evidence budgets (the pool's first k excerpts that fit, with the question "
+                      "and memory slice; recall / mean k):", ""]
+        rows = [[s.label, str(int(next(iter(s.token_curve.values()))["n"]))] + [
+            (f"{100 * s.token_curve[b]['recall']:.1f} / {s.token_curve[b]['excerpts']:.1f}" if b in s.token_curve
+             else "—") for b in budgets] for s in curved]
+        lines += _table(["run", "scored questions", *[f"≤ {b} tokens" for b in budgets]], rows)
 
     lines += ["", "## Token costs (App. D; judge excluded)", ""]
     rows = []

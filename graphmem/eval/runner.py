@@ -66,6 +66,7 @@ from graphmem.eval.systems import (
 from graphmem.llm import ChatModel, Stopwatch
 from graphmem.core.times import now_iso
 from graphmem.core.model import Question
+from graphmem.recall.recipe import named_recipe
 
 logger = logging.getLogger(__name__)
 
@@ -75,7 +76,7 @@ ERRORS_FILE = "errors.jsonl"
 
 #: Configuration fields that must be equal for a folder to be resumed.
 IDENTITY_FIELDS = (
-    "bench", "system", "ablate", "ask_enabled", "s1_k", "s2_k", "recall_n", "top_k",
+    "bench", "system", "ablate", "recipe", "ask_enabled", "s1_k", "s2_k", "recall_n", "top_k",
     "group_prefix", "answer_model", "judge_model",
 )
 
@@ -89,6 +90,8 @@ class RunConfig(BaseModel):
 
     Attributes:
         bench / system / ablate: what is evaluated (ablate None = the full system).
+        recipe: graphmem's recall recipe by name (:data:`graphmem.recall.recipe.RECIPE_VARIANTS`;
+            None = the product's, ``speakermem``).
         data / questions: input paths as given.
         ask_enabled: False for ``--no-ask``.
         s1_k / s2_k / recall_n: graphmem budgets (None = the settings' defaults, recorded as
@@ -104,6 +107,7 @@ class RunConfig(BaseModel):
     bench: str
     system: str
     ablate: str | None = None
+    recipe: str | None = None
     data: str
     questions: str | None = None
     ask_enabled: bool = True
@@ -127,6 +131,8 @@ class RunConfig(BaseModel):
         if self.system == "speakermem":
             if self.ablate:
                 name += " w/o " + {"s1": "S1", "s2": "S2", "s2-group": "S2-group", "s2-person": "S2-person"}[self.ablate]
+            if self.recipe and self.recipe != "speakermem":
+                name += f" [recipe {self.recipe}]"
             if not self.ask_enabled:
                 name += " (no ASK)"
             if self.s1_k is not None or self.s2_k is not None:
@@ -158,6 +164,8 @@ class QuestionRecord(BaseModel):
         rubric_score / rubric_method / rubric_rationale / rubric_error: SocialMem item score.
         evidence_tokens: tokens of the composed evidence per part (graphmem;
             :data:`graphmem.core.tokens.TOKENIZER`), also when no model runs.
+        evidence_costs: tokens of the excerpt line of each leading evidence id (graphmem's
+            recall pool, in order): the report's recall at composed-evidence budgets.
         tokens: stage -> calls / prompt_tokens / completion_tokens (the system's calls);
         judge_tokens: the same for the judge (excluded from App. D totals).
         latency_s: ``retrieve``, ``answer``, ``judge``, ``total`` seconds; timings_s: the
@@ -196,6 +204,7 @@ class QuestionRecord(BaseModel):
     rubric_rationale: str = ""
     rubric_error: str = ""
     evidence_tokens: dict[str, int] = Field(default_factory=dict)
+    evidence_costs: list[int] = Field(default_factory=list)
     tokens: dict[str, dict[str, int]] = Field(default_factory=dict)
     judge_tokens: dict[str, dict[str, int]] = Field(default_factory=dict)
     latency_s: dict[str, float] = Field(default_factory=dict)
@@ -434,7 +443,8 @@ def evaluate_question(
         id=q.id, unit=unit.unit_id, group_id=unit.group_id, bench=bench, system=system.name, ablate=ablate,
         category=category_of(bench, q), format=answer_format(bench, q), question=text, gold=gold,
         gold_raw=q.answer, answer=out.answer, applicable=out.applicable, evidence_ids=out.evidence_ids,
-        s1_ids=out.s1_ids, record_ids=out.record_ids, evidence_tokens=out.evidence_tokens, tokens=out.usage, timings_s=out.timings_s, note=out.note,
+        s1_ids=out.s1_ids, record_ids=out.record_ids, evidence_tokens=out.evidence_tokens,
+        evidence_costs=out.evidence_costs, tokens=out.usage, timings_s=out.timings_s, note=out.note,
         extra={k: v for k, v in q.extra.items() if k in ("qa_id", "difficulty", "task_code", "answer_format")},
     )
     valid = unit.message_ids
@@ -491,6 +501,7 @@ class RunOptions:
     out: Path
     questions: Path | None = None
     ablate: str | None = None
+    recipe: str | None = None
     ask_enabled: bool = True
     s1_k: int | None = None
     s2_k: int | None = None
@@ -510,6 +521,10 @@ def _validate(opts: RunOptions) -> None:
         raise InvalidInputError(f"--ablate must be one of {', '.join(ABLATIONS)}", field="ablate")
     if opts.ablate is not None and opts.system != "speakermem":
         raise InvalidInputError("--ablate applies to --system speakermem only", field="ablate")
+    if opts.recipe is not None:
+        if opts.system != "speakermem":
+            raise InvalidInputError("--recipe applies to --system speakermem only", field="recipe")
+        named_recipe(opts.recipe)  # RecipeError (an InvalidInputError) for an unknown name
     if opts.concurrency < 1:
         raise InvalidInputError("--concurrency must be at least 1", field="concurrency")
     if opts.limit is not None and opts.limit < 1:
@@ -568,7 +583,7 @@ def run_eval(
     pairs = _select_questions(data, opts.limit)
     top_k = opts.s1_k if opts.s1_k is not None else settings.eval_baseline_top_k
     config = RunConfig(
-        bench=opts.bench, system=opts.system, ablate=opts.ablate, data=str(opts.data),
+        bench=opts.bench, system=opts.system, ablate=opts.ablate, recipe=opts.recipe, data=str(opts.data),
         questions=str(opts.questions) if opts.questions else None,
         ask_enabled=opts.ask_enabled, s1_k=opts.s1_k, s2_k=opts.s2_k, recall_n=opts.recall_n, top_k=top_k,
         group_prefix=opts.group_prefix, units=opts.units, limit=opts.limit,
@@ -605,7 +620,8 @@ def run_eval(
             raise InvalidInputError("--system speakermem needs the store and the embedder", field="system")
         embedder = LockedEmbedder(embedder) if opts.concurrency > 1 else embedder
         sm = SpeakerMem(store, embedder, model=answer, settings=settings, ask_enabled=opts.ask_enabled,
-                        s1_k=opts.s1_k, s2_k=opts.s2_k, recall_n=opts.recall_n, ablate=opts.ablate)
+                        s1_k=opts.s1_k, s2_k=opts.s2_k, recall_n=opts.recall_n, ablate=opts.ablate,
+                        recipe=named_recipe(opts.recipe or "speakermem"))
         system = sm
     elif opts.system in ("bm25", "embed"):
         if opts.system == "embed" and embedder is None:

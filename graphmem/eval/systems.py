@@ -48,6 +48,7 @@ from graphmem.query import ask
 from graphmem.query.pipeline import budgets_from
 from graphmem.query.types import Ablation
 from graphmem.recall.cache import GroupCache
+from graphmem.recall.recipe import SPEAKERMEM_POOL, RecallRecipe
 from graphmem.runtime import Runtime
 
 SYSTEMS: tuple[str, ...] = ("speakermem", "bm25", "embed", "full-context")
@@ -74,6 +75,9 @@ class SystemOutput:
         context_tokens: estimated prompt size for full context (0 otherwise).
         evidence_tokens: graphmem's composed evidence per part (``verbatim``, ``structured``,
             ``question``, ``total``; :data:`graphmem.core.tokens.TOKENIZER`), with or without a model.
+        evidence_costs: graphmem: tokens of the excerpt line of each of the first
+            ``len(evidence_costs)`` ``evidence_ids`` (those of the recall pool, in order;
+            :attr:`graphmem.core.results.AskResult.pool_tokens`): the recall-vs-tokens curve.
     """
 
     answer: str | None
@@ -86,6 +90,7 @@ class SystemOutput:
     applicable: bool = True
     context_tokens: int = 0
     evidence_tokens: dict[str, int] = field(default_factory=dict)
+    evidence_costs: list[int] = field(default_factory=list)
 
 
 class EvalSystem(Protocol):
@@ -255,6 +260,8 @@ class SpeakerMem:
         s1_k / s2_k: budget overrides (None = settings).
         recall_n: System 1 recall pool size override (App. H sets it equal to S1 top-k).
         ablate: one of :data:`ABLATIONS`, or None.
+        recipe: the recall pool's recipe (default the product's; a lab variant for an
+            ablation: :func:`graphmem.recall.recipe.named_recipe`).
     """
 
     name = "speakermem"
@@ -262,7 +269,7 @@ class SpeakerMem:
     def __init__(
         self, store: Store, embedder: Embedder, *, model: ChatModel | None, settings: Settings,
         ask_enabled: bool = True, s1_k: int | None = None, s2_k: int | None = None,
-        recall_n: int | None = None, ablate: str | None = None,
+        recall_n: int | None = None, ablate: str | None = None, recipe: RecallRecipe = SPEAKERMEM_POOL,
     ) -> None:
         if ablate is not None and ablate not in ABLATIONS:
             raise InvalidInputError(f"unknown ablation {ablate!r}; expected one of {', '.join(ABLATIONS)}", field="ablate")
@@ -283,7 +290,7 @@ class SpeakerMem:
         # the caller owns store and embedder: the Runtime is never closed here; its GroupCache
         # is the run's recall cache (no I/O here)
         self.runtime = Runtime(self.settings, store=store, embedder=embedder, answer=model,
-                               cache=GroupCache(self.settings.vector_cache_mb))
+                               cache=GroupCache(self.settings.vector_cache_mb), recipe=recipe)
 
     def answer(self, unit: Unit, question: str) -> SystemOutput:
         watch = Stopwatch()
@@ -300,8 +307,15 @@ class SpeakerMem:
         timings = dict(result.timings_s)
         timings["answer"] = timings.get("answer", 0.0)
         timings["retrieve"] = max(0.0, wall - timings["answer"])
+        cost = dict(zip(result.pool_ids, result.pool_tokens))
+        costs: list[int] = []
+        for mid in evidence:  # the leading ids whose excerpt line is known (the pool's)
+            if mid not in cost:
+                break
+            costs.append(cost[mid])
         return SystemOutput(
             answer=result.answer, evidence_ids=evidence, s1_ids=s1_ids, record_ids=list(result.record_ids),
             usage=usage, timings_s=timings, note=result.note, evidence_tokens=dict(result.evidence_tokens),
+            evidence_costs=costs,
         )
 

@@ -14,8 +14,9 @@ Evidence a model can use (docs/reliability.md, "Evidence"):
 - Labels: a display name shared by several persons is shown as ``"Alex (u_alex_r)"``, by the
   same rule as the Writer's roster labels (:class:`graphmem.verbatim.roster.Roster`), in excerpts,
   row headers, sources and owners.
-- A message appears once: a raw fallback message already among the excerpts is referred to
-  by its excerpt number instead of being repeated.
+- A message appears once: the raw fallback messages of a row that are already among the
+  excerpts are referred to by their excerpt numbers, in one line (``raw fallback: shown above
+  (excerpt 3; excerpt 8)``), instead of being repeated.
 - Long messages are clipped to ``max_message_chars`` around the passage that shares most words
   with the question and the issue, with ``[... N characters clipped ...]`` markers.
 - The whole user message stays within ``max_tokens`` (estimated, four characters a token):
@@ -196,10 +197,13 @@ def _slice(projection: Projection, rows: list[Row], as_of: str, roster: Roster |
         elif row.status == "raw":
             out.append(f"{label} (no derived record on this matter; own messages closest to it:)")
             raw = row.raw if view is None else [e for j, e in enumerate(row.raw) if view.raw[i][j]]
+            # a message appears once: those shown above are referred to by where they are, in one
+            # line (their ids are on the lines referred to)
+            seen = list(dict.fromkeys(shown[e.id] for e in raw if e.id in shown))
+            if seen:
+                out.append(f"  raw fallback: shown above ({'; '.join(seen)})")
             for e in raw:
-                if e.id in shown:  # a message appears once: refer to where it is
-                    out.append(f"  raw fallback: msg {e.id} (shown above, {shown[e.id]})")
-                else:
+                if e.id not in shown:
                     out.append(f"  raw fallback: {excerpt_line(e, roster, max_chars, terms, clipped)}")
                     shown[e.id] = f"raw fallback of {label}"
         else:
@@ -324,6 +328,22 @@ def evidence_tokens(composed: Composed) -> dict[str, int]:
     names = ["verbatim", "structured", "question"]
     counts = count_tokens([composed.parts.get(n, "") for n in names] + [composed.text])
     return {**dict(zip(names, counts[:3])), "total": counts[3]}
+
+
+def excerpt_tokens(question: str, projection: Projection, excerpts: list[Excerpt], roster: Roster | None = None,
+                   max_message_chars: int = 0) -> list[int]:
+    """Tokens (:data:`graphmem.core.tokens.TOKENIZER`) of each excerpt's numbered line as the
+    verbatim part shows it when the first k are composed (``"k. (speaker @ ts, msg id) text"``,
+    clipped to ``max_message_chars`` around the question's and issue's words as
+    :func:`compose_evidence` clips it), one count per excerpt, in order.
+
+    The verbatim tokens of the first k excerpts are ``sum(counts[:k])`` (the WordPiece
+    tokenizer drops the newlines between lines): what a recall-vs-tokens curve charges for
+    showing k messages (``graphmem eval``'s report).
+    """
+    terms = _terms(question, projection.issue)
+    lines = [f"{i}. {excerpt_line(e, roster, max_message_chars, terms)}" for i, e in enumerate(excerpts, start=1)]
+    return count_tokens(lines)
 
 
 def compose(

@@ -30,7 +30,7 @@ from graphmem.llm import ChatModel, Usage
 from graphmem.llm.timing import Stopwatch
 from graphmem.llm.usage import usage_by_stage
 from graphmem.query.compose import answer as run_answer
-from graphmem.query.compose import compose_evidence, evidence_tokens
+from graphmem.query.compose import compose_evidence, evidence_tokens, excerpt_tokens
 from graphmem.query.people import read_roster
 from graphmem.query.project import project
 from graphmem.query.system1 import System1Result, run_system1
@@ -305,7 +305,8 @@ def ask(
                 if ablate != "s1":
                     s1 = run_system1(
                         store, embedder, group_id, searched, budgets, model, max_instant=max_instant,
-                        roster=roster, projection=projection, state=context.state, cache=rt.cache,
+                        roster=roster, projection=projection, recall=rt.recipe, state=context.state,
+                        cache=rt.cache,
                     )
                     st1.usages += s1.usages
             finally:
@@ -323,6 +324,7 @@ def ask(
             composed = _compose(question, projection, s1.excerpts, s2.rows, as_of_text, roster, s)
             evidence = composed.text
             tokens = evidence_tokens(composed)
+            pool_tokens = excerpt_tokens(question, projection, s1.pool, Roster(roster), s.evidence_message_max_chars)
             if composed.clipped:
                 notes.append(f"{len(composed.clipped)} long message(s) clipped around the matching passage "
                              f"(msg {', '.join(composed.clipped)})")
@@ -368,6 +370,7 @@ def ask(
         message_ids=list(message_ids),
         record_ids=list(record_ids),
         pool_ids=s1.pool_ids,
+        pool_tokens=pool_tokens,
         as_of=as_of_text,
         budgets=budgets,
         usage=_usage_by_stage(usages),

@@ -47,6 +47,8 @@ class System1Result:
     Attributes:
         excerpts: final evidence in order.
         pool_ids: the first recall pool (``recall_n`` messages), best first.
+        pool: the same pool as excerpts (what showing its first k would quote; the evidence
+            token curve of ``graphmem eval``).
         ask_query: the supplementary query that was run, or "".
         usages: model calls made (stages select, sufficiency, rerank).
         timings_s: wall seconds per stage (recall, select, expand, sufficiency, ask, rerank).
@@ -55,6 +57,7 @@ class System1Result:
 
     excerpts: list[Excerpt] = field(default_factory=list)
     pool_ids: list[str] = field(default_factory=list)
+    pool: list[Excerpt] = field(default_factory=list)
     ask_query: str = ""
     usages: list[Usage] = field(default_factory=list)
     timings_s: dict[str, float] = field(default_factory=dict)
@@ -223,6 +226,7 @@ def run_system1(
     )
     res.timings_s["s1_recall"] = t.elapsed_s
     res.pool_ids = [h.id for h in pool]
+    res.pool = [_excerpt(h, "recall") for h in pool]
     origin: dict[str, ExcerptVia] = {h.id: "recall" for h in pool}
 
     if model is None:

@@ -6,7 +6,10 @@ over a dozen features of each pool turn - its place in the pool, its rank and sc
 fulltext ranking, in the dense ranking over the context window and by its own cosine, its
 NEXT neighbours' best cosine, its rank in a named person's and in the time anchor's sub-pools,
 and whether a named person sent it. The pool keeps its members: the ``head_n`` best-scored
-turns come first, the rest follow in the pool's order.
+turns come first, the rest follow in the pool's order. The product's head
+(``learned.head_sentences``, ninth round) also weighs each turn's rank and score gap in the
+turns ranked by their best sentence (:func:`sentence_features`, :data:`HEAD_SENT_FEATURES`):
+a long turn one clause of which answers the question ranks by that clause.
 
 The pool's last places are chosen the same way (:func:`rerank_tail`): a second linear score
 (the same features; whether the turn is in the pool; its rank and score gap in
@@ -15,12 +18,13 @@ shares its session) picks them among the pool's tail and the deeper candidates t
 returned (the fulltext ranking, the dense ranking over the context window and by own cosine,
 and the sentence order, :data:`TAIL_DEPTH` deep each).
 
-The weights are JSON artifacts (``graphmem/recall/weights/head.json`` and ``tail.json``,
+The weights are JSON artifacts (``graphmem/recall/weights/head.json``, ``head_sent.json`` and ``tail.json``,
 :class:`LearnedWeights`): a logistic regression (P(turn is evidence | features), class-balanced,
 features standardised, the scaling folded into the weights) with its feature names, head
 length, the data and split it was fitted on, the code version and its metrics. They are fitted
-by ``bench/recall_ltr.py --export`` (docs/query.md says how to refit them) and refused at load
-when their feature names differ from :data:`FEATURES` / :data:`TAIL_FEATURES`. They use no
+by ``bench/recall_ltr.py [--sentences] --export`` (docs/query.md says how to refit them) and
+refused at load when their feature names differ from :data:`FEATURES` / :data:`HEAD_SENT_FEATURES`
+/ :data:`TAIL_FEATURES`. They use no
 benchmark id, name or phrasing: only ranks, scores and the question's anchors. Nothing here
 reads the store.
 """
@@ -42,6 +46,10 @@ FEATURES = (
     "nb_gap", "person_rank", "named_speaker", "time_rank",
 )
 """Feature names, in the column order of :func:`head_features`."""
+
+HEAD_SENT_FEATURES = (*FEATURES, "sent_rank", "sent_gap")
+"""Columns of the sentence-aware head (``learned.head_sentences``): :data:`FEATURES`, then the
+turn's rank and score gap in :func:`sentence_order` (:func:`sentence_features`)."""
 
 TAIL_FEATURES = (*FEATURES, "in_pool", "sent_rank", "sent_gap", "head_session")
 """Columns of :func:`tail_features`: :data:`FEATURES`, then 1.0 for a turn of the fused pool,
@@ -134,6 +142,12 @@ def load_weights(path: Path, features: tuple[str, ...]) -> LearnedWeights:
 def head_weights() -> LearnedWeights:
     """The product's head weights (``weights/head.json``), read once per process."""
     return load_weights(WEIGHTS_DIR / "head.json", FEATURES)
+
+
+@lru_cache(maxsize=None)
+def head_sentence_weights() -> LearnedWeights:
+    """The product's sentence-aware head weights (``weights/head_sent.json``), read once per process."""
+    return load_weights(WEIGHTS_DIR / "head_sent.json", HEAD_SENT_FEATURES)
 
 
 @lru_cache(maxsize=None)
@@ -282,6 +296,21 @@ def sentence_order(dense: DenseEvidence) -> list[tuple[str, float]]:
     return sorted(merged, key=lambda x: -x[1])
 
 
+def sentence_features(ids: list[str], dense: DenseEvidence) -> np.ndarray:
+    """Each turn's rank and score gap in :func:`sentence_order` (shape len(ids) x 2, floats):
+    ``sent_rank`` 1 / (RRF_K + rank) (0 outside the order) and ``sent_gap`` its score there
+    minus the best (a turn outside it: its own cosine, at most the lowest of the order; a turn
+    no read scored: that lowest). A long turn whose one clause answers ranks by that clause
+    (docs/lab/recall-rounds.md, eighth and ninth rounds)."""
+    order = sentence_order(dense)
+    s_rank = {m: r for r, (m, _) in enumerate(order, 1)}
+    s_score = dict(order)
+    s_max = order[0][1] if order else 0.0
+    s_floor = order[-1][1] if order else 0.0
+    rows = [[_rr(s_rank.get(m)), s_score.get(m, min(dense.cosines.get(m, s_floor), s_floor)) - s_max] for m in ids]
+    return np.array(rows, dtype=float).reshape(len(ids), 2)
+
+
 def tail_features(candidates: list[str], features: np.ndarray, pool: list[str], dense: DenseEvidence,
                   head_n: int) -> np.ndarray:
     """The tail's feature matrix (shape len(candidates) x len(TAIL_FEATURES)).
@@ -301,11 +330,6 @@ def tail_features(candidates: list[str], features: np.ndarray, pool: list[str], 
     """
     x = features.copy()
     x[len(pool):, :2] = 0.0
-    order = sentence_order(dense)
-    s_rank = {m: r for r, (m, _) in enumerate(order, 1)}
-    s_score = dict(order)
-    s_max = order[0][1] if order else 0.0
-    s_floor = order[-1][1] if order else 0.0
     by_session: dict[str, float] = {}
     for place, m in enumerate(pool[:head_n], 1):
         sess = dense.sessions.get(m)
@@ -313,11 +337,11 @@ def tail_features(candidates: list[str], features: np.ndarray, pool: list[str], 
             by_session[sess] = by_session.get(sess, 0.0) + _rr(place)
     extra = []
     for k, m in enumerate(candidates):
-        own = s_score.get(m, min(dense.cosines.get(m, s_floor), s_floor))
         sess = dense.sessions.get(m)
-        extra.append([float(k < len(pool)), _rr(s_rank.get(m)), own - s_max,
-                      by_session.get(sess, 0.0) if sess is not None else 0.0])
-    return np.hstack([x, np.array(extra, dtype=float).reshape(len(candidates), 4)])
+        extra.append([float(k < len(pool)), by_session.get(sess, 0.0) if sess is not None else 0.0])
+    more = np.array(extra, dtype=float).reshape(len(candidates), 2)
+    sent = sentence_features(candidates, dense)
+    return np.hstack([x, more[:, :1], sent, more[:, 1:]])
 
 
 def rerank_tail(pool: list[str], candidates: list[str], features: np.ndarray, learned: int, n: int,

@@ -178,7 +178,7 @@ def gather_recall(
     sentences = store.in_background(  # the learned tail's sentence ranking, from this process's matrix
         sentence_ranking, store, state, qvec, TAIL_DEPTH, max_instant, load_max=recipe.learned.sentence_load_max,
         cache=cache,
-    ) if recipe.learned.tail_places > 0 else None
+    ) if recipe.learned.tail_places > 0 or (recipe.learned.head and recipe.learned.head_sentences) else None
     persons = list(anchors.persons)
     if not persons and anchors.every_member:
         persons = [m.id for m in roster]

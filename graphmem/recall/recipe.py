@@ -28,7 +28,7 @@ from graphmem.core.errors import InvalidInputError
 
 __all__ = [
     "FULLTEXT_CANDIDATES", "SEARCH_RRF_K", "AnchorStage", "DenseStage", "FusionStage", "LearnedStage",
-    "LexicalStage", "RecallRecipe", "RecipeError", "SPEAKERMEM_POOL",
+    "LexicalStage", "RECIPE_VARIANTS", "RecallRecipe", "RecipeError", "SPEAKERMEM_POOL", "named_recipe",
 ]
 
 FULLTEXT_CANDIDATES = 200
@@ -150,6 +150,10 @@ class LearnedStage(_Stage):
     Attributes:
         head: re-rank the pool's first ``fusion.head_n`` places by the learned head score
             (False: the fusion's order).
+        head_sentences: the head score also weighs each turn's rank and score gap in the turns
+            ranked by their best sentence (``Message.sentence_embeddings``; weights
+            ``head_sent.json``; False: ``head.json``, the sixth round's features); only with
+            ``head``. Ninth round (docs/lab/recall-rounds.md).
         tail_places: the pool's last places chosen by the learned tail score among the pool's
             tail and the deeper candidates the reads returned (0: the fusion's); only with the
             learned head and the dense context window.
@@ -160,6 +164,7 @@ class LearnedStage(_Stage):
     """
 
     head: bool = True
+    head_sentences: bool = True
     tail_places: int = Field(default=10, ge=0)
     sentence_load_max: int = Field(default=5000, ge=0)
 
@@ -197,6 +202,8 @@ class RecallRecipe(_Stage):
                                   "only with dense.context_share > 0 (else tail_rrf_k=None)"),
             (self.learned.head and self.fusion.head_n <= 0,
              "learned.head", "the learned head re-ranks the first fusion.head_n places: only with head_n > 0"),
+            (self.learned.head_sentences and not self.learned.head,
+             "learned.head_sentences", "the sentence-aware head is a learned head: only with learned.head"),
             (self.learned.tail_places > 0 and not self.learned.head,
              "learned.tail_places", "the learned tail follows the learned head: only with learned.head"),
             (self.learned.tail_places > 0 and not self.dense.context_window,
@@ -230,3 +237,27 @@ SPEAKERMEM_POOL = RecallRecipe()
 
 SEARCH_RRF_K = SPEAKERMEM_POOL.fusion.search_rrf_k
 """``search_messages``' default RRF constant (the product recipe's ``fusion.search_rrf_k``)."""
+
+
+RECIPE_VARIANTS: dict[str, dict[str, dict[str, Any]]] = {
+    "speakermem": {},
+    "no-head-sentences": {"learned": {"head_sentences": False}},
+    "no-learned-tail": {"learned": {"tail_places": 0}},
+    "no-learned": {"learned": {"head": False, "head_sentences": False, "tail_places": 0}},
+    "no-context": {"dense": {"context_share": 0.0}, "fusion": {"tail_rrf_k": None}, "learned": {"tail_places": 0}},
+}
+"""Named variants of :data:`SPEAKERMEM_POOL` for ablations (``graphmem eval run --recipe NAME``,
+``bench/eval_retrieval.py --recipes``): name -> the stage fields changed (:meth:`RecallRecipe.evolve`).
+``speakermem`` is the product's recipe; each ``no-...`` turns one stage (and what cannot run
+without it) off."""
+
+
+def named_recipe(name: str) -> RecallRecipe:
+    """The recipe of a :data:`RECIPE_VARIANTS` name.
+
+    Raises:
+        RecipeError: an unknown name (the message lists the known ones).
+    """
+    if name not in RECIPE_VARIANTS:
+        raise RecipeError(f"unknown recall recipe {name!r}; known: {', '.join(RECIPE_VARIANTS)}", field="recipe")
+    return SPEAKERMEM_POOL.evolve(**RECIPE_VARIANTS[name])

@@ -14,15 +14,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
+import numpy as np
+
 from graphmem.recall.learned import (
     RRF_K,
     LearnedWeights,
     RecallEvidence,
     WeightsError,
     evidence_features,
+    head_sentence_weights,
     head_weights,
     rerank_head,
     rerank_tail,
+    sentence_features,
     tail_candidates,
     tail_features,
     tail_weights,
@@ -67,15 +71,21 @@ def _check(weights: LearnedWeights) -> LearnedWeights:
 @dataclass(frozen=True)
 class LearnedHead:
     """The pool's first ``head_n`` places by the learned head score (:func:`rerank_head`);
-    the pool keeps its members. ``weights``: None reads ``weights/head.json``."""
+    the pool keeps its members. ``sentences``: the score also weighs each turn's rank and gap
+    in the turns ranked by their best sentence (:func:`sentence_features`, the weights of
+    ``weights/head_sent.json``). ``weights``: None reads ``weights/head.json`` (or
+    ``head_sent.json``)."""
 
     head_n: int
     weights: LearnedWeights | None = None
     changes_members: bool = False
+    sentences: bool = False
 
     def rank(self, pool: list[str], evidence: RecallEvidence, n: int) -> list[str]:
-        w = _check(self.weights or head_weights())
+        w = _check(self.weights or (head_sentence_weights() if self.sentences else head_weights()))
         feats = evidence_features(pool, evidence, w.head_n)
+        if self.sentences:
+            feats = np.hstack([feats, sentence_features(pool, evidence.dense)])
         return rerank_head(pool, feats, self.head_n, w.weights)[:n]
 
 
@@ -118,11 +128,12 @@ class Chain:
 
 
 def reranker_for(recipe: RecallRecipe) -> Reranker:
-    """The reranker ``recipe.learned`` names: the learned head (``learned.head``) and then the
-    learned tail (``learned.tail_places``), or :class:`NoRerank`."""
+    """The reranker ``recipe.learned`` names: the learned head (``learned.head``, weighing the
+    sentence ranking with ``learned.head_sentences``) and then the learned tail
+    (``learned.tail_places``), or :class:`NoRerank`."""
     steps: list[Reranker] = []
     if recipe.learned.head and recipe.fusion.head_n > 0:
-        steps.append(LearnedHead(recipe.fusion.head_n))
+        steps.append(LearnedHead(recipe.fusion.head_n, sentences=recipe.learned.head_sentences))
     if recipe.learned.tail_places > 0:
         steps.append(LearnedTail(recipe.fusion.head_n, recipe.learned.tail_places))
     if not steps:

@@ -432,3 +432,22 @@ def test_cli_eval_forms_and_report(tmp_path, monkeypatch):
         assert re.search(r"--bench and --data are required", str(res.exception))
     finally:
         get_settings.cache_clear()
+
+
+def test_recipe_option_is_checked_and_named(tmp_path):
+    """``--recipe`` names a recall recipe variant of graphmem's (issue 29, item 3): refused for a
+    baseline or an unknown name before anything runs, and part of the run's label and identity."""
+    from graphmem.eval.runner import IDENTITY_FIELDS
+
+    s = settings(tmp_path)
+    with pytest.raises(InvalidInputError, match="--recipe applies to --system speakermem only"):
+        run_eval(RunOptions(bench="socialmem", data=SOCIAL, system="bm25", out=tmp_path / "a", recipe="no-learned"),
+                 settings=s, store=None, embedder=None, answer=None, judge=None)
+    with pytest.raises(InvalidInputError, match="unknown recall recipe 'nope'"):
+        run_eval(RunOptions(bench="socialmem", data=SOCIAL, system="speakermem", out=tmp_path / "b", recipe="nope"),
+                 settings=s, store=None, embedder=None, answer=None, judge=None)
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+    assert "recipe" in IDENTITY_FIELDS
+    cfg = RunConfig(bench="locomo", system="speakermem", data="x", recipe="no-learned-tail")
+    assert cfg.label == "speakermem [recipe no-learned-tail]"
+    assert RunConfig(bench="locomo", system="speakermem", data="x", recipe="speakermem").label == "speakermem"

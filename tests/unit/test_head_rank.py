@@ -208,3 +208,33 @@ def test_the_learned_tail_never_takes_the_first_places():
     # the two learned places come from the pool's own last two and the five deep turns
     assert len(out) == 12 == len(set(out)) and set(out[10:]) <= {"m10", "m11"} | {f"d{i}" for i in range(5)}
     assert sorted(learned_order(pool[:10], reads, 10, 10, 10)) == sorted(pool[:10])
+
+
+def test_sentence_features_rank_a_turn_by_its_best_sentence():
+    from graphmem.recall.learned import sentence_features
+
+    d = DenseEvidence(own=[("a", 0.6), ("b", 0.5), ("c", 0.4)])
+    d.cosines = dict(d.own) | {"far": 0.1}
+    d.sentences = [("c", 0.9), ("a", 0.6)]  # c's second sentence answers; a has one sentence as good as itself
+    x = sentence_features(["c", "a", "b", "far", "unread"], d)
+    assert x[:, 0].tolist() == pytest.approx([1 / 21, 1 / 22, 1 / 23, 0.0, 0.0])  # order: c, a, then b by own cosine
+    assert x[:, 1].tolist() == pytest.approx([0.0, -0.3, -0.4, -0.8, -0.4])  # far: its own cosine; unread: the floor (b)
+
+
+def test_the_sentence_aware_head_lifts_a_turn_whose_one_sentence_answers():
+    """Place 25 of the fused pool and middling in every turn-level ranking, but its best sentence
+    is the closest to the question of the whole group: the head of ``learned.head_sentences``
+    puts it in the first ten, the sixth round's head does not."""
+    from graphmem.recall.rerank import LearnedHead
+
+    pool = [f"m{i}" for i in range(40)]
+    star = "m25"
+    d = DenseEvidence(own=[(m, 0.6 - 0.005 * k) for k, m in enumerate(pool)])
+    d.context = [(m, 0.9 - 0.005 * k) for k, m in enumerate(pool)]
+    d.cosines = dict(d.own)
+    d.sentences = [(star, 0.85)] + [(m, c) for m, c in d.own if m != star]
+    reads = RecallInputs(anchors=Anchors(), fulltext=[(m, 10.0 - 0.2 * k) for k, m in enumerate(pool)], dense=d)
+    plain = LearnedHead(10).rank(pool, reads, 40)
+    aware = LearnedHead(10, sentences=True).rank(pool, reads, 40)
+    assert star not in plain[:10] and star in aware[:10]
+    assert sorted(aware) == sorted(pool)  # the head keeps the pool's members
