@@ -4,7 +4,7 @@
 // GROUP row of System 2).
 // Parameters: $group_id (str).
 // Returns: has_messages (bool), vector_index (str or null), vector_rev (int, graphmem.recall.cache),
-//   pending (int), total (int), version
+//   pending (int), total (int), message_seq (int, as search/group_state), version
 //   (int, -1 when the group has no messages), name (str, the group's name or its id), members
 //   (list of {id, name, speaker_id, aliases}, ordered by name then id). No row: no such group.
 MATCH (g:Group {id: $group_id})
@@ -12,7 +12,7 @@ RETURN EXISTS { MATCH (:Message {group_id: $group_id}) } AS has_messages,
        g.vector_index AS vector_index, coalesce(g.vector_rev, 0) AS vector_rev,
        g.embed_model AS embed_model, g.embed_backend AS embed_backend, g.embed_dimension AS embed_dimension,
        COUNT { MATCH (p:PendingEmbedding {group_id: $group_id}) } AS pending,
-       COUNT { MATCH (n:Message) } AS total,
+       COUNT { MATCH (n:Message) } AS total, coalesce(g.message_seq, 0) AS message_seq,
        coalesce(head(COLLECT {
          MATCH (m:Message)
          WHERE m.group_id = $group_id AND m.turn_created IS NOT NULL

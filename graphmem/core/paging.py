@@ -198,14 +198,15 @@ def budget_of(envelope: BaseModel, max_bytes: int | None) -> int | None:
     return max(0, max_bytes - json_size(envelope) - _CURSOR_ROOM)
 
 
-def clip_text(text: str, max_chars: int | None = LIST_TEXT_CHARS) -> tuple[str, bool, int]:
+def clip_text(text: str, max_chars: int | None = LIST_TEXT_CHARS) -> tuple[str, bool, int | None]:
     """A message text as a list shows it.
 
     Returns:
         (the text, cut to ``max_chars`` characters when longer; whether it was cut; the full
-        length in characters). ``max_chars`` None: never cut.
+        length in characters when it was cut, else None: a whole text says nothing more).
+        ``max_chars`` None: never cut.
     """
     n = len(text)
     if max_chars is None or n <= max_chars:
-        return text, False, n
+        return text, False, None
     return text[:max_chars], True, n

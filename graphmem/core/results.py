@@ -606,7 +606,7 @@ class AskResult(BaseModel):
             messages.setdefault(e.id, CitedMessage(id=e.id, speaker=e.speaker, ts=e.ts,
                                                    text=None if quoted else text,
                                                    text_truncated=cut and not quoted,
-                                                   text_chars=chars if cut and not quoted else None))
+                                                   text_chars=chars if not quoted else None))
         records: dict[str, CitedRecord] = {}
         for row in self.rows:
             for c in row.cells:

@@ -25,6 +25,7 @@ import secrets
 import shutil
 import signal
 import socket
+import string
 import subprocess
 import time
 from dataclasses import dataclass
@@ -81,8 +82,11 @@ POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
 
 
 def new_password() -> str:
-    """A random password for a local store: 32 URL-safe characters (192 bits)."""
-    return secrets.token_urlsafe(24)
+    """A random password for a local store: 32 letters and digits (190 bits). No ``-``: the
+    password is an argument of ``neo4j-admin dbms set-initial-password``, which took one that
+    began with ``-`` for an option and refused to start the store (1 first start in 32 with
+    URL-safe tokens)."""
+    return "".join(secrets.choice(string.ascii_letters + string.digits) for _ in range(32))
 
 
 def _port_in_use(port: int) -> bool:

@@ -27,3 +27,13 @@ def test_prints_the_stored_password_and_the_variable_wins(tmp_path):
     assert str(password_file(home).resolve()) in res.stderr
     res = _run(home, GRAPHMEM_NEO4J_PASSWORD="xyz-from-env")
     assert res.returncode == 0 and res.stdout == "xyz-from-env\n" and "GRAPHMEM_NEO4J_PASSWORD" in res.stderr
+
+
+def test_a_new_password_is_never_taken_for_an_option():
+    """``neo4j-admin dbms set-initial-password <password>`` read a password beginning with ``-``
+    as an option and the first start failed ('Missing required parameter'): passwords are
+    letters and digits only, 32 of them."""
+    from graphmem.store.local_server import new_password
+
+    seen = {new_password() for _ in range(2000)}
+    assert len(seen) == 2000 and all(len(p) == 32 and p.isalnum() and p.isascii() for p in seen)

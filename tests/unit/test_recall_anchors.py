@@ -110,7 +110,8 @@ def test_the_pools_head_is_fused_sharply_and_its_tail_broadly():
 
 def _head(n: int) -> RecallRecipe:
     """The product's recipe with a fused head of ``n`` places (no learned head: 0 places)."""
-    return SPEAKERMEM_POOL.evolve(fusion={"head_n": n}, learned={"head": n > 0, "tail_places": 10 if n else 0})
+    return SPEAKERMEM_POOL.evolve(fusion={"head_n": n}, learned={"head": n > 0, "head_sentences": n > 0,
+                                                                 "tail_places": 10 if n else 0})
 
 
 def test_context_ranking_adds_a_share_of_the_neighbours_mean_cosine():
