@@ -4,6 +4,8 @@ Usage:
     .venv/bin/python bench/bench_ingest.py [--data ../shared/data]
     .venv/bin/python bench/bench_ingest.py online [--data ../shared/data] [--copies 4] [--batch N] \
         [--profile FILE]
+    .venv/bin/python bench/bench_ingest.py api [--data ../shared/data] [--copies 4] [--request 2000] \
+        [--workers 2]
 
 The default mode writes each benchmark unit into its natural group id (conv-26, grp_0d1e2f3a, ...) after
 deleting that group, then ingests again to show the second run writes nothing. Prints messages
@@ -18,6 +20,10 @@ each), then the same again, which must write nothing. Per run it prints messages
 the CPU-seconds of this process and of the Neo4j server (``/proc/<pid>/stat``) and the load
 average; ``--profile FILE`` writes a cProfile of the first run. The groups are deleted
 afterwards.
+
+``api`` measures the same load through the HTTP API: a ``graphmem serve`` process (with a key)
+receives ``POST /groups/{g}/messages?embed=later`` requests of ``--request`` messages, ``--workers``
+groups posted at the same time, then the same requests again (which must write nothing).
 """
 
 from __future__ import annotations
@@ -142,9 +148,66 @@ def online(args: argparse.Namespace) -> None:
         driver.close()
 
 
+def api(args: argparse.Namespace) -> None:
+    import os
+    import subprocess
+    from concurrent.futures import ThreadPoolExecutor
+
+    import httpx
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from tests.processes import free_port, start_serve, stop_serve
+
+    s = get_settings()
+    convs = load_conversations(args.data / "locomo" / "locomo10.json", "locomo")
+    tag = str(int(time.time()))
+    groups = [(f"{c.group_id}-api{k}-{tag}", c) for k in range(args.copies) for c in convs]
+    n = sum(len(c.messages) for _, c in groups)
+    key = "bench-" + tag
+    env = {**os.environ, "GRAPHMEM_API_KEY": key, "GRAPHMEM_LLM_BASE_URL": "", "GRAPHMEM_WRITER_BASE_URL": ""}
+    port = free_port()
+    proc: subprocess.Popen[str] = start_serve(port, env)
+    url = f"http://127.0.0.1:{port}"
+    print(f"== API append ?embed=later: LoCoMo x{args.copies} = {n} msgs, {len(groups)} groups, "
+          f"{args.request} messages a request, {args.workers or 2} group(s) at a time")
+
+    def post_group(item: tuple[str, object]) -> tuple[int, int]:
+        gid, conv = item
+        rows = [{"id": m.id, "speaker": m.speaker, "speaker_id": m.speaker_id or None, "text": m.text, "ts": m.ts,
+                 "session": m.session, "reply_to": m.reply_to or None} for m in conv.messages]  # type: ignore[attr-defined]
+        rows = [{k: v for k, v in r.items() if v is not None} for r in rows]
+        written = skipped = 0
+        with httpx.Client(base_url=url, headers={"X-API-Key": key}, timeout=600) as http:
+            for i in range(0, len(rows), args.request):
+                r = http.post(f"/groups/{gid}/messages", params={"embed": "later"},
+                              json={"messages": rows[i:i + args.request]})
+                r.raise_for_status()
+                body = r.json()
+                written += body["messages_written"] + body["messages_edited"]
+                skipped += body["messages_skipped"]
+        return written, skipped
+
+    driver = open_driver(s)
+    store = Store(driver)
+    try:
+        for label in ("first run", "second run"):
+            t = time.perf_counter()
+            with ThreadPoolExecutor(max_workers=args.workers or 2) as pool:
+                done = list(pool.map(post_group, groups))
+            wall = time.perf_counter() - t
+            print(f"  {label}: {sum(d[0] for d in done)} written, {sum(d[1] for d in done)} skipped: {n} msgs in "
+                  f"{wall:.2f} s = {n / wall:,.0f} msg/s; load {os.getloadavg()[0]:.2f}", flush=True)
+    finally:
+        stop_serve(proc)
+        for gid, _ in groups:
+            forget_group(store, gid)
+        driver.close()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", nargs="?", default="embed", choices=["embed", "online"])
+    ap.add_argument("mode", nargs="?", default="embed", choices=["embed", "online", "api"])
+    ap.add_argument("--request", type=int, default=2000, help="api: messages per request")
     ap.add_argument("--data", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "data")
     ap.add_argument("--copies", type=int, default=4)
     ap.add_argument("--batch", type=int, default=0, help="online: messages per transaction "
@@ -158,6 +221,9 @@ def main() -> None:
     args = ap.parse_args()
     if args.mode == "online":
         online(args)
+        return
+    if args.mode == "api":
+        api(args)
         return
     driver = open_driver(get_settings())
     store = Store(driver)

@@ -46,6 +46,7 @@ from graphmem.core.wire import (
     ChatImportPublic,
     DeriveJobAccepted,
     DerivePublic,
+    EmbedPublic,
     HealthPublic,
     IngestPublic,
     MessagesCreate,
@@ -210,9 +211,13 @@ class _Calls:
 
     @staticmethod
     def append_messages(group_id: str, messages: Sequence[NewMessage | Mapping[str, Any]],
-                        name: str = "") -> _Call[IngestPublic]:
+                        name: str = "", embed: Literal["now", "later"] = "now") -> _Call[IngestPublic]:
         return _Call("POST", f"/groups/{_group(group_id, append=True)}/messages", IngestPublic,
-                     json=_messages(messages, name))
+                     json=_messages(messages, name), params={"embed": "later"} if embed == "later" else {})
+
+    @staticmethod
+    def embed(group_id: str) -> _Call[EmbedPublic]:
+        return _Call("POST", f"/groups/{_group(group_id)}/embed", EmbedPublic)
 
     @staticmethod
     def import_chat(group_id: str, path: str | Path, fmt: ChatFormat,
@@ -387,13 +392,19 @@ class GraphMemClient:
         return self._send(_Calls.health())
 
     def append_messages(self, group_id: str, messages: Sequence[NewMessage | Mapping[str, Any]],
-                        name: str = "") -> IngestPublic:
-        """Append messages in conversation order (idempotent by message id).
+                        name: str = "", *, embed: Literal["now", "later"] = "now") -> IngestPublic:
+        """Append messages in conversation order (idempotent by message id); ``embed="later"``
+        writes them without vectors (the bulk path) until :meth:`embed` fills them.
 
         Raises:
             InvalidInputError: a message is wrong (named with its field); nothing is written.
         """
-        return self._send(_Calls.append_messages(group_id, messages, name))
+        return self._send(_Calls.append_messages(group_id, messages, name, embed))
+
+    def embed(self, group_id: str) -> EmbedPublic:
+        """Fill the vectors of the group's messages written without them (``POST
+        /groups/{id}/embed``); a second call writes nothing. Raises NotFoundError."""
+        return self._send(_Calls.embed(group_id))
 
     def import_chat(self, group_id: str, path: str | Path, *, format: ChatFormat = "auto",
                     on_bad_record: Literal["fail", "skip"] = "fail") -> ChatImportPublic:
@@ -576,8 +587,11 @@ class AsyncGraphMemClient:
         return await self._send(_Calls.health())
 
     async def append_messages(self, group_id: str, messages: Sequence[NewMessage | Mapping[str, Any]],
-                              name: str = "") -> IngestPublic:
-        return await self._send(_Calls.append_messages(group_id, messages, name))
+                              name: str = "", *, embed: Literal["now", "later"] = "now") -> IngestPublic:
+        return await self._send(_Calls.append_messages(group_id, messages, name, embed))
+
+    async def embed(self, group_id: str) -> EmbedPublic:
+        return await self._send(_Calls.embed(group_id))
 
     async def import_chat(self, group_id: str, path: str | Path, *, format: ChatFormat = "auto",
                           on_bad_record: Literal["fail", "skip"] = "fail") -> ChatImportPublic:

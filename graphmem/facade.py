@@ -41,6 +41,7 @@ from graphmem.runtime import Runtime
 from graphmem.store.schema import SchemaReport, apply_schema
 from graphmem.verbatim.ingest import IngestSummary, ingest_conversations
 from graphmem.verbatim.order import backfill_order
+from graphmem.verbatim.vectors import EmbedSummary, embed_group
 from graphmem.verbatim.roster import RosterMember, RosterPage, read_roster, roster_page
 
 __all__ = ["Memory"]
@@ -83,7 +84,7 @@ class Memory:
                             global_vector_index=self.runtime.settings.vector_global_index)
 
     def append(self, group_id: str, messages: Sequence[NewMessage | Mapping[str, Any]], *,
-               name: str = "") -> IngestSummary:
+               name: str = "", embed: Literal["now", "later"] = "now") -> IngestSummary:
         """Append messages to a group (created when new), each placed by its time; a stored id
         with the same content is skipped, with new text it is an edit (history kept).
 
@@ -91,11 +92,27 @@ class Memory:
             group_id: the group.
             messages: :class:`~graphmem.core.wire.NewMessage` objects or mappings of the same keys.
             name: the group's display name when this call creates it.
+            embed: ``"later"`` writes without vectors (the bulk path); :meth:`embed` fills them.
         """
         rows = [m.model_dump(exclude_none=True) if isinstance(m, NewMessage) else dict(m) for m in messages]
         rt = self.runtime
-        return append_messages(rt.store, rt.embedder, group_id, rows, name=name,
-                               exact_max=rt.settings.vector_exact_max)
+        s = rt.settings
+        return append_messages(rt.store, rt.embedder if embed == "now" else None, group_id, rows, name=name,
+                               batch_size=s.write_batch_size if embed == "now" else s.bulk_batch_size,
+                               exact_max=s.vector_exact_max, embed=embed)
+
+    def embed(self, group_id: str) -> EmbedSummary:
+        """Encode the group's messages that have no vector yet (``embed="later"`` appends and
+        ingests, the first-load importer); idempotent and resumable, one run per group at a
+        time (:func:`graphmem.verbatim.vectors.embed_group`).
+
+        Raises:
+            NotFoundError: no such group.
+            EmbeddingSpaceError: the group's vectors are of another model or backend.
+        """
+        rt = self.runtime
+        return embed_group(rt.store, rt.embedder, group_id, batch_size=max(rt.settings.embed_batch_size, 1000),
+                           exact_max=rt.settings.vector_exact_max)
 
     def ingest(self, conversations: Sequence[Conversation], *, embed: Literal["now", "later"] = "now",
                progress: bool = False) -> IngestSummary:

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Path, Query, Request, Response
 
 from api.openapi import errors_of
 from api.deps import AccessDep, EmbedderDep, RuntimeDep, SettingsDep, StoreDep, WriterModelDep
 from graphmem.core import limits, paging
-from graphmem.core.wire import DeriveJobAccepted, DerivePublic, IngestPublic, MessagesCreate
+from graphmem.core.wire import DeriveJobAccepted, DerivePublic, EmbedPublic, IngestPublic, MessagesCreate
+from graphmem.verbatim.vectors import embed_group
 from graphmem.core.errors import StoreUnavailableError
 from graphmem.groups.jobs import open_derive_job
 from graphmem.core.results import FullMessage, GroupsPage, RosterPage
@@ -44,7 +45,10 @@ def get_groups(
 @router.post("/messages", response_model=IngestPublic, summary="Append or edit messages (idempotent by id)",
              operation_id="append_messages", responses=errors_of(401, 403, 408, 409, 413, 415, 422, 503))
 def post_messages(
-    group_id: GroupId, body: MessagesCreate, store: StoreDep, embedder: EmbedderDep, settings: SettingsDep
+    group_id: GroupId, body: MessagesCreate, store: StoreDep, embedder: EmbedderDep, settings: SettingsDep,
+    embed: Annotated[Literal["now", "later"], Query(
+        description="now: vectors written with the messages; later: written without (pending until "
+                    "POST /groups/{group_id}/embed or `graphmem embed`), the bulk path.")] = "now",
 ) -> IngestPublic:
     """Append messages; the group and its persons are created as needed.
 
@@ -55,11 +59,14 @@ def post_messages(
     a text the message had before is a stale redelivery and skipped, never an edit back.
     422 names the message and field that is wrong; 409 names an id stored with another
     speaker, session, channel, ts or reply_to, or a message another request changed meanwhile
-    (retry). Nothing of the request is written then. See docs/reliability.md.
+    (retry). Nothing of the request is written then. See docs/reliability.md. With
+    ``embed=later`` the messages are written without vectors (search finds them by their words
+    and says ``vectors_pending``) until ``POST /groups/{group_id}/embed`` fills them.
     """
     summary = append_messages(
         store, embedder, group_id, [m.model_dump() for m in body.messages], name=body.name,
-        batch_size=settings.write_batch_size, exact_max=settings.vector_exact_max,
+        batch_size=settings.write_batch_size if embed == "now" else settings.bulk_batch_size,
+        exact_max=settings.vector_exact_max, embed=embed,
     )
     return IngestPublic(
         group_id=group_id, messages_written=summary.messages_written,
@@ -67,6 +74,22 @@ def post_messages(
         persons_created=summary.persons_created,
         sessions_created=summary.sessions_created, group_created=bool(summary.groups_created),
     )
+
+
+@router.post("/embed", response_model=EmbedPublic, summary="Fill the vectors of messages written without them",
+             operation_id="embed_messages", responses=errors_of(401, 403, 404, 408, 409, 413, 415, 422, 503))
+def post_embed(group_id: GroupId, store: StoreDep, embedder: EmbedderDep, settings: SettingsDep) -> EmbedPublic:
+    """Encode every message of the group that has no vector yet (``embed=later`` appends, the
+    first-load importer, ``graphmem ingest --embed later``), in batches that each commit: a call
+    cut off keeps what it wrote, and calling again fills the rest; a second call writes nothing.
+    One run per group at a time: a call while another run embeds the group waits for it
+    (``waited_s``). 404: unknown group; 409: the group's vectors are of another model or backend
+    (re-embed with ``graphmem embed --group G --rebuild``). Same as ``graphmem embed --group G``.
+    """
+    summary = embed_group(store, embedder, group_id, batch_size=max(settings.embed_batch_size, 1000),
+                          exact_max=settings.vector_exact_max)
+    return EmbedPublic(group_id=group_id, embedded=summary.embedded, messages=summary.messages,
+                       vector_index=summary.vector_index, waited_s=summary.waited_s)
 
 
 @router.post(

@@ -131,6 +131,18 @@ class IngestPublic(BaseModel):
     group_created: bool
 
 
+class EmbedPublic(BaseModel):
+    """``POST /groups/{group_id}/embed``: ``embedded`` vectors written by this call (0 when none
+    was missing), ``messages`` in the group, ``vector_index`` the group's own vector index ("" while
+    it is scored exactly), ``waited_s`` seconds spent waiting for another run of the group."""
+
+    group_id: str
+    embedded: int
+    messages: int
+    vector_index: str = ""
+    waited_s: float = 0.0
+
+
 class ChatImportCreate(BaseModel):
     """``POST /groups/{group_id}/imports``: one platform chat export, as the platform wrote it
     (docs/import.md), into the group of the path.

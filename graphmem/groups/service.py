@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Collection, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import neo4j
 
@@ -92,13 +92,14 @@ def group_hint(store: Store, group_id: str, reaches: Callable[[str], bool]) -> s
 
 def append_messages(
     store: Store,
-    embedder: Embedder,
+    embedder: Embedder | None,
     group_id: str,
     messages: Sequence[dict[str, Any]],
     *,
     name: str = "",
     batch_size: int = 1000,
     exact_max: int = DEFAULT_EXACT_MAX,
+    embed: Literal["now", "later"] = "now",
 ) -> IngestSummary:
     """Append messages to a group, creating it when needed.
 
@@ -112,6 +113,12 @@ def append_messages(
 
     ``exact_max``: a group that grows past this many messages gets its own vector index
     (``GRAPHMEM_VECTOR_EXACT_MAX``, passed by the shells).
+
+    ``embed``: ``"now"`` encodes the messages before they are written; ``"later"`` writes them
+    without vectors (pending: :func:`graphmem.verbatim.vectors.embed_group`, ``graphmem embed``
+    or ``POST /groups/{id}/embed`` fill them; until then search is fulltext for them and says
+    ``vectors_pending``), the bulk path (docs/scale.md, "Online ingest"). ``embedder`` may be
+    None then.
 
     Returns:
         The :class:`IngestSummary` of the write.
@@ -151,7 +158,10 @@ def append_messages(
         for _, i, m, session in drafts
     ]
     conv = Conversation(group_id=group_id, name=name or group_id, messages=records, source="api")
-    return ingest_conversations(store, [conv], embedder, batch_size=batch_size, exact_max=exact_max)
+    if embed not in ("now", "later"):
+        raise InvalidInputError("embed must be 'now' or 'later'", source="api", field="embed")
+    return ingest_conversations(store, [conv], embedder if embed == "now" else None, batch_size=batch_size,
+                                exact_max=exact_max, embed=embed)
 
 
 _REQUIRED = ("id", "speaker", "text", "ts")
