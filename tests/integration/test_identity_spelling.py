@@ -134,6 +134,47 @@ def test_mcp_stdio_answers_a_lone_surrogate_at_once_naming_the_argument(store, g
     assert rows == [{"n": 0}]
 
 
+
+def test_mcp_stdio_answers_every_line_it_cannot_read_and_keeps_serving(store, group_id):
+    """Lines the SDK's reader refuses got no answer (the agent waited for its timeout), and a
+    deeply nested line holding a lone surrogate killed the server (RecursionError in the
+    surrogate check: exit 1). Each now gets an answer at once, and the server keeps serving."""
+    pytest.importorskip("mcp")
+    agent = RawAgent()
+    deep = "[" * 5000 + '"\\ud800"' + "]" * 5000
+    try:
+        agent.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}))
+        assert "result" in agent.answer(1, 120)
+        agent.send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        requests = {
+            3: '{"jsonrpc": "2.0", "id": 3, "method": "tools/call\\ud800", "params": {}}',
+            4: '{"jsonrpc": "2.0", "id": 4, "method": "ping", "extra\\udc00": 1}',
+            5: _call(5, "search_messages", '{"group_id": "%s", "query": "tab\there"}' % group_id),
+            6: _call(6, "search_messages", '{"group_id": "%s", "query": %s}' % (group_id, "[" * 300 + "]" * 300)),
+        }
+        errs = {}
+        for rid, line in requests.items():
+            agent.send(line)
+            errs[rid] = agent.answer(rid, 20)["error"]
+            assert errs[rid]["code"] == -32600 and "nothing was done" in errs[rid]["message"], (rid, errs[rid])
+        assert "U+D800" in errs[3]["message"] and "of method" in errs[3]["message"]
+        assert "tab" not in errs[5]["message"]  # the rule, never the line's content
+        # no id to be read (nested past any reader, cut short, not JSON): a parse error with id null
+        for line in (_call(2, "search_messages", '{"group_id": "%s", "query": %s}' % (group_id, deep)),
+                     '{"jsonrpc": "2.0", "id": 7, "method": "ping"', "\x01\x02 garbage", "[" * 5000 + "]" * 5000):
+            agent.send(line)
+            out = agent.answer(None, 20)  # type: ignore[arg-type]
+            assert out["error"]["code"] == -32700, out
+        agent.send('{"jsonrpc": "2.0", "id": 8, "method": "ping"}')
+        assert agent.answer(8, 20)["result"] == {}
+        assert agent.proc.poll() is None
+    finally:
+        agent.close()
+    rows = store.read_text("MATCH (n) WHERE n.group_id = $g OR (n:Group AND n.id = $g) RETURN count(n) AS n", g=group_id)
+    assert rows == [{"n": 0}]
+
+
 # --------------------------------------------------------------------------------------------
 # one person in every spelling
 # --------------------------------------------------------------------------------------------
