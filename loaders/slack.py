@@ -42,7 +42,7 @@ from typing import Any, Literal
 from graphmem.core.errors import InvalidInputError
 from graphmem.core.model import Attachment, Conversation
 from loaders._chat import SYSTEM_ID, SYSTEM_SPEAKER, Reject, obj, finish, group_from, guarded, safe_id, session_of
-from loaders._common import parse_json_bytes, Draft, PathLike, existing_path
+from loaders._common import parse_json_bytes, Draft, PathLike, existing_path, read_zip_member
 
 __all__ = ["is_slack", "load_conversations"]
 
@@ -78,10 +78,13 @@ class _Tree:
 
     def read(self, name: str) -> Any:
         where = f"{self.root}:{name}" if self.zip is not None else str(self.root / name)
-        try:
-            raw = self.zip.read(self.prefix + name) if self.zip is not None else (self.root / name).read_bytes()
-        except (KeyError, OSError) as e:
-            raise InvalidInputError(f"cannot read {name}: {e}", source=where, field="path") from e
+        if self.zip is not None:
+            raw = read_zip_member(self.zip, self.prefix + name, where)
+        else:
+            try:
+                raw = (self.root / name).read_bytes()
+            except OSError as e:
+                raise InvalidInputError(f"cannot read {name}: {e}", source=where, field="path") from e
         return parse_json_bytes(raw, where)
 
     def where(self, name: str) -> str:

@@ -116,3 +116,58 @@ def test_the_body_is_checked_before_any_work(url, group_id):
                       json={"format": "slack", "content_base64": base64.b64encode(bomb.getvalue()).decode()})
         assert r.status_code == 422 and r.json()["field"] == "content_base64" and "unpacks to 600 MB" in r.json()["detail"]
         assert http.get(f"{url}/groups/{group_id}/roster", headers={"X-API-Key": KEY}).status_code == 404
+
+
+def _damaged_zips() -> dict[str, bytes]:
+    """Zips whose members cannot be unpacked: a flipped byte (CRC), the encryption flag, a
+    compression method Python has no codec for; each holding a WhatsApp chat and a Slack export."""
+    members = {"chat.txt": CASES["whatsapp"].read_text(encoding="utf-8"), "users.json": "[]",
+               "channels.json": json.dumps([{"id": "C1", "name": "general"}]),
+               "general/2025-07-01.json": json.dumps([{"type": "message", "ts": "1751360100.000200", "user": "U1",
+                                                       "text": "hello there"}])}
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, text in members.items():
+            z.writestr(name, text)
+    good = buf.getvalue()
+    out = {}
+    crc = bytearray(good)
+    for name in (b"chat.txt", b"general/2025-07-01.json"):  # a byte of each one's data
+        at = crc.find(name) + len(name) + 3
+        crc[at] ^= 0xFF
+    out["crc"] = bytes(crc)
+    for what, local, central, value in (("encrypted", 6, 8, None), ("method", 8, 10, 99)):
+        d = bytearray(good)
+        for sig, off in ((b"PK\x03\x04", local), (b"PK\x01\x02", central)):
+            at = d.find(sig)
+            while at != -1:
+                if value is None:
+                    d[at + off] |= 1
+                else:
+                    d[at + off: at + off + 2] = value.to_bytes(2, "little")
+                at = d.find(sig, at + 4)
+        out[what] = bytes(d)
+    return out
+
+
+def test_a_damaged_encrypted_or_unreadable_zip_is_a_422_not_a_500(url, store, group_id, tmp_path):
+    """A member that cannot be unpacked (bad CRC, encrypted, unknown compression) raised
+    zipfile's own exception out of the loaders: a 500 over HTTP and a traceback from
+    ``graphmem ingest``. It is now the input error naming field ``path`` and the member."""
+    from tests.integration.test_input_rules import cli
+
+    post = f"{url}/groups/{group_id}/imports"
+    with httpx.Client(timeout=60, headers={"X-API-Key": KEY}) as http:
+        for what, data in _damaged_zips().items():
+            for fmt in ("whatsapp", "slack", "auto"):
+                r = http.post(post, json={"format": fmt, "content_base64": base64.b64encode(data).decode()})
+                assert r.status_code == 422, (what, fmt, r.status_code, r.text)
+                body = r.json()
+                assert body["error"] == "InvalidInputError" and body["field"] in ("path", "format"), (what, fmt, body)
+                assert "graphmem-import-" not in body["detail"] and "/tmp" not in body["detail"], body
+            path = tmp_path / f"{what}.zip"
+            path.write_bytes(data)
+            res = cli("ingest", str(path), "--format", "whatsapp", "--group", group_id)
+            assert res.returncode == 1 and "Traceback" not in res.stderr, res.stderr
+            assert "field 'path'" in res.stderr and "chat.txt" in res.stderr, res.stderr
+    assert not rows(store, group_id)  # nothing written
