@@ -72,7 +72,7 @@ def list_groups(store: Store, *, reaches: Collection[str] | None = None, limit: 
     paging.check_max_bytes(max_bytes)
     ids = None if reaches is None else sorted(reaches)
     scope = paging.list_scope("groups", ids)
-    after = paging.decode_cursor(cursor, kind="groups", scope=scope, size=1)
+    after = paging.decode_cursor(cursor, kind="groups", scope=scope, size=1, types=(str,))
     rows = store.read("groups/list_groups_page", after="" if after is None else str(after[0]), ids=ids,
                       limit=limit + 1)
     groups = [GroupInfo(**r) for r in rows]
