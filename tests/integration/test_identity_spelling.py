@@ -417,6 +417,48 @@ def _no_trace_of_her(store, embedder, gid: str) -> None:
     assert left == [{"n": 0}]
 
 
+def test_erasing_one_person_never_takes_another_whose_id_differs_only_in_case(store, embedder, make_group):
+    """Two platform ids that differ only in case ("UCab", "UCAB": YouTube, base64 ids) are two
+    persons: ingest keys them exactly and person memory reads the exact one. Erasure took every
+    id of the identity form, so erasing Ann ("UCab") erased Bob ("UCAB") too, on every surface.
+    Now the id as spelt is erased alone, and a spelling that names both is refused (422),
+    nothing erased."""
+    from fastapi.testclient import TestClient
+    from typer.testing import CliRunner
+
+    from api.main import create_app
+    from graphmem.cli import app as cli
+    from graphmem.core.config import Settings, get_settings
+    from graphmem.core.errors import InvalidInputError
+    from graphmem.groups.service import forget_person
+    from graphmem.verbatim.ingest import ingest_conversations
+
+    rows = [{"id": "c1", "session": "s1", "speaker": "Ann", "speaker_id": "UCab", "text": "Ann's number 0170 111"},
+            {"id": "c2", "session": "s1", "speaker": "Bob", "speaker_id": "UCAB", "text": "Bob's number 0170 222"}]
+    lib, api, cmd = (make_group(p) for p in ("lib", "api", "cli"))
+    for gid in (lib, api, cmd):
+        ingest_conversations(store, [conversation(gid, rows)], embedder)
+
+    with pytest.raises(InvalidInputError, match="names 2 persons spelt alike") as e:
+        forget_person(store, lib, "ucab", settings=get_settings())
+    assert e.value.field == "person_id" and set(_persons(store, lib)) == {"UCab", "UCAB"}  # nothing erased
+    out = forget_person(store, lib, "UCab", settings=get_settings())
+    assert out.person_ids == ["UCab"] and out.messages_deleted == 1
+    assert _persons(store, lib) == {"UCAB": {"aliases": ["Bob"], "messages": ["c2"]}}
+
+    with TestClient(create_app(Settings(_env_file=None))) as c:
+        r = c.delete(f"/groups/{api}/persons/ucab")
+        assert r.status_code == 422 and r.json()["field"] == "person_id", r.text
+        r = c.delete(f"/groups/{api}/persons/UCAB")
+        assert r.status_code == 200 and r.json()["person_ids"] == ["UCAB"], r.text
+    assert _persons(store, api) == {"UCab": {"aliases": ["Ann"], "messages": ["c1"]}}
+
+    res = CliRunner().invoke(cli, ["forget", "--group", cmd, "--person", "UCab", "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["person_ids"] == ["UCab"]
+    assert set(_persons(store, cmd)) == {"UCAB"}
+
+
 def test_erasing_one_spelling_erases_every_person_of_that_name_on_every_surface(store, embedder, make_group):
     from fastapi.testclient import TestClient
     from typer.testing import CliRunner
