@@ -185,6 +185,11 @@ def load_conversations(path: PathLike, group: str | None = None,
         cid = c.get("id")
         if isinstance(cid, str):
             folders[str(c.get("name") or cid)] = cid
+    days_of: dict[str, list[str]] = {}  # folder -> its day files, found in one pass over the names
+    for n in sorted(names_in):
+        folder, sep, rest = n.partition("/")
+        if sep and _DAY_FILE.match(rest):
+            days_of.setdefault(folder, []).append(n)
     for n in sorted(names_in):  # a day folder not in the channel files still loads
         parts = n.split("/")
         if len(parts) == 2 and _DAY_FILE.match(parts[1]) and parts[0] not in folders:
@@ -193,8 +198,7 @@ def load_conversations(path: PathLike, group: str | None = None,
     drafts: list[Draft] = []
     for folder, cid in folders.items():
         channel = safe_id(folder, safe_id(cid, "channel"))
-        days = sorted(n for n in names_in if n.startswith(folder + "/") and _DAY_FILE.match(n.split("/", 1)[1]))
-        for day in days:
+        for day in days_of.get(folder, []):
             where = tree.where(day)
             items = tree.read(day)
             if not isinstance(items, list):
