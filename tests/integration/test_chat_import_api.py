@@ -195,3 +195,31 @@ def test_a_slack_zip_with_many_channels_is_read_in_one_pass(url, group_id):
     took = time.monotonic() - started
     assert r.status_code == 200 and r.json()["messages_written"] == 1, r.text
     assert took < 20, f"{took:.1f} s"
+
+
+def test_an_error_of_the_ingest_after_the_parse_names_no_server_path(url, store, group_id):
+    """The loaders' errors had the server's temporary file renamed to ``upload.txt``, but the
+    ingest's own checks (a text over 100,000 characters, a group id with a control character)
+    ran after that and named ``/tmp/graphmem-import-.../upload.txt``."""
+    whatsapp = "01/07/2025, 10:00 - Mei: Deposit due Friday\n01/07/2025, 10:01 - Ben: " + "x" * 100_001 + "\n"
+    with httpx.Client(timeout=120, headers={"X-API-Key": KEY}) as http:
+        for gid, content, field in ((group_id, whatsapp, "text"), (f"{group_id}%09x", CASES["whatsapp"].read_text(
+                encoding="utf-8"), "group")):
+            r = http.post(f"{url}/groups/{gid}/imports", json={"format": "whatsapp", "content": content})
+            assert r.status_code == 422 and r.json()["field"] == field, r.text[:300]
+            detail = r.json()["detail"]
+            assert "graphmem-import-" not in detail and "/tmp" not in detail, detail
+            assert detail.startswith("file upload.txt"), detail
+        # a 409 names where the conflicting record came from: the upload, not the server's file
+        for user in ("U1", "U2"):
+            buf = io.BytesIO()
+            with zipfile.ZipFile(buf, "w") as z:
+                z.writestr("users.json", "[]")
+                z.writestr("channels.json", json.dumps([{"id": "C1", "name": "gen"}]))
+                z.writestr("gen/2025-07-01.json", json.dumps([{"type": "message", "ts": "1751360100.000200",
+                                                                "user": user, "text": "hi"}]))
+            r = http.post(f"{url}/groups/{group_id}/imports",
+                          json={"format": "slack", "content_base64": base64.b64encode(buf.getvalue()).decode()})
+        assert r.status_code == 409, r.text
+        assert "upload.zip:gen/2025-07-01.json" in r.json()["detail"] and "/tmp" not in r.json()["detail"], r.text
+    assert [r["person"] for r in rows(store, group_id).values()] == ["U1"]
