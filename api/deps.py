@@ -87,7 +87,13 @@ def require_api_key(
 ) -> Access:
     """The caller's access; 401 when the boundary let the request through without one (a
     public path) or the app runs without the boundary middleware. ``key`` only documents the
-    ``X-API-Key`` header in the OpenAPI schema: the boundary checked it before the body."""
+    ``X-API-Key`` header in the OpenAPI schema: the boundary checked it before the body.
+
+    Raises:
+        ForbiddenError: the route's ``group_id`` (as the router decoded it) is outside the
+            key's groups; the boundary refuses that before the body, this is the same rule
+            where the route is known.
+    """
     access = get_access(request)
     if access is None:
         raise HTTPException(
@@ -95,6 +101,9 @@ def require_api_key(
             detail=f"missing or wrong {API_KEY_HEADER} header",
             headers={"WWW-Authenticate": "APIKey"},
         )
+    group_id = request.path_params.get("group_id")
+    if isinstance(group_id, str):
+        access.check_group(group_id)
     return access
 
 

@@ -75,12 +75,19 @@ def _split_host(value: str, scheme: str) -> tuple[str, int | None]:
 
 def group_of_path(scope: dict[str, Any]) -> str | None:
     """The group id of a ``/groups/{group_id}...`` request (percent-decoded from the raw
-    path, so ``a%2Fb`` is the one id ``a/b``), else None."""
+    path, so ``a%2Fb`` is the one id ``a/b``), else None.
+
+    The router matches the decoded path, so a ``groups`` segment spelt with escapes
+    (``/%67roups/x/roster``, ``/groups%2Fx/roster``) reaches group ``x``'s routes: when the raw
+    path has no literal ``groups`` segment, the group is read from the decoded path."""
     raw = scope.get("raw_path") or str(scope.get("path", "")).encode()
     parts = raw.split(b"?", 1)[0].split(b"/")
-    if len(parts) < 3 or parts[1] != b"groups" or not parts[2]:
-        return None
-    return unquote(parts[2].decode("latin-1"), encoding="utf-8", errors="replace")
+    if len(parts) >= 3 and parts[1] == b"groups" and parts[2]:
+        return unquote(parts[2].decode("latin-1"), encoding="utf-8", errors="replace")
+    routed = str(scope.get("path", "")).split("/")
+    if len(routed) >= 3 and routed[1] == "groups" and routed[2]:
+        return routed[2]
+    return None
 
 
 class _BodyCut(Exception):

@@ -118,13 +118,17 @@ class _Call(Generic[M]):
 
 def _seg(value: str) -> str:
     """One path segment, percent-encoded (spaces, ``%``, non-ASCII; a person or record id is sent
-    as stored). Group ids go through :func:`_group` first.
+    as stored). Group ids go through :func:`_group` first. An id ``.`` or ``..`` (valid ids) is
+    sent as ``%2E`` / ``%2E%2E``: bare, it is a dot segment that the URL library removes
+    (``DELETE /groups/g/persons/..`` would go out as ``DELETE /groups/g``, the whole group).
 
     Raises:
         InvalidInputError: the id is empty (field ``id``).
     """
     if not value:
         raise errors.InvalidInputError("ids must not be empty", field="id")
+    if value in (".", ".."):
+        return "%2E" * len(value)
     return quote(value, safe="")
 
 

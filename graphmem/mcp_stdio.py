@@ -17,10 +17,16 @@ a replaced byte would be stored as a character nobody wrote.
   reaches a tool: a ``tools/call`` gets a tool error naming the argument (``argument
   'messages.0.text': ...``, as :func:`graphmem.mcp_args.explain` names arguments), any other
   method a JSON-RPC error -32602 naming where in ``params`` it was;
+- a line the SDK's reader refuses for any other reason (a lone surrogate outside ``params``, a
+  raw control character inside a string, JSON nested deeper than it reads, JSON cut short,
+  bytes that are no JSON at all) is answered here too: a request whose ``id`` Python's reader
+  can find gets a JSON-RPC error -32600 naming the rule (never the line's content), anything
+  else a parse error -32700 with ``id`` null; notifications and responses stay unanswered;
 - every other line goes to the SDK unchanged.
 
-Nothing is written and no tool runs for a refused request. Tested by
-tests/integration/test_identity_spelling.py (a raw JSON-RPC exchange with the server process).
+Nothing is written and no tool runs for a refused request, and no line stops the server.
+Tested by tests/integration/test_identity_spelling.py (a raw JSON-RPC exchange with the server
+process).
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ import anyio
 import mcp_types as types
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
+from pydantic import ValidationError
 
 logger = logging.getLogger(__name__)
 
@@ -64,31 +71,72 @@ def _lone_surrogate(value: Any, path: tuple[str, ...] = ()) -> tuple[tuple[str, 
     return None
 
 
+def _sdk_refuses(line: str) -> str | None:
+    """Why the SDK's JSON-RPC reader refuses ``line`` (its first error's rule, without the
+    line's content), or None when it reads it."""
+    try:
+        types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+    except ValidationError as e:
+        first = e.errors(include_input=False)[0]
+        return str(first["msg"])
+    return None
+
+
+def _unreadable(line: str, why: str) -> types.JSONRPCError | None:
+    """The answer to a line the SDK cannot read (``why``): -32600 for a request whose id can be
+    found, -32700 with id null for a line that is not JSON, None for a notification or a
+    response (nobody waits for an answer)."""
+    try:
+        message = json.loads(line, strict=False)  # a raw control character still gives the id
+    except (ValueError, RecursionError):
+        return types.JSONRPCError(jsonrpc="2.0", id=None, error=types.ErrorData(
+            code=types.PARSE_ERROR, message=f"Parse error: not a JSON-RPC message this server can read ({why}); "
+                                            "nothing was done"))
+    if isinstance(message, dict) and "method" in message and "id" not in message:
+        return None
+    if isinstance(message, dict) and "method" not in message and ("result" in message or "error" in message):
+        return None
+    rid = message.get("id") if isinstance(message, dict) else None
+    if not isinstance(rid, (int, str)) or isinstance(rid, bool) or (isinstance(rid, str) and _SURROGATE.search(rid)):
+        rid = None
+    try:
+        found = _lone_surrogate(message)
+    except RecursionError:
+        found = None
+    if found is not None:
+        path, at, ch = found
+        why = f"lone UTF-16 surrogate U+{ord(ch):04X} at character {at} of {'.'.join(path) or 'a key'}"
+    return types.JSONRPCError(jsonrpc="2.0", id=rid, error=types.ErrorData(
+        code=types.INVALID_REQUEST, message=f"Invalid Request: {why}; nothing was done"))
+
+
 def refusal(line: str) -> types.JSONRPCResponse | types.JSONRPCError | None:
-    """The answer to a request line that holds a lone surrogate in its ``params``, or None
-    (the line is for the SDK: no surrogate, not a request, or not JSON at all).
+    """The answer to a request line the SDK must not get, or None (the line is for the SDK).
 
     Args:
         line: one line of stdin, decoded with ``surrogateescape``.
 
     Returns:
-        For ``tools/call``: a result with ``isError`` true whose text names the argument; for
-        any other method: a JSON-RPC error -32602 (invalid params) naming the place.
+        For a lone surrogate in ``params``: on ``tools/call`` a result with ``isError`` true
+        whose text names the argument, on any other method a JSON-RPC error -32602 (invalid
+        params) naming the place. For a line the SDK's reader refuses otherwise: a JSON-RPC
+        error (:func:`_unreadable`); None for a notification or response it refuses.
     """
-    if not _MAYBE.search(line):
+    if not line.strip():
         return None
+    if not _MAYBE.search(line):
+        why = _sdk_refuses(line)
+        return None if why is None else _unreadable(line, why)
     try:
         message = json.loads(line)
-    except ValueError:
-        return None
-    if not isinstance(message, dict) or "method" not in message or "id" not in message:
-        return None  # a notification or a response: nobody waits for an answer
-    rid = message["id"]
-    if not isinstance(rid, (int, str)) or isinstance(rid, bool) or (isinstance(rid, str) and _SURROGATE.search(rid)):
-        return None
-    found = _lone_surrogate(message.get("params"))
-    if found is None:
-        return None
+        found = _lone_surrogate(message.get("params")) if isinstance(message, dict) else None
+    except (ValueError, RecursionError):
+        message, found = None, None
+    rid = message.get("id") if isinstance(message, dict) and "method" in message else None
+    if (found is None or not isinstance(rid, (int, str)) or isinstance(rid, bool)
+            or (isinstance(rid, str) and _SURROGATE.search(rid))):
+        why = _sdk_refuses(line)  # not a request with a lone surrogate in its params
+        return None if why is None else _unreadable(line, why)
     path, at, ch = found
     code = ord(ch)
     what = (f"byte 0x{code - 0xDC00:02X} that is not UTF-8" if 0xDC80 <= code <= 0xDCFF and ch in line
@@ -137,7 +185,7 @@ class RequestLines:
                 await self.replies.send(SessionMessage(answer))
             except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                 raise StopAsyncIteration from None
-            logger.warning("refused request %s: a lone surrogate in its params", answer.id)
+            logger.warning("answered request %s here: the SDK cannot read it", answer.id)
 
 
 async def serve_stdio(server: Any) -> None:

@@ -8,8 +8,11 @@ number, message id or index) and the field.
 from __future__ import annotations
 
 import json
+import lzma
 import os
 import re
+import zipfile
+import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -64,6 +67,28 @@ def read_json_file(path: Path) -> Any:
     except OSError as e:
         raise InvalidInputError(f"cannot read file: {e}", source=str(path), field="path") from e
     return parse_json_bytes(raw, str(path))
+
+
+def read_zip_member(z: zipfile.ZipFile, name: str, source: str) -> bytes:
+    """The bytes of member ``name`` of an open zip.
+
+    Raises:
+        InvalidInputError: field ``path`` (``source`` names the zip and member) when the member
+            cannot be unpacked: damaged (CRC, deflate stream, cut short), encrypted, or packed
+            with a compression method Python cannot read. zipfile raises each as its own
+            exception type, which no caller expects from a bad input.
+    """
+    try:
+        return z.read(name)
+    except KeyError as e:
+        raise InvalidInputError(f"the zip holds no {name!r}", source=source, field="path") from e
+    except RuntimeError as e:  # zipfile: "File ... is encrypted, password required for extraction"
+        raise InvalidInputError(f"cannot unpack {name!r}: it is encrypted", source=source, field="path") from e
+    except NotImplementedError as e:
+        raise InvalidInputError(f"cannot unpack {name!r}: its compression method is not supported",
+                                source=source, field="path") from e
+    except (zipfile.BadZipFile, zlib.error, lzma.LZMAError, EOFError, OSError) as e:
+        raise InvalidInputError(f"cannot unpack {name!r}: the zip is damaged", source=source, field="path") from e
 
 
 def parse_json_bytes(raw: bytes, source: str) -> Any:

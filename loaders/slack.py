@@ -42,7 +42,7 @@ from typing import Any, Literal
 from graphmem.core.errors import InvalidInputError
 from graphmem.core.model import Attachment, Conversation
 from loaders._chat import SYSTEM_ID, SYSTEM_SPEAKER, Reject, obj, finish, group_from, guarded, safe_id, session_of
-from loaders._common import parse_json_bytes, Draft, PathLike, existing_path
+from loaders._common import parse_json_bytes, Draft, PathLike, existing_path, read_zip_member
 
 __all__ = ["is_slack", "load_conversations"]
 
@@ -78,10 +78,13 @@ class _Tree:
 
     def read(self, name: str) -> Any:
         where = f"{self.root}:{name}" if self.zip is not None else str(self.root / name)
-        try:
-            raw = self.zip.read(self.prefix + name) if self.zip is not None else (self.root / name).read_bytes()
-        except (KeyError, OSError) as e:
-            raise InvalidInputError(f"cannot read {name}: {e}", source=where, field="path") from e
+        if self.zip is not None:
+            raw = read_zip_member(self.zip, self.prefix + name, where)
+        else:
+            try:
+                raw = (self.root / name).read_bytes()
+            except OSError as e:
+                raise InvalidInputError(f"cannot read {name}: {e}", source=where, field="path") from e
         return parse_json_bytes(raw, where)
 
     def where(self, name: str) -> str:
@@ -182,6 +185,11 @@ def load_conversations(path: PathLike, group: str | None = None,
         cid = c.get("id")
         if isinstance(cid, str):
             folders[str(c.get("name") or cid)] = cid
+    days_of: dict[str, list[str]] = {}  # folder -> its day files, found in one pass over the names
+    for n in sorted(names_in):
+        folder, sep, rest = n.partition("/")
+        if sep and _DAY_FILE.match(rest):
+            days_of.setdefault(folder, []).append(n)
     for n in sorted(names_in):  # a day folder not in the channel files still loads
         parts = n.split("/")
         if len(parts) == 2 and _DAY_FILE.match(parts[1]) and parts[0] not in folders:
@@ -190,8 +198,7 @@ def load_conversations(path: PathLike, group: str | None = None,
     drafts: list[Draft] = []
     for folder, cid in folders.items():
         channel = safe_id(folder, safe_id(cid, "channel"))
-        days = sorted(n for n in names_in if n.startswith(folder + "/") and _DAY_FILE.match(n.split("/", 1)[1]))
-        for day in days:
+        for day in days_of.get(folder, []):
             where = tree.where(day)
             items = tree.read(day)
             if not isinstance(items, list):

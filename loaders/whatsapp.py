@@ -46,7 +46,7 @@ from pathlib import Path
 from graphmem.core.errors import InvalidInputError
 from graphmem.core.model import Attachment, Conversation
 from loaders._chat import SYSTEM_ID, SYSTEM_SPEAKER, Reject, finish, group_from, guarded
-from loaders._common import Draft, PathLike, existing_path
+from loaders._common import Draft, PathLike, existing_path, read_zip_member
 
 __all__ = ["is_whatsapp", "load_conversations"]
 
@@ -71,11 +71,16 @@ class _Line:
 
 def _read_lines(p: Path) -> tuple[str, list[str]]:
     if zipfile.is_zipfile(p):
-        with zipfile.ZipFile(p) as z:
+        try:
+            z = zipfile.ZipFile(p)
+        except zipfile.BadZipFile as e:
+            raise InvalidInputError("not a readable zip file", source=str(p), field="path") from e
+        with z:
             txt = sorted(n for n in z.namelist() if n.endswith(".txt"))
             if not txt:
                 raise InvalidInputError("the zip holds no .txt chat", source=str(p), field="path")
-            raw, where = z.read(txt[0]), f"{p}:{txt[0]}"
+            where = f"{p}:{txt[0]}"
+            raw = read_zip_member(z, txt[0], where)
     else:
         raw, where = p.read_bytes(), str(p)
     try:

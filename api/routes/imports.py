@@ -17,7 +17,7 @@ from fastapi import APIRouter, Path
 
 from api.deps import EmbedderDep, SettingsDep, StoreDep
 from api.openapi import errors_of
-from graphmem.core.errors import InvalidInputError
+from graphmem.core.errors import ConflictError, InvalidInputError
 from graphmem.core.wire import ChatImportCreate, ChatImportPublic, RejectPublic
 from graphmem.verbatim.ingest import ingest_conversations
 from loaders import Reject, detect_format, load_conversations
@@ -68,6 +68,12 @@ def _named(text: str, path: FilePath, name: str) -> str:
     return text.replace(str(path), name)
 
 
+def _renamed(e: InvalidInputError, path: FilePath, name: str) -> InvalidInputError:
+    """``e`` naming the uploaded file as the caller knows it, never the server's temporary path."""
+    source = _named(e.source, path, name) if e.source and e.source != "api" else e.source
+    return InvalidInputError(_named(e.reason, path, name), source=source, record=e.record, field=e.field)
+
+
 @router.post("/imports", response_model=ChatImportPublic, summary="Import a Slack, Discord, Telegram or WhatsApp export",
              operation_id="import_chat", responses=errors_of(401, 403, 408, 409, 413, 415, 422, 503))
 def post_import(
@@ -95,14 +101,17 @@ def post_import(
                                         field="format")
             conversations = load_conversations(path, fmt, group=group_id, rejects=rejects)
         except InvalidInputError as e:
-            source = _named(e.source, path, name) if e.source and e.source != "api" else e.source
-            raise InvalidInputError(_named(e.reason, path, name), source=source, record=e.record,
-                                    field=e.field) from None
+            raise _renamed(e, path, name) from None
         shown = [RejectPublic(source=_named(r.source, path, name), record=r.record, field=r.field,
                               rule=_named(r.rule, path, name), raw=r.raw)
                  for r in (rejects or [])[:MAX_REJECTS_SHOWN]]
-    summary = ingest_conversations(store, conversations, embedder, batch_size=settings.write_batch_size,
-                                   exact_max=settings.vector_exact_max)
+    try:  # the ingest checks the records again (text length, the group id): its errors name the file too
+        summary = ingest_conversations(store, conversations, embedder, batch_size=settings.write_batch_size,
+                                       exact_max=settings.vector_exact_max)
+    except InvalidInputError as e:
+        raise _renamed(e, path, name) from None
+    except ConflictError as e:  # names the record's source: the file as the caller knows it
+        raise ConflictError(_named(str(e), path, name)) from None
     return ChatImportPublic(
         group_id=group_id, format=fmt, messages_written=summary.messages_written,
         messages_edited=summary.messages_edited, messages_skipped=summary.messages_skipped,

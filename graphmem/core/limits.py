@@ -245,6 +245,29 @@ def same_identity(wanted: str, ids: Iterable[str]) -> list[str]:
     return found
 
 
+def erased_identity(wanted: str, ids: Iterable[str], *, field: str = "person_id") -> list[str]:
+    """The ids among ``ids`` that an erasure of ``wanted`` takes: every id of its identity
+    (:func:`same_identity`) when they are spellings of one text (NFC or NFD, surrounding or
+    doubled spaces: :func:`speaker_key`), as an older store keeps "Zo\u00eb" twice. Ids that
+    differ by more than that (``"UCab"`` and ``"UCAB"``: two platform ids, two persons) are
+    told apart: the one spelt as ``wanted`` is taken alone, and a ``wanted`` that is neither
+    names several persons.
+
+    Raises:
+        InvalidInputError: ``wanted`` names several persons spelt alike and none as it is spelt
+            (field ``field``; nothing may be erased).
+    """
+    same = same_identity(wanted, ids)
+    if len({speaker_key(i) for i in same}) <= 1:
+        return same
+    spelt = [i for i in same if speaker_key(i) == speaker_key(wanted)]
+    if spelt:
+        return spelt
+    listed = ", ".join(repr(visible_id(i)) for i in same)
+    raise InvalidInputError(f"person id {wanted!r} names {len(same)} persons spelt alike ({listed}); "
+                            "send one of these ids exactly; nothing was erased", field=field)
+
+
 def _unaccented(form: str) -> str:
     """``form`` without combining marks after canonical decomposition (``"zoë"`` -> ``"zoe"``)."""
     return "".join(ch for ch in unicodedata.normalize("NFD", form) if not unicodedata.combining(ch))

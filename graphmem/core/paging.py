@@ -127,17 +127,21 @@ def encode_cursor(kind: str, scope: str, key: Sequence[Any]) -> str:
     return f"{kind}:{base64.urlsafe_b64encode(raw.encode('utf-8')).decode('ascii').rstrip('=')}"
 
 
-def decode_cursor(cursor: str | None, *, kind: str, scope: str, size: int) -> list[Any] | None:
+def decode_cursor(cursor: str | None, *, kind: str, scope: str, size: int,
+                  types: Sequence[type] | None = None) -> list[Any] | None:
     """The sort key a cursor carries (None for no cursor: the first page).
 
     Args:
         cursor: what the caller passed back.
         kind / scope: what the list is (:func:`encode_cursor` made it with the same).
         size: how many values the key has.
+        types: the type of each value of the key (``int`` refuses a bool). The scope is a hash
+            of what the caller knows, so a cursor can be forged with any key: one of another
+            shape must be refused here, before the list compares it with its own keys.
 
     Raises:
         InvalidInputError: field ``cursor``: not a cursor of this list (another list's, another
-            query's, edited or cut).
+            query's, edited, cut, or a key of the wrong types).
     """
     if cursor is None or cursor == "":
         return None
@@ -151,6 +155,9 @@ def decode_cursor(cursor: str | None, *, kind: str, scope: str, size: int) -> li
     except (binascii.Error, ValueError, UnicodeDecodeError) as e:
         raise wrong from e
     if not isinstance(data, list) or len(data) != size + 1 or data[0] != scope:
+        raise wrong
+    if types is not None and not all(isinstance(v, t) and not (isinstance(v, bool) and t is not bool)
+                                      for v, t in zip(data[1:], types, strict=True)):
         raise wrong
     return data[1:]
 

@@ -135,7 +135,7 @@ def list_derive_jobs(store: Store, group_id: str, settings: Settings, *, limit: 
     paging.check_limit(limit, maximum=paging.MAX_LIMITS["jobs"])
     paging.check_max_bytes(max_bytes)
     scope = paging.list_scope("jobs", group_id)
-    before = paging.decode_cursor(cursor, kind="jobs", scope=scope, size=2)
+    before = paging.decode_cursor(cursor, kind="jobs", scope=scope, size=2, types=(str, str))
     if not store.read("groups/get_group", group_id=group_id):
         raise no_group(group_id)
     rows = store.read("groups/list_derive_jobs", group_id=group_id, limit=limit + 1,

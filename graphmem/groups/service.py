@@ -72,7 +72,7 @@ def list_groups(store: Store, *, reaches: Collection[str] | None = None, limit: 
     paging.check_max_bytes(max_bytes)
     ids = None if reaches is None else sorted(reaches)
     scope = paging.list_scope("groups", ids)
-    after = paging.decode_cursor(cursor, kind="groups", scope=scope, size=1)
+    after = paging.decode_cursor(cursor, kind="groups", scope=scope, size=1, types=(str,))
     rows = store.read("groups/list_groups_page", after="" if after is None else str(after[0]), ids=ids,
                       limit=limit + 1)
     groups = [GroupInfo(**r) for r in rows]
@@ -306,10 +306,13 @@ def forget_person(store: Store, group_id: str, person_id: str, *, settings: Sett
 
     The person id is matched by the identity rule (:func:`graphmem.core.limits.same_identity`:
     NFC, trimmed, any case): ``"zoe\u0308"`` erases ``"Zo\u00eb"``, and every person whose id
-    has that form is erased (two spellings of one name stored as two persons before the rule,
-    listed in ``person_ids``). An id that names nobody but resembles a member (its name or id
-    in another spelling, accents left out, or close: :func:`graphmem.core.limits.did_you_mean`)
-    is refused with the suggestion, never answered with zero counts.
+    is a spelling of the same text (NFC or NFD, spaces: two spellings of one name stored as two
+    persons before the rule) is erased, listed in ``person_ids``. Persons whose ids differ in
+    case (``"UCab"``, ``"UCAB"``: two platform ids) are two persons: the one spelt as asked is
+    erased alone (:func:`graphmem.core.limits.erased_identity`). An id that names nobody but
+    resembles a member (its name or id in another spelling, accents left out, or close:
+    :func:`graphmem.core.limits.did_you_mean`) is refused with the suggestion, never answered
+    with zero counts.
 
     Args:
         store: open store.
@@ -324,7 +327,9 @@ def forget_person(store: Store, group_id: str, person_id: str, *, settings: Sett
             the id names no person but resembles one (``no person 'Zoe' in group 'g'; nothing
             was erased; did you mean 'Zoë'?``).
         StoreUnavailableError: Neo4j failed (nothing is erased then).
-        InvalidInputError: the importer's list of CSV files cannot be read (the store is
+        InvalidInputError: the id names several persons whose ids differ in case and none as
+            it is spelt (field ``person_id``; nothing is erased), or the importer's list of CSV
+            files cannot be read (the store is
             erased by then; a second call clears the files once the list is mended).
     """
     from graphmem.verbatim.import_files import clear_csv_files
@@ -336,9 +341,10 @@ def forget_person(store: Store, group_id: str, person_id: str, *, settings: Sett
         if locked[0]["erasing"]:
             raise group_erasing(group_id)
         # every person the id names under the identity rule (NFC, trimmed, any case): two
-        # spellings of one name stored as two persons before the rule are erased together
+        # spellings of one name stored as two persons before the rule are erased together;
+        # ids that differ in case are two persons, told apart by the spelling asked for
         members = [RosterMember(**r) for r in run_tx(tx, "query/list_members", group_id=group_id)]
-        ids = limits.same_identity(person_id, [m.id for m in members])
+        ids = limits.erased_identity(person_id, [m.id for m in members])
         out = ForgetSummary(group_id=group_id, person_id=ids[0] if ids else person_id, person_ids=ids)
         if not ids:
             hint = limits.did_you_mean(person_id, [(m.id, m.name) for m in members])

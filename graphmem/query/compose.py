@@ -51,12 +51,16 @@ def _one_line(text: str) -> str:
 
 def speaker_label(name: str, person_id: str, roster: Roster | None) -> str:
     """``name``, or ``"name (person_id)"`` when the name is shared by several persons of the
-    roster (as display name, id or alias) or is ``GROUP`` - the Writer's labelling rule."""
-    if roster is None or not person_id or name == person_id:
+    roster (as display name, id or alias) or is ``GROUP`` - the Writer's labelling rule. A
+    person keyed by its name (no speaker id: its id is the name) is labelled too, so a
+    lookalike such as ``"Dad\u200b"`` beside Dad is marked as in the roster."""
+    if roster is None or not person_id:
         return name
     entry = roster.entry(person_id)
     if entry is not None and entry.label != entry.name and entry.name == name:
         return entry.label
+    if name == person_id:
+        return name
     pid, _why = roster.resolve(name)
     return name if pid == person_id else f"{name} ({person_id})"
 

@@ -88,7 +88,8 @@ def person_memory(
     if as_of is not None and as_of != "":
         text = as_of.isoformat() if isinstance(as_of, datetime) else str(as_of)
     scope = paging.list_scope("person_memory", group_id, person_id, mode, text)
-    after = paging.decode_cursor(cursor, kind="person_memory", scope=scope, size=3)
+    after = paging.decode_cursor(cursor, kind="person_memory", scope=scope, size=3,
+                                  types=(int, str, str))
     if text:
         try:
             states = memory.state_as_of(store, group_id, text)
@@ -163,7 +164,7 @@ def provenance(store: Store, group_id: str, record_id: str, *, limit: int = pagi
     paging.check_limit(limit, maximum=paging.MAX_LIMITS["provenance"])
     paging.check_max_bytes(max_bytes)
     scope = paging.list_scope("provenance", group_id, record_id)
-    after = paging.decode_cursor(cursor, kind="provenance", scope=scope, size=2)
+    after = paging.decode_cursor(cursor, kind="provenance", scope=scope, size=2, types=(int, int))
     try:
         record = memory.get_record(store, group_id, record_id)
     except NotFoundError:

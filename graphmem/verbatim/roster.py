@@ -155,7 +155,7 @@ def roster_page(store: Store, group_id: str, *, limit: int = paging.DEFAULT_LIMI
     paging.check_limit(limit, maximum=paging.MAX_LIMITS["roster"])
     paging.check_max_bytes(max_bytes)
     scope = paging.list_scope("roster", group_id)
-    after = paging.decode_cursor(cursor, kind="roster", scope=scope, size=1)
+    after = paging.decode_cursor(cursor, kind="roster", scope=scope, size=1, types=(str,))
     members = sorted(labelled_members(store.read("query/list_members", group_id=group_id)), key=lambda m: m.id)
     rest = [m for m in members if after is None or m.id > str(after[0])][: limit + 1]
     rows = store.read("query/member_message_counts", group_id=group_id, ids=[m.id for m in rest[:limit]])

@@ -227,3 +227,23 @@ def test_the_typed_client_raises_forbidden_error(scoped):
             gm.roster(other)
         with pytest.raises(ForbiddenError, match="read-only"):
             gm.append_messages(own, MESSAGE["messages"])
+
+
+def test_a_scoped_key_cannot_reach_another_group_through_an_escaped_path(scoped, store):
+    """The router matches the percent-decoded path: ``/%67roups/x/roster`` and
+    ``/groups%2Fx/roster`` are ``/groups/x/roster`` to it, so the scope check must see group
+    ``x`` there too (it read only a literal ``groups`` segment of the raw path and let both
+    through: 200 with the other group's roster, and its erasure)."""
+    c, own, other = scoped
+    before = store.read_text("MATCH (n {group_id: $g}) RETURN count(n) AS n", g=other)
+    for method, path, body in routes(other):
+        rest = path[len(f"/groups/{other}"):]
+        for escaped in (f"/%67roups/{other}{rest}", f"/gr%6Fups/{other}{rest}",
+                        f"/groups%2F{other}{rest}", f"/groups%2f{other}{rest}"):
+            r = c.request(method, escaped, json=body, headers={"X-API-Key": "k-own"})
+            assert r.status_code == 403, (method, escaped, r.status_code, r.text[:200])
+            assert r.json() == {"detail": f"this key does not reach group {other!r}", "error": "ForbiddenError"}
+    assert store.read_text("MATCH (n {group_id: $g}) RETURN count(n) AS n", g=other) == before  # nothing written
+    assert store.read_text("MATCH (g:Group {id: $g}) RETURN count(g) AS n", g=other) == [{"n": 1}]
+    # the key's own group still answers through the escaped spelling
+    assert c.get(f"/%67roups/{own}/roster", headers={"X-API-Key": "k-own"}).status_code == 200

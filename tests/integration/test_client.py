@@ -151,3 +151,32 @@ def test_background_derive_through_the_client(served, group_id):
         assert [r.content for r in gm.person_memory(group_id, "Ben").chains[0]] == ["still prefers the ridge"]
         with pytest.raises(NotFoundError):
             gm.job("no-such-job")
+
+
+def test_ids_made_of_dots_are_sent_as_ids_not_as_path_steps(served, store, group_id):
+    """An id "." or ".." is a valid person, message or group id, but as a bare URL segment it
+    is a dot segment that httpx (like every URL library) removes: ``forget_person(g, "..")``
+    was sent as ``DELETE /groups/g`` and erased the whole group, ``get_message(g, "..")`` asked
+    ``GET /groups/g``. The client escapes such ids."""
+    from graphmem.groups.service import forget_group
+
+    msgs = [{"id": "m1", "speaker": "..", "text": "dot dot speaking", "ts": "2026-01-01T10:00:00Z"},
+            {"id": "m2", "speaker": ".", "text": "dot speaking", "ts": "2026-01-01T10:01:00Z"},
+            {"id": "m3", "speaker": "Ana", "text": "Ana stays", "ts": "2026-01-01T10:02:00Z"},
+            {"id": "..", "speaker": "Ana", "text": "a message called dot dot", "ts": "2026-01-01T10:03:00Z"}]
+    with GraphMemClient(served.url, api_key=KEY) as gm:
+        gm.append_messages(group_id, msgs)
+        assert gm.get_message(group_id, "..").text == "a message called dot dot"
+        assert gm.person_memory(group_id, ".").person.id == "."
+        gone = gm.forget_person(group_id, "..")
+        assert gone.person_ids == [".."] and gone.messages_deleted == 1
+        assert sorted(p.id for p in gm.roster(group_id)) == [".", "Ana"]  # the group and the others stay
+        assert gm.forget_person(group_id, ".").person_ids == ["."]
+        try:  # a group called ".." is a group like any other
+            assert gm.append_messages("..", msgs[2:3]).group_created
+            assert [p.id for p in gm.roster("..")] == ["Ana"]
+            assert gm.forget_group("..").group_deleted
+        finally:
+            forget_group(store, "..")
+    assert store.read_text("MATCH (m:Message {group_id: $g}) RETURN m.id AS id ORDER BY id", g=group_id) == [
+        {"id": ".."}, {"id": "m3"}]

@@ -115,6 +115,34 @@ def test_shared_display_names_are_told_apart_library_cli_api(store, embedder, gr
     _check_labels(r.json())
 
 
+
+def test_a_lookalike_keyed_by_its_name_is_marked_in_the_evidence(store, embedder, group_id, client):
+    """A person with no speaker id is keyed by the name as written, so its id equals its name:
+    the evidence then showed the name bare even when it shares a display form with another
+    member ("Dad\u200b" next to Dad, both by name as a WhatsApp export keys them), and the
+    answer model read "Dad" for both, while the roster marks them apart."""
+    from graphmem.verbatim.ingest import ingest_conversations
+    from tests.factories import conversation
+
+    rows = [{"id": "d1", "speaker": "Dad", "text": "We take the lake trail, settled."},
+            {"id": "d2", "speaker": "Dad\u200b", "text": "Change of plan: the ridge trail, final decision on the trail."},
+            {"id": "a1", "speaker": "Ana", "text": "Which trail then?"}]
+    ingest_conversations(store, [conversation(group_id, rows)], embedder)
+    q = "Which trail did Dad decide?"
+
+    def check(result: dict) -> None:
+        lines = {ln.split(", msg ")[1].split(")")[0]: ln for ln in result["evidence"].splitlines() if ", msg " in ln}
+        assert "(Dad\u200b (Dad\\u200b) @" in lines["d2"], lines  # the lookalike carries its id, visible
+        assert "(Dad (Dad) @" in lines["d1"], lines
+        assert "(Ana @" in lines["a1"], lines  # a name nobody shares stays bare
+
+    check(ask(runtime_of(store, embedder, settings=Settings(_env_file=None, s1_ask_enabled=False)), group_id, q,
+              tense="head").model_dump(mode="json"))
+    r = client.post(f"/groups/{group_id}/ask", json={"question": q, "tense": "head"})
+    assert r.status_code == 200, r.text
+    check(r.json())
+
+
 # ----------------------------------------------------------------------------- size
 
 FILLER = "The weather was fine and we talked about many unrelated things on that long afternoon. "

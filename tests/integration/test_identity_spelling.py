@@ -134,6 +134,47 @@ def test_mcp_stdio_answers_a_lone_surrogate_at_once_naming_the_argument(store, g
     assert rows == [{"n": 0}]
 
 
+
+def test_mcp_stdio_answers_every_line_it_cannot_read_and_keeps_serving(store, group_id):
+    """Lines the SDK's reader refuses got no answer (the agent waited for its timeout), and a
+    deeply nested line holding a lone surrogate killed the server (RecursionError in the
+    surrogate check: exit 1). Each now gets an answer at once, and the server keeps serving."""
+    pytest.importorskip("mcp")
+    agent = RawAgent()
+    deep = "[" * 5000 + '"\\ud800"' + "]" * 5000
+    try:
+        agent.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}))
+        assert "result" in agent.answer(1, 120)
+        agent.send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        requests = {
+            3: '{"jsonrpc": "2.0", "id": 3, "method": "tools/call\\ud800", "params": {}}',
+            4: '{"jsonrpc": "2.0", "id": 4, "method": "ping", "extra\\udc00": 1}',
+            5: _call(5, "search_messages", '{"group_id": "%s", "query": "tab\there"}' % group_id),
+            6: _call(6, "search_messages", '{"group_id": "%s", "query": %s}' % (group_id, "[" * 300 + "]" * 300)),
+        }
+        errs = {}
+        for rid, line in requests.items():
+            agent.send(line)
+            errs[rid] = agent.answer(rid, 20)["error"]
+            assert errs[rid]["code"] == -32600 and "nothing was done" in errs[rid]["message"], (rid, errs[rid])
+        assert "U+D800" in errs[3]["message"] and "of method" in errs[3]["message"]
+        assert "tab" not in errs[5]["message"]  # the rule, never the line's content
+        # no id to be read (nested past any reader, cut short, not JSON): a parse error with id null
+        for line in (_call(2, "search_messages", '{"group_id": "%s", "query": %s}' % (group_id, deep)),
+                     '{"jsonrpc": "2.0", "id": 7, "method": "ping"', "\x01\x02 garbage", "[" * 5000 + "]" * 5000):
+            agent.send(line)
+            out = agent.answer(None, 20)  # type: ignore[arg-type]
+            assert out["error"]["code"] == -32700, out
+        agent.send('{"jsonrpc": "2.0", "id": 8, "method": "ping"}')
+        assert agent.answer(8, 20)["result"] == {}
+        assert agent.proc.poll() is None
+    finally:
+        agent.close()
+    rows = store.read_text("MATCH (n) WHERE n.group_id = $g OR (n:Group AND n.id = $g) RETURN count(n) AS n", g=group_id)
+    assert rows == [{"n": 0}]
+
+
 # --------------------------------------------------------------------------------------------
 # one person in every spelling
 # --------------------------------------------------------------------------------------------
@@ -374,6 +415,48 @@ def _no_trace_of_her(store, embedder, gid: str) -> None:
     left = store.read_text("MATCH (n {group_id: $g}) WHERE any(k IN keys(n) WHERE n[k] IS :: STRING "
                            "AND n[k] CONTAINS '5550123') RETURN count(n) AS n", g=gid)
     assert left == [{"n": 0}]
+
+
+def test_erasing_one_person_never_takes_another_whose_id_differs_only_in_case(store, embedder, make_group):
+    """Two platform ids that differ only in case ("UCab", "UCAB": YouTube, base64 ids) are two
+    persons: ingest keys them exactly and person memory reads the exact one. Erasure took every
+    id of the identity form, so erasing Ann ("UCab") erased Bob ("UCAB") too, on every surface.
+    Now the id as spelt is erased alone, and a spelling that names both is refused (422),
+    nothing erased."""
+    from fastapi.testclient import TestClient
+    from typer.testing import CliRunner
+
+    from api.main import create_app
+    from graphmem.cli import app as cli
+    from graphmem.core.config import Settings, get_settings
+    from graphmem.core.errors import InvalidInputError
+    from graphmem.groups.service import forget_person
+    from graphmem.verbatim.ingest import ingest_conversations
+
+    rows = [{"id": "c1", "session": "s1", "speaker": "Ann", "speaker_id": "UCab", "text": "Ann's number 0170 111"},
+            {"id": "c2", "session": "s1", "speaker": "Bob", "speaker_id": "UCAB", "text": "Bob's number 0170 222"}]
+    lib, api, cmd = (make_group(p) for p in ("lib", "api", "cli"))
+    for gid in (lib, api, cmd):
+        ingest_conversations(store, [conversation(gid, rows)], embedder)
+
+    with pytest.raises(InvalidInputError, match="names 2 persons spelt alike") as e:
+        forget_person(store, lib, "ucab", settings=get_settings())
+    assert e.value.field == "person_id" and set(_persons(store, lib)) == {"UCab", "UCAB"}  # nothing erased
+    out = forget_person(store, lib, "UCab", settings=get_settings())
+    assert out.person_ids == ["UCab"] and out.messages_deleted == 1
+    assert _persons(store, lib) == {"UCAB": {"aliases": ["Bob"], "messages": ["c2"]}}
+
+    with TestClient(create_app(Settings(_env_file=None))) as c:
+        r = c.delete(f"/groups/{api}/persons/ucab")
+        assert r.status_code == 422 and r.json()["field"] == "person_id", r.text
+        r = c.delete(f"/groups/{api}/persons/UCAB")
+        assert r.status_code == 200 and r.json()["person_ids"] == ["UCAB"], r.text
+    assert _persons(store, api) == {"UCab": {"aliases": ["Ann"], "messages": ["c1"]}}
+
+    res = CliRunner().invoke(cli, ["forget", "--group", cmd, "--person", "UCab", "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["person_ids"] == ["UCab"]
+    assert set(_persons(store, cmd)) == {"UCAB"}
 
 
 def test_erasing_one_spelling_erases_every_person_of_that_name_on_every_surface(store, embedder, make_group):

@@ -19,6 +19,7 @@ from graphmem.cli import app as cli
 from graphmem.client import GraphMemClient
 from graphmem.core.config import Settings
 from graphmem.core.errors import InvalidInputError
+from graphmem.core import paging
 from graphmem.core.paging import LIST_TEXT_CHARS
 from graphmem.groups.jobs import list_derive_jobs, open_derive_job, run_derive_job
 from graphmem.groups.service import append_messages, list_groups
@@ -175,6 +176,36 @@ def test_a_cursor_of_another_list_or_query_is_refused(store, embedder, chat, fam
     assert e.value.field == "cursor"
     assert api.get(f"/groups/{family}/roster", params={"limit": 1001}).status_code == 422
     assert api.get(f"/groups/{chat}/search", params={"q": "budget", "k": 101}).status_code == 422
+
+
+
+def test_a_forged_cursor_with_the_right_scope_and_a_wrong_key_is_refused_not_a_500(store, embedder, family, api):
+    """A cursor is base64 JSON, and its scope is a hash of what anyone asking knows (group,
+    person, mode ...): a caller can forge one with the right scope and any sort key. Keys of
+    another shape reached the comparison with the list's own keys (``[0, "seg", "id"] > ["x",
+    1, 2]``): a TypeError, 500 over HTTP. Each is now the 422 of a cursor of another list."""
+    import base64
+
+    def forged(cursor: str, key: list[Any]) -> str:
+        kind, _, payload = cursor.partition(":")
+        scope = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))[0]
+        return paging.encode_cursor(kind, scope, key)
+
+    person = api.get(f"/groups/{family}/persons/Cara/memory", params={"limit": 1}).json()["next_cursor"]
+    prov = api.get(f"/groups/{family}/records/a3/provenance", params={"limit": 1}).json()["next_cursor"]
+    roster = api.get(f"/groups/{family}/roster", params={"limit": 1}).json()["next_cursor"]
+    cases = [(f"/groups/{family}/persons/Cara/memory", person, [["x", 1, 2], [0, None, "x"], [0, {"a": 1}, [1]],
+                                                                  [True, "s", "r"]]),
+             (f"/groups/{family}/records/a3/provenance", prov, [["x", 1], [0, None], [[0], 1], [0.5, "a"]]),
+             (f"/groups/{family}/roster", roster, [[None], [{"a": 1}], [3]])]
+    for path, cursor, keys in cases:
+        assert cursor
+        for key in keys:
+            r = api.get(path, params={"limit": 1, "cursor": forged(cursor, key)})
+            assert r.status_code == 422 and r.json()["field"] == "cursor", (path, key, r.status_code, r.text[:200])
+    with pytest.raises(InvalidInputError) as e:  # the library says the same
+        person_memory(store, family, "Cara", limit=1, cursor=forged(person, ["x", 1, 2]))
+    assert e.value.field == "cursor"
 
 
 # ------------------------------------------------------------------------------ roster

@@ -72,7 +72,8 @@ def test_the_stdio_refusal_names_the_argument():
     assert text.startswith("argument 'messages.1.text': lone UTF-16 surrogate U+D83D at character 1")
     assert refusal(line.replace("\\ud83d", "\\ud83d\\ude00")) is None  # a whole pair is text
     assert refusal('{"jsonrpc":"2.0","method":"notifications/x","params":{"a":"\\ud800"}}') is None  # no id
-    assert refusal("not json \\ud800") is None  # for the SDK's own parse error
+    bad = refusal("not json \\ud800")  # no JSON: a parse error with id null (the SDK only logged it)
+    assert bad is not None and bad.id is None and bad.error.code == -32700  # type: ignore[union-attr]
     err = refusal('{"jsonrpc":"2.0","id":"r1","method":"prompts/get","params":{"name":"\\udc00"}}')
     assert err is not None and err.error.code == -32602 and "params.name" in err.error.message  # type: ignore[union-attr]
     raw = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
