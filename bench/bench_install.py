@@ -41,7 +41,10 @@ HEAVY = ("torch", "nvidia-", "nltk", "networkx", "scipy", "pandas", "sentence-tr
 
 
 def run(cmd: list[str], **kw) -> subprocess.CompletedProcess:
-    return subprocess.run(cmd, check=True, capture_output=True, text=True, **kw)
+    out = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if out.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd[:3])}... failed ({out.returncode}): {out.stderr.strip()[-800:]}")
+    return out
 
 
 def wall(cmd: list[str], env: dict[str, str], runs: int) -> tuple[float, list[float]]:
@@ -127,8 +130,8 @@ print(json.dumps({"load_s": load, "texts_per_s": bulk, "single_ms": 1000 * stati
 def encoder_figures(python: Path, backend: str, texts_file: Path, env: dict[str, str]) -> dict | None:
     try:
         out = run([str(python), "-c", ENCODE_CODE, str(texts_file), backend], env=env, cwd=ROOT)
-    except subprocess.CalledProcessError as e:
-        print(f"  {backend}: not measured ({e.stderr.strip().splitlines()[-1] if e.stderr else e})")
+    except RuntimeError as e:
+        print(f"  {backend}: not measured ({str(e).splitlines()[-1]})")
         return None
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -181,7 +184,8 @@ def main() -> None:
         t = time.perf_counter()
         run([str(py), "-m", "pip", "install", "-q", "mcp>=2.3,<3"])
         print(f"mcp extra installed in {time.perf_counter() - t:.1f} s, venv now {du_mb(venv):.0f} MB")
-        imp = []  # the mcp extra brings httpx, all the typed client needs (the client extra)
+        run([str(py), "-m", "pip", "install", "-q", "httpx>=0.27"])  # the client extra
+        imp = []
         for _ in range(args.runs):
             out = run([str(py), "-c", "import time; t = time.perf_counter(); import graphmem.client; "
                                       "print(time.perf_counter() - t)"], env=env, cwd=tmp)
