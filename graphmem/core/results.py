@@ -35,6 +35,11 @@ ExcerptVia = Literal["recall", "ask", "expand", "fallback"]
 CellVia = Literal["owner", "source"]
 
 
+ROSTER_ALIASES_SHOWN = 20
+"""Display names a roster page lists per person (the latest): one who renamed 600 times made a
+122 KB row, past any page's byte bound (a page always holds its first row)."""
+
+
 class RosterMember(BaseModel):
     """One Person of a group's roster.
 
@@ -42,7 +47,9 @@ class RosterMember(BaseModel):
         id: person id inside the group (speaker_id, else display name).
         name: latest display name.
         speaker_id: stable id from the source, or "".
-        aliases: every display name seen.
+        aliases: every display name seen (in a roster page, the latest
+            :data:`ROSTER_ALIASES_SHOWN` when there are more: ``aliases_total`` counts them all).
+        aliases_total: how many display names were seen, set only when ``aliases`` holds fewer.
         messages: number of messages the person sent in the group.
         label: how the person is shown: the display name, or ``"Name (id)"`` when another
             member shares its display form (:func:`graphmem.limits.display_form`: NFC, no
@@ -54,6 +61,7 @@ class RosterMember(BaseModel):
     name: str
     speaker_id: str = ""
     aliases: list[str] = Field(default_factory=list)
+    aliases_total: int | None = None
     messages: int = 0
     label: str = ""
 

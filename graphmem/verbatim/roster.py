@@ -24,7 +24,7 @@ from graphmem.core.text import STOP_WORDS
 from graphmem.core.errors import InvalidInputError, NotFoundError
 from graphmem.core.limits import did_you_mean, display_form, same_identity, visible_id
 from graphmem.core.results import RosterMember as RosterMember  # moved to the light result models
-from graphmem.core.results import RosterPage
+from graphmem.core.results import ROSTER_ALIASES_SHOWN, RosterPage
 
 __all__ = ["Roster", "RosterEntry", "RosterMember", "RosterPage", "find_member", "find_persons", "labelled_members",
            "name_pattern", "no_person", "read_roster", "resolve_person", "roster_page"]
@@ -162,11 +162,19 @@ def roster_page(store: Store, group_id: str, *, limit: int = paging.DEFAULT_LIMI
     if not rows:
         raise no_group(group_id)
     counts = {str(pid): int(n) for pid, n in rows[0]["counts"]}
-    rest = [m.model_copy(update={"messages": counts.get(m.id, 0)}) for m in rest]
+    rest = [m.model_copy(update={"messages": counts.get(m.id, 0), **_latest_aliases(m)}) for m in rest]
     envelope = RosterPage(group_id=group_id, total=len(members), truncated=True)
     page, last = paging.take(rest, limit=limit, key=lambda m: [m.id], budget=paging.budget_of(envelope, max_bytes))
     return RosterPage(group_id=group_id, total=len(members), persons=page, truncated=last is not None,
                       next_cursor=None if last is None else paging.encode_cursor("roster", scope, last))
+
+
+def _latest_aliases(member: RosterMember) -> dict[str, Any]:
+    """The roster page's aliases of ``member``: the latest :data:`ROSTER_ALIASES_SHOWN` and their
+    total when there are more (a row stays small whatever the person's history)."""
+    if len(member.aliases) <= ROSTER_ALIASES_SHOWN:
+        return {}
+    return {"aliases": member.aliases[-ROSTER_ALIASES_SHOWN:], "aliases_total": len(member.aliases)}
 
 
 def labelled_members(rows: Sequence[Mapping[str, Any]]) -> list[RosterMember]:

@@ -131,3 +131,22 @@ def test_the_graph_of_a_large_group_is_capped_and_narrows_by_person(store, big):
         assert len(body["nodes"]) == 30 and len(body["records"]) <= 10 and body["truncated"] is True
         assert body["records_total"] >= len(body["records"]) and body["notice"]
         assert api.get(f"/groups/{big}/graph", params={"max_nodes": 1}).status_code == 422
+
+
+def test_a_roster_row_stays_small_whatever_the_persons_history(store, group_id):
+    """One person who wrote under 600 display names (one speaker_id) made a 122 KB roster row,
+    past the 64 KB a page holds (a page always holds its first row): a roster page lists the
+    latest 20 names and counts them all."""
+    from graphmem.core.results import ROSTER_ALIASES_SHOWN
+    from graphmem.verbatim.roster import read_roster, roster_page
+
+    rows = [{"id": f"r{i:04d}", "speaker": f"Renamed person number {i:04d} " + "x" * 160, "speaker_id": "U1",
+             "text": f"note {i}", "ts": f"2026-01-01T{i // 3600:02d}:{(i // 60) % 60:02d}:{i % 60:02d}Z"}
+            for i in range(600)]
+    append_messages(store, None, group_id, rows, embed="later")
+    page = roster_page(store, group_id, max_bytes=RESULT_BYTES)
+    [row] = page.persons
+    assert len(row.aliases) == ROSTER_ALIASES_SHOWN and row.aliases_total == 600
+    assert row.aliases == [r["speaker"] for r in rows][-ROSTER_ALIASES_SHOWN:]  # the latest names
+    assert json_size(page) < RESULT_BYTES
+    assert len(read_roster(store, group_id)[0].aliases) == 600  # the store and the library keep them all
