@@ -94,8 +94,19 @@ def post_import(
     with tempfile.TemporaryDirectory(prefix="graphmem-import-") as tmp:
         path, name = _upload(body, FilePath(tmp), settings.api_max_import_unpacked_mb)
         rejects: list[Reject] | None = [] if body.on_bad_record == "skip" else None
+        if body.content_base64 is not None and body.format in ("discord", "telegram"):
+            raise InvalidInputError(
+                f"a {body.format} export is a JSON file, not a zip: send its text as content",
+                source="api", field="content_base64")
         try:
-            fmt = detect_format(path) if body.format == "auto" else body.format
+            try:
+                fmt = detect_format(path) if body.format == "auto" else body.format
+            except InvalidInputError as e:
+                if e.field != "format":
+                    raise
+                raise InvalidInputError(
+                    "cannot tell the format: the content is not a Slack, Discord, Telegram or WhatsApp export; "
+                    "name it in format (slack, discord, telegram, whatsapp)", source="api", field="format") from None
             if fmt not in ("slack", "discord", "telegram", "whatsapp"):
                 raise InvalidInputError(f"the content is a {fmt} file, not a chat export", source="api",
                                         field="format")

@@ -99,6 +99,10 @@ def test_the_body_is_checked_before_any_work(url, group_id):
         assert r.status_code == 422 and r.json()["field"] == "content_base64"
         r = http.post(post, headers={"X-API-Key": KEY}, json={"content": "just some words\n"})
         assert r.status_code == 422 and r.json()["field"] == "format"
+        assert "--format" not in r.json()["detail"] and "name it in format" in r.json()["detail"]  # the API's words
+        r = http.post(post, headers={"X-API-Key": KEY},
+                      json={"format": "telegram", "content_base64": base64.b64encode(b"PK\x05\x06" + bytes(18)).decode()})
+        assert r.status_code == 422 and r.json()["field"] == "content_base64" and "JSON file" in r.json()["detail"]
         r = http.post(post, headers={"X-API-Key": KEY}, json={"content": whatsapp, "format": "whatsapp",
                                                               "speaker": "x"})
         assert r.status_code == 422 and "speaker" in r.json()["detail"]
