@@ -35,7 +35,7 @@ write share the row decoding; the Writer (:mod:`graphmem.derived.writer`) and th
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Literal
 
@@ -75,6 +75,7 @@ __all__ = [
     "SUPERSEDED",
     "UTYPES",
     "DerivedRecord",
+    "EditedMeanwhile",
     "ErasedMeanwhile",
     "NewRecord",
     "ProvenanceMessage",
@@ -322,9 +323,16 @@ class ErasedMeanwhile(ConflictError):
     (:func:`write_segment` with ``erasures``); the derive plans its segments again."""
 
 
+class EditedMeanwhile(ConflictError):
+    """A message of the segment was edited after the Writer read it: its records would rest on
+    the old text and the segment would mark the new one derived, so nothing of it is written
+    (:func:`write_segment` with ``versions``); the derive plans its segments again."""
+
+
 def write_segment(
     store: Store, group_id: str, marker: SegmentMarker, records: Sequence[NewRecord], *,
     written_at: str | None = None, n_messages: int | None = None, erasures: int | None = None,
+    versions: Mapping[str, int] | None = None,
 ) -> SegmentWriteResult:
     """Write one segment's validated records and its marker in ONE write transaction.
 
@@ -350,6 +358,10 @@ def write_segment(
         erasures: the group's erasure count when the Writer's input was read (a derive run
             passes it; None: not checked). Checked under the group's lock: when an erasure
             happened since, nothing is written (:class:`ErasedMeanwhile`).
+        versions: ``{message id: edits}``, the text version of each message the Writer read
+            (:attr:`graphmem.derived.writer.segments.SegmentMessage.edits`; None: not checked).
+            Checked under the group's lock: a message edited since makes nothing be written
+            (:class:`EditedMeanwhile`).
 
     Returns:
         A :class:`SegmentWriteResult`.
@@ -357,6 +369,8 @@ def write_segment(
     Raises:
         NotFoundError: the group does not exist.
         ErasedMeanwhile: a person or the group was erased since ``erasures`` was read (a
+            :class:`ConflictError`). Nothing is written.
+        EditedMeanwhile: a message of ``versions`` was edited since it was read (a
             :class:`ConflictError`). Nothing is written.
         ConflictError: the group is being erased; the segment (or one of its messages) is already written, its index is
             not the next one, an UPDATE target is no longer a head, or an entry_id exists
@@ -385,6 +399,7 @@ def write_segment(
         lock = run_tx(
             tx, "memory/lock_segment",
             group_id=group_id, segment_id=marker.id, message_ids=marker.message_ids,
+            versions=[{"id": k, "edits": v} for k, v in (versions or {}).items()],
         )
         if not lock:
             raise no_group(group_id)
@@ -395,6 +410,10 @@ def write_segment(
             raise ErasedMeanwhile(
                 f"group {group_id!r}: data was erased while segment {marker.id} was derived; "
                 "nothing of it was written (its messages are planned again)")
+        if int(state["changed"]):
+            raise EditedMeanwhile(
+                f"group {group_id!r}: {state['changed']} message(s) of segment {marker.id} were edited while "
+                "it was derived; nothing of it was written (its messages are planned again)")
         if state["existing"] or state["covered"]:
             raise ConflictError(
                 f"group {group_id!r}: segment {marker.id} is already written "

@@ -180,3 +180,38 @@ def test_the_group_erased_mid_derive_cancels_its_jobs_and_writes_nothing(store, 
             derive_group(store, inline_gid, model=server.chat_model(), embedder=embedder, settings=settings())
     assert store.read_text("MATCH (n) WHERE n.group_id = $g OR (n:Group AND n.id = $g) RETURN count(n) AS n",
                            g=inline_gid) == [{"n": 0}]
+
+
+def test_a_message_edited_mid_derive_is_read_again_not_marked_derived_from_its_old_text(store, embedder, group_id):
+    """Ben edits his s2 message while the Writer holds s2. The answer read from the old text
+    ("I still prefer the ridge") is not written and the edited message is not marked derived by
+    it: the run plans again, asks s2 again with the new text and writes what that answer says.
+    Before the per-message check, the segment covered the edited message and its record stood
+    on a text that no longer exists (the edit's new text never reached the Writer)."""
+    from graphmem.groups.service import append_messages
+
+    ingest_conversations(store, [conversation(group_id, FAMILY)], embedder)
+    new_text = "Actually the easy trail is fine by me."
+    seen: list[str] = []
+
+    def s2(body: dict) -> Reply:
+        seen.append(json.dumps(body["messages"]))
+        if len(seen) == 1:
+            edited = append_messages(store, embedder, group_id, [
+                {"id": "m0004", "speaker": "Ben", "text": new_text, "ts": "2026-03-18T09:01:00", "session": "s2"}])
+            assert edited.messages_edited == 1
+            return answer(add("Ben", "Ben", "per_speaker_core", "stance", "still prefers the ridge, could live with a mix"))
+        return answer(add("Ben", "Ben", "per_speaker_core", "stance", "is fine with the easy trail"))
+
+    with ScriptedLLM() as server:
+        server.route(in_session("s1"), answer({"action": "NOOP"}))
+        server.route(in_session("s2"), s2)
+        server.route(in_session("s3"), answer({"action": "NOOP"}))
+        server.route(in_session("s4"), answer({"action": "NOOP"}))
+        summary = derive_group(store, group_id, model=server.chat_model(), embedder=embedder, settings=settings())
+    assert summary.replans == 1 and len(seen) == 2
+    assert "prefer the ridge" in seen[0] and new_text in seen[1] and "prefer the ridge" not in seen[1]
+    assert [r["content"] for r in derived(store, group_id)] == ["is fine with the easy trail"]
+    pending = store.read_text("MATCH (m:Message {group_id: $g}) WHERE NOT (m)<-[:COVERS]-() RETURN count(m) AS n",
+                              g=group_id)
+    assert pending == [{"n": 0}]

@@ -42,8 +42,9 @@ logger = logging.getLogger(__name__)
 #: Token-accounting stage name of Writer calls.
 STAGE = "writer"
 
-#: Times one :func:`derive_group` run plans its segments again after erasures that landed
-#: while it ran, before it gives up with :class:`graphmem.derived.memory.ErasedMeanwhile`.
+#: Times one :func:`derive_group` run plans its segments again after erasures (or edits of a
+#: segment's messages) that landed while it ran, before it gives up with
+#: :class:`graphmem.derived.memory.ErasedMeanwhile` (or ``EditedMeanwhile``).
 MAX_REPLANS = 5
 
 
@@ -247,6 +248,8 @@ def derive_group(
             works does not stop it: the segment in flight is not written (its Writer input may
             hold the erased words) and the run plans again from what is stored (``replans``);
             :class:`graphmem.derived.memory.ErasedMeanwhile` after :data:`MAX_REPLANS` of them.
+            A message of the segment in flight edited meanwhile is handled alike (the segment
+            is not written, the edited text is read again; ``EditedMeanwhile`` after as many).
         StoreUnavailableError: Neo4j failed; nothing of the current segment is written.
     """
     s = settings
@@ -286,14 +289,16 @@ def derive_group(
                     report = _derive_segment(store, group_id, seg, index, roster, model, embedder, s, summary,
                                              where=f"group {group_id!r}, segment {index} ({n + 1}/{len(segments)} "
                                                    f"of this run, session {seg.session})", erasures=erasures)
-                except memory.ErasedMeanwhile:
-                    # a person was erased after this run read the group: what the Writer read may
-                    # hold their words, so nothing of it was written; read the group again (the
-                    # erased messages are gone from the plan) and go on
+                except (memory.ErasedMeanwhile, memory.EditedMeanwhile) as e:
+                    # a person was erased, or a message of the segment edited, after this run read
+                    # the group: what the Writer read may hold erased words or an old text, so
+                    # nothing of it was written; read the group again (the erased messages are gone
+                    # from the plan, the edited ones read anew) and go on
                     summary.replans += 1
                     if summary.replans > MAX_REPLANS:
                         raise
-                    logger.warning("group %r: data was erased during segment %d; planning again", group_id, index)
+                    what = "erased" if isinstance(e, memory.ErasedMeanwhile) else "edited"
+                    logger.warning("group %r: data was %s during segment %d; planning again", group_id, what, index)
                     _name, roster, base, erasures = load_group(store, group_id)
                     segments = plan_segments(load_messages(store, group_id, pending_only=True),
                                              s.writer_segment, s.writer_window)
@@ -339,7 +344,7 @@ def _derive_segment(
             last_turn_created=seg.messages[-1].turn_created, ts_first=seg.messages[0].ts,
             ts_last=seg.messages[-1].ts, max_actions=budget, report=report.model_dump(), stage=STAGE,
             skipped="blank",
-        ), [], erasures=erasures)
+        ), [], erasures=erasures, versions={m.id: m.edits for m in seg.messages})
         summary.segments_written += 1
         summary.segments_skipped += 1
         summary.messages += len(seg.messages)
@@ -406,7 +411,8 @@ def _derive_segment(
         prompt_tokens=spent.prompt_tokens, completion_tokens=spent.completion_tokens,
         latency_s=round(spent.latency_s, 4),
     )
-    memory.write_segment(store, group_id, marker, records, erasures=erasures)
+    memory.write_segment(store, group_id, marker, records, erasures=erasures,
+                         versions={m.id: m.edits for m in seg.messages})
 
     summary.segments_written += 1
     summary.messages += len(seg.messages)

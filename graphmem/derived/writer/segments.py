@@ -22,11 +22,13 @@ class SegmentMessage(StoredMessage):
     Attributes: id, channel, session, turn (0-based in its session), ts (ISO-8601),
     turn_created (write order in the group), text, speaker (display name), person_id;
     kind ("" a person's words, "bot", "system") and no_text (no visible character: an
-    attachment-only or blank message), docs/import.md.
+    attachment-only or blank message), docs/import.md; edits (earlier texts kept: the version of
+    the text the Writer reads, compared again when its segment is written).
     """
 
     kind: str = ""
     no_text: bool = False
+    edits: int = 0
 
     @property
     def evidence(self) -> bool:
