@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import os
 import re
+import functools
 import unicodedata
 from collections.abc import Iterable
 from pathlib import Path
@@ -205,6 +206,40 @@ def display_form(name: str) -> str:
     kept = "".join(ch for ch in text if unicodedata.category(ch) not in ("Cc", "Cf", "Cs")
                    and ch not in _BLANK_LOOKING and ch not in _VARIATION_SELECTORS and ch != "\u034f")
     return " ".join(kept.split()).casefold()
+
+
+@functools.lru_cache(maxsize=8192)
+def _latin_lookalike(ch: str) -> str:
+    """The Latin character ``ch`` looks like (Unicode's confusables data, UTS #39, through
+    confusable-homoglyphs: Cyrillic ``а`` -> ``a``, Greek ``Μ`` -> ``M``), else ``ch``."""
+    from confusable_homoglyphs import confusables
+
+    found = confusables.is_confusable(ch, preferred_aliases=["latin"], greedy=False)
+    glyphs = found[0].get("homoglyphs") if found else None
+    return str(glyphs[0]["c"]) if glyphs else ch
+
+
+def confusable_form(name: str) -> str:
+    """:func:`display_form` with every character that looks like a Latin one written as that one:
+    the form in which two display names *look* alike. ``"Dad"`` and ``"D\\u0430d"`` (a Cyrillic
+    ``а``) share one, as do ``"Mom"`` and ``"\\u039com"`` (a Greek ``Μ``). The roster marks
+    persons sharing it (:class:`graphmem.verbatim.roster.Roster`); lookups never use it (a
+    lookalike is another person, never a spelling of one). Source: Unicode TR39 confusables."""
+    text = unicodedata.normalize("NFC", name)
+    if text.isascii():
+        return display_form(text)
+    # before case-folding: a Greek capital Mu looks like M, its folded small mu does not
+    return display_form("".join(_latin_lookalike(ch) for ch in text))
+
+
+def shown_id(value: str) -> str:
+    """``value`` as a label shows it beside a name two persons share: :func:`visible_id` plus every
+    character that merely looks like a Latin one written as ``\\uXXXX`` (``D\\u0430d`` beside
+    ``Dad``), so two lookalike persons never show the same label."""
+    visible = visible_id(value)
+    if visible.isascii():
+        return visible
+    return "".join(ch if ch.isascii() or _latin_lookalike(ch) == ch else f"\\u{ord(ch):04x}" for ch in visible)
 
 
 def identity_form(value: str) -> str:

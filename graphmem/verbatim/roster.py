@@ -22,7 +22,7 @@ from graphmem.core.errors import no_group
 from graphmem.core.model import GROUP
 from graphmem.core.text import STOP_WORDS
 from graphmem.core.errors import InvalidInputError, NotFoundError
-from graphmem.core.limits import did_you_mean, display_form, same_identity, visible_id
+from graphmem.core.limits import confusable_form, did_you_mean, display_form, same_identity, shown_id, visible_id
 from graphmem.core.results import RosterMember as RosterMember  # moved to the light result models
 from graphmem.core.results import ROSTER_ALIASES_SHOWN, RosterPage
 
@@ -46,10 +46,11 @@ class Roster:
     Built from :class:`RosterMember` objects or from mappings with ``id``, ``name`` and
     ``aliases``. Used by the Writer (owner/source names) and by Project (row names).
 
-    Labels are display names; a display name whose display form
-    (:func:`graphmem.limits.display_form`: NFC, invisible characters dropped, case-folded) is
-    shared by several persons (or is ``GROUP``'s) is shown as ``"Name (id)"``, the id's
-    invisible characters written as ``\\uXXXX`` (so ``Dad`` and ``Dad\u200b`` are told apart).
+    Labels are display names; a display name that looks like another's
+    (:func:`graphmem.core.limits.confusable_form`: NFC, invisible characters dropped,
+    case-folded, lookalike characters as the Latin ones they look like) or like ``GROUP`` is shown
+    as ``"Name (id)"``, the id's invisible and lookalike characters written as ``\\uXXXX`` (so
+    ``Dad``, ``Dad\u200b`` and ``D\u0430d`` are told apart).
     :meth:`resolve` accepts a label, a Person id, a display name or an alias (compared in
     display form) when it names exactly one person, and ``GROUP`` (any case) for the group.
     """
@@ -58,14 +59,14 @@ class Roster:
         rows: list[Mapping[str, Any]] = [p.model_dump() if isinstance(p, BaseModel) else p for p in persons]
         names: dict[str, int] = {}
         for p in rows:
-            key = display_form(str(p.get("name") or p["id"]))
+            key = confusable_form(str(p.get("name") or p["id"]))
             names[key] = names.get(key, 0) + 1
         entries = []
         for p in rows:
             name = str(p.get("name") or p["id"])
-            form = display_form(name)
+            form = confusable_form(name)
             clash = names[form] > 1 or form == GROUP.casefold()
-            label = f"{name} ({visible_id(str(p['id']))})" if clash else name
+            label = f"{name} ({shown_id(str(p['id']))})" if clash else name
             aliases = tuple(str(a) for a in (p.get("aliases") or []) if a)
             entries.append(RosterEntry(str(p["id"]), name, aliases, label))
         self.entries: tuple[RosterEntry, ...] = tuple(entries)

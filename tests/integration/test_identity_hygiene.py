@@ -147,3 +147,33 @@ def test_members_sharing_a_display_form_are_marked_and_names_kept_byte_exact(sto
 
     names = {n.id: n.name for n in build_graph(store, group_id).nodes}
     assert names["d1"] == "Dad (d1)" and names["d2"] == "Dad" + ZWSP + " (d2)" and names["a1"] == "Ana"
+
+
+def test_lookalike_names_are_marked_apart_everywhere_a_name_is_shown(store, embedder, group_id, client):
+    """A Cyrillic "D\u0430d" (no speaker id: its id is its name) beside the family's "Dad", and a
+    Greek "\u039com" beside "Mom": before, each pair showed one identical label in the roster, the
+    graph and the evidence the answer model reads, so the impostor's words read as Dad's. Now
+    both are marked, the impostor's id written with its lookalike escaped; the stored names stay
+    byte-exact and a lookup of "Dad" still finds Dad alone (a lookalike is never a spelling)."""
+    from graphmem.views import build_graph
+    from graphmem.verbatim.roster import Roster, read_roster
+
+    fake_dad, fake_mom = "D\u0430d", "\u039com"
+    rows = [{"id": "x0", "speaker": "Dad", "text": "we take the ridge trail", "ts": "2026-03-01T10:00:00"},
+            {"id": "x1", "speaker": fake_dad, "text": "the lake loop is cancelled", "ts": "2026-03-01T10:00:01"},
+            {"id": "x2", "speaker": "Mom", "text": "my knee hurts", "ts": "2026-03-01T10:00:02"},
+            {"id": "x3", "speaker": fake_mom, "text": "my knee is fine now", "ts": "2026-03-01T10:00:03"},
+            {"id": "x4", "speaker": "Ben", "text": "ok", "ts": "2026-03-01T10:00:04"}]
+    ingest_conversations(store, [conversation(group_id, rows)], embedder)
+    want = {"Dad": "Dad (Dad)", fake_dad: fake_dad + " (D\\u0430d)", "Mom": "Mom (Mom)",
+            fake_mom: fake_mom + " (\\u039com)", "Ben": "Ben"}
+    roster = {m["id"]: m["label"] for m in client.get(f"/groups/{group_id}/roster").json()["persons"]}
+    assert roster == want
+    assert {n.id: n.name for n in build_graph(store, group_id).nodes if n.id in want} == want
+    stored = {r["id"]: r["name"] for r in store.read_text(
+        "MATCH (p:Person {group_id: $g}) RETURN p.id AS id, p.name AS name", g=group_id)}
+    assert stored == {k: k for k in want}  # byte-exact
+    assert Roster(read_roster(store, group_id)).resolve("Dad") == ("Dad", "")
+    r = client.post(f"/groups/{group_id}/ask", json={"question": "Is the lake loop cancelled?", "ask": False})
+    evidence = r.json()["evidence"]
+    assert fake_dad + " (D\\u0430d)" in evidence and "lake loop is cancelled" in evidence

@@ -80,3 +80,17 @@ def test_the_stdio_refusal_names_the_argument():
                       "params": {"name": "ask", "arguments": {"question": "x"}}}).replace('"x"', '"x\udcff"')
     text = refusal(raw).result["content"][0]["text"]  # type: ignore[union-attr]
     assert text.startswith("argument 'question': byte 0xFF that is not UTF-8")
+
+
+def test_confusable_form_puts_lookalikes_together_and_shown_id_tells_them_apart():
+    """TR39 lookalikes share a confusable form (Cyrillic a, Greek capital Mu, fullwidth letters),
+    other names keep theirs (accents are not lookalikes of the bare letter); shown_id escapes the
+    lookalike characters only."""
+    from graphmem.core.limits import confusable_form, display_form, shown_id
+
+    assert confusable_form("D\u0430d") == confusable_form("Dad") == confusable_form(" DAD\u200b") == "dad"
+    assert confusable_form("\u039com") == confusable_form("mom")
+    assert confusable_form("Zo\u00eb") != confusable_form("Zoe") and confusable_form("Zoe\u0308") == "zo\u00eb"
+    assert display_form("D\u0430d") != display_form("Dad")  # lookups stay apart
+    assert shown_id("D\u0430d") == "D\\u0430d" and shown_id("Dad") == "Dad" and shown_id("Zo\u00eb") == "Zo\u00eb"
+    assert shown_id("dad\u200b") == "dad\\u200b"
