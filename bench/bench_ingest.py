@@ -150,13 +150,12 @@ def online(args: argparse.Namespace) -> None:
 
 def api(args: argparse.Namespace) -> None:
     import os
-    import subprocess
     from concurrent.futures import ThreadPoolExecutor
 
     import httpx
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from tests.processes import free_port, start_serve, stop_serve
+    from tests.processes import served_api
 
     s = get_settings()
     convs = load_conversations(args.data / "locomo" / "locomo10.json", "locomo")
@@ -164,14 +163,10 @@ def api(args: argparse.Namespace) -> None:
     groups = [(f"{c.group_id}-api{k}-{tag}", c) for k in range(args.copies) for c in convs]
     n = sum(len(c.messages) for _, c in groups)
     key = "bench-" + tag
-    env = {**os.environ, "GRAPHMEM_API_KEY": key, "GRAPHMEM_LLM_BASE_URL": "", "GRAPHMEM_WRITER_BASE_URL": ""}
-    port = free_port()
-    proc: subprocess.Popen[str] = start_serve(port, env)
-    url = f"http://127.0.0.1:{port}"
     print(f"== API append ?embed=later: LoCoMo x{args.copies} = {n} msgs, {len(groups)} groups, "
           f"{args.request} messages a request, {args.workers or 2} group(s) at a time")
 
-    def post_group(item: tuple[str, object]) -> tuple[int, int]:
+    def post_group(url: str, item: tuple[str, object]) -> tuple[int, int]:
         gid, conv = item
         rows = [{"id": m.id, "speaker": m.speaker, "speaker_id": m.speaker_id or None, "text": m.text, "ts": m.ts,
                  "session": m.session, "reply_to": m.reply_to or None} for m in conv.messages]  # type: ignore[attr-defined]
@@ -190,15 +185,15 @@ def api(args: argparse.Namespace) -> None:
     driver = open_driver(s)
     store = Store(driver)
     try:
-        for label in ("first run", "second run"):
-            t = time.perf_counter()
-            with ThreadPoolExecutor(max_workers=args.workers or 2) as pool:
-                done = list(pool.map(post_group, groups))
-            wall = time.perf_counter() - t
-            print(f"  {label}: {sum(d[0] for d in done)} written, {sum(d[1] for d in done)} skipped: {n} msgs in "
-                  f"{wall:.2f} s = {n / wall:,.0f} msg/s; load {os.getloadavg()[0]:.2f}", flush=True)
+        with served_api(key) as url:
+            for label in ("first run", "second run"):
+                t = time.perf_counter()
+                with ThreadPoolExecutor(max_workers=args.workers or 2) as pool:
+                    done = list(pool.map(lambda g: post_group(url, g), groups))
+                wall = time.perf_counter() - t
+                print(f"  {label}: {sum(d[0] for d in done)} written, {sum(d[1] for d in done)} skipped: {n} msgs "
+                      f"in {wall:.2f} s = {n / wall:,.0f} msg/s; load {os.getloadavg()[0]:.2f}", flush=True)
     finally:
-        stop_serve(proc)
         for gid, _ in groups:
             forget_group(store, gid)
         driver.close()

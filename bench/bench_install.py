@@ -56,6 +56,12 @@ def wall(cmd: list[str], env: dict[str, str], runs: int) -> tuple[float, list[fl
     return statistics.median(times), times
 
 
+def import_s(python: Path, module: str, env: dict[str, str], cwd: Path, runs: int) -> float:
+    """Median seconds of ``import module`` in a new ``python`` process, over ``runs`` processes."""
+    code = f"import time; t = time.perf_counter(); import {module}; print(time.perf_counter() - t)"
+    return statistics.median(float(run([str(python), "-c", code], env=env, cwd=cwd).stdout) for _ in range(runs))
+
+
 def du_mb(path: Path) -> float:
     return sum(f.stat().st_size for f in path.rglob("*") if f.is_file() and not f.is_symlink()) / 1e6
 
@@ -164,12 +170,7 @@ def main() -> None:
 
         env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
         env["GRAPHMEM_HOME"] = str(Path(env.get("GRAPHMEM_HOME", ROOT / ".graphmem")).resolve())
-        imp = []
-        for _ in range(args.runs):
-            out = run([str(py), "-c", "import time; t = time.perf_counter(); import graphmem; "
-                                      "print(time.perf_counter() - t)"], env=env, cwd=tmp)
-            imp.append(float(out.stdout))
-        print(f"import graphmem: {statistics.median(imp):.3f} s (median of {args.runs})")
+        print(f"import graphmem: {import_s(py, 'graphmem', env, tmp, args.runs):.3f} s (median of {args.runs})")
 
         forget_bench_group()
         run([str(gm), "ingest", str(ROOT / "examples" / "sample_chat.jsonl"), "--format", "jsonl",
@@ -185,12 +186,8 @@ def main() -> None:
         run([str(py), "-m", "pip", "install", "-q", "mcp>=2.3,<3"])
         print(f"mcp extra installed in {time.perf_counter() - t:.1f} s, venv now {du_mb(venv):.0f} MB")
         run([str(py), "-m", "pip", "install", "-q", "httpx>=0.27"])  # the client extra
-        imp = []
-        for _ in range(args.runs):
-            out = run([str(py), "-c", "import time; t = time.perf_counter(); import graphmem.client; "
-                                      "print(time.perf_counter() - t)"], env=env, cwd=tmp)
-            imp.append(float(out.stdout))
-        print(f"import graphmem.client: {statistics.median(imp):.3f} s (median of {args.runs}; target 0.5 s)")
+        print(f"import graphmem.client: {import_s(py, 'graphmem.client', env, tmp, args.runs):.3f} s "
+              f"(median of {args.runs}; target 0.5 s)")
         firsts = [mcp_first_call(gm, env) for _ in range(3)]
         print(f"MCP first call (start to first search_messages result): {statistics.median(firsts):.2f} s "
               f"median ({', '.join(f'{x:.2f}' for x in firsts)})")

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -59,3 +62,17 @@ def stop_serve(proc: subprocess.Popen) -> None:
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
+
+
+@contextmanager
+def served_api(key: str) -> Iterator[str]:
+    """A ``graphmem serve`` of this checkout with API key ``key`` and no model endpoint; yields
+    its base URL and stops it afterwards."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GRAPHMEM_LLM_", "GRAPHMEM_WRITER_"))}
+    env.update(GRAPHMEM_API_KEY=key, HF_HUB_OFFLINE="1")
+    port = free_port()
+    proc = start_serve(port, env)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        stop_serve(proc)

@@ -10,10 +10,8 @@ from __future__ import annotations
 import base64
 import io
 import json
-import os
 import zipfile
 from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pytest
@@ -21,7 +19,7 @@ import pytest
 from graphmem.client import GraphMemClient
 from graphmem.core.errors import InvalidInputError
 from tests.integration.test_chat_import import DISCORD, EXPORTS, ingest_cli, rows
-from tests.processes import free_port, start_serve, stop_serve
+from tests.processes import served_api
 
 pytestmark = pytest.mark.neo4j
 KEY = "import-test-key"
@@ -35,14 +33,8 @@ CASES = {
 
 @pytest.fixture(scope="module")
 def url(schema) -> Iterator[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GRAPHMEM_LLM_", "GRAPHMEM_WRITER_"))}
-    env.update(GRAPHMEM_API_KEY=KEY, HF_HUB_OFFLINE="1")
-    port = free_port()
-    proc = start_serve(port, env)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        stop_serve(proc)
+    with served_api(KEY) as base:
+        yield base
 
 
 def _stored(store, gid: str) -> list[dict]:

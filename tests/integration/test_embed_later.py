@@ -7,7 +7,6 @@ nothing."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 
 import numpy as np
@@ -16,7 +15,7 @@ import pytest
 from graphmem.client import GraphMemClient
 from graphmem.core.config import get_settings
 from graphmem.facade import Memory
-from tests.processes import free_port, start_serve, stop_serve
+from tests.processes import served_api
 
 pytestmark = pytest.mark.neo4j
 KEY = "embed-later-key"
@@ -35,14 +34,8 @@ def vectors(store, gid: str) -> dict[str, list[float] | None]:
 
 @pytest.fixture(scope="module")
 def url(schema) -> Iterator[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GRAPHMEM_LLM_", "GRAPHMEM_WRITER_"))}
-    env.update(GRAPHMEM_API_KEY=KEY, HF_HUB_OFFLINE="1")
-    port = free_port()
-    proc = start_serve(port, env)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        stop_serve(proc)
+    with served_api(KEY) as base:
+        yield base
 
 
 def test_library_append_later_then_embed_equals_append_now(store, make_group):
