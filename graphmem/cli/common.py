@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from rich.console import Console
+from rich.text import Text
 
 from graphmem.core.config import get_settings
 
@@ -25,6 +26,12 @@ def show_progress(requested: bool, as_json: bool) -> bool:
     """Whether a command draws a progress bar: asked for (``--progress``, the default), on a
     terminal (stderr is a TTY), and not in ``--json`` mode, whose output a program reads."""
     return requested and not as_json and sys.stderr.isatty()
+
+
+def cells(*values: object, style: str = "") -> list[Text]:
+    """Table cells shown as written: chat text and names are data, never rich markup (a name
+    holding ``[/]`` crashed the table, ``[link=...]`` made a hidden link)."""
+    return [Text(str(v), style=style) for v in values]
 
 
 def emit_json(obj: object) -> None:

@@ -15,8 +15,9 @@ from typing import Annotated, Any, Optional
 import typer
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
-from graphmem.cli.common import emit_json, err, open_store, out
+from graphmem.cli.common import cells, emit_json, err, open_store, out
 from graphmem.core.paging import DEFAULT_LIMIT
 
 Limit = Annotated[int, typer.Option("--limit", "-n", help="Items on the page.")]
@@ -35,7 +36,7 @@ def _pages(read: Callable[[str | None], Any], cursor: str | None, every: bool) -
 
 def _more(page: Any, command: str) -> None:
     if page.next_cursor is not None:
-        err.print(f"more follow: {command} --cursor {escape(page.next_cursor)}", soft_wrap=True, highlight=False)
+        err.print(f"more follow: {command} --cursor {page.next_cursor}", soft_wrap=True, highlight=False, markup=False)
 
 
 def _emit(pages: list[Any], every: bool) -> None:
@@ -62,7 +63,7 @@ def groups(limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None, every: All = Fal
         table.add_column(col, overflow="fold")
     for page in pages:
         for g in page.groups:
-            table.add_row(g.id, g.name, str(g.persons), str(g.messages))
+            table.add_row(*cells(g.id, g.name, g.persons, g.messages))
     out.print(table)
     _more(pages[-1], f"graphmem groups --limit {limit}")
 
@@ -80,12 +81,12 @@ def roster(
     if as_json:
         _emit(pages, every)
         return
-    table = Table(title=f"{group}: {pages[0].total} people")
+    table = Table(title=Text(f"{group}: {pages[0].total} people"))
     for col in ("id", "name", "messages", "aliases"):
         table.add_column(col, overflow="fold")
     for page in pages:
         for p in page.persons:
-            table.add_row(p.id, p.label or p.name, str(p.messages), ", ".join(a for a in p.aliases if a != p.name))
+            table.add_row(*cells(p.id, p.label or p.name, p.messages, ", ".join(a for a in p.aliases if a != p.name)))
     out.print(table)
     _more(pages[-1], f"graphmem roster --group {group} --limit {limit}")
 
@@ -105,12 +106,12 @@ def jobs(
     if as_json:
         _emit(pages, every)
         return
-    table = Table(title=f"{group}: derive jobs")
+    table = Table(title=Text(f"{group}: derive jobs"))
     for col in ("id", "state", "created_at", "segments", "error"):
         table.add_column(col, overflow="fold")
     for page in pages:
         for j in page.jobs:
-            table.add_row(j.id, j.state, j.created_at, f"{j.segments_done}/{j.segments_total}", j.error)
+            table.add_row(*cells(j.id, j.state, j.created_at, f"{j.segments_done}/{j.segments_total}", j.error))
     out.print(table)
     _more(pages[-1], f"graphmem jobs --group {group} --limit {limit}")
 

@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 import typer
 from rich.table import Table
 
-from graphmem.cli.common import emit_json, err, open_store, out
+from graphmem.cli.common import cells, emit_json, err, out
 from graphmem.core.config import get_settings
 
 
@@ -37,7 +37,7 @@ def search(
             expand=expand, rrf_k=get_settings().rrf_k, cache=rt.cache, tracer=rt.tracer, cursor=cursor,
         )
     if result.warning:  # on stderr, so --json stays parseable
-        err.print(f"[yellow]{result.warning}[/yellow]", soft_wrap=True, highlight=False)
+        err.print(result.warning, style="yellow", soft_wrap=True, highlight=False, markup=False)
     if as_json:
         emit_json(result.model_dump())
         return
@@ -48,7 +48,7 @@ def search(
     for h in hits:
         score = f"{h.score:.4f}" if not h.expanded_from else f"(+{h.expanded_from})"
         text = h.text + (f" [... {h.text_chars} characters: graphmem message {h.id}]" if h.text_truncated else "")
-        table.add_row(score, h.id, h.speaker, h.session, str(h.turn), h.ts, text)
+        table.add_row(*cells(score, h.id, h.speaker, h.session, h.turn, h.ts, text))
     out.print(table)
     if result.next_cursor is not None:
         err.print(f"more follow: --cursor {result.next_cursor}", soft_wrap=True, highlight=False, markup=False)

@@ -10,9 +10,10 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
-from graphmem.cli.common import emit_json, open_store, out
+from graphmem.cli.common import cells, emit_json, open_store, out
 from graphmem.core.times import minute
 
 
@@ -44,7 +45,7 @@ def summary_cmd(
         emit_json(data)
         return
     out.print(
-        f"[bold]{summary.name}[/bold] ({summary.group_id}): {summary.persons} people, "
+        f"[bold]{escape(summary.name)}[/bold] ({escape(summary.group_id)}): {summary.persons} people, "
         f"{summary.messages} messages in {len(summary.sessions)} sessions, {summary.heads} current "
         f"records ({summary.records} with earlier states)"
     )
@@ -55,10 +56,10 @@ def summary_cmd(
         people.add_column(col, justify="right")
     for p in summary.people:
         name = p.name if p.id.casefold() == p.name.casefold() else f"{p.name} ({p.id})"
-        people.add_row(
-            name, str(p.messages), str(p.replies_sent), str(p.replies_received), str(p.records_owned),
-            str(p.records_sourced), str(p.said_about_others), str(p.stance_changes),
-        )
+        people.add_row(*cells(
+            name, p.messages, p.replies_sent, p.replies_received, p.records_owned,
+            p.records_sourced, p.said_about_others, p.stance_changes,
+        ))
     out.print(people)
     if summary.records:
         layers = ", ".join(f"{name} {n}" for name, n in summary.layers.items())
@@ -73,9 +74,9 @@ def summary_cmd(
     for d in summary.decisions:
         current = d.state == "head"
         decisions.add_row(
-            minute(d.ts), d.session or "-", d.source_name or d.source,
-            d.content if current else f"[dim]{d.content} (replaced)[/dim]",
-            d.id + (f" ← {d.supersedes}" if d.supersedes else ""),
+            *cells(minute(d.ts), d.session or "-", d.source_name or d.source),
+            *cells(d.content if current else f"{d.content} (replaced)", style="" if current else "dim"),
+            *cells(d.id + (f" ← {d.supersedes}" if d.supersedes else "")),
         )
     if summary.decisions:
         out.print(decisions)
