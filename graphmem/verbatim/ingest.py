@@ -158,14 +158,18 @@ def search_text(m: MessageRecord, previous: tuple[str, str] | None) -> str:
 FIXED_FIELDS = ("speaker", "person", "session", "channel", "ts", "reply_to")
 
 
-def _fixed(m: MessageRecord) -> dict[str, object]:
-    # persons compare by identity form: a redelivery names its person in any spelling of it
-    return {"person": limits.identity_form(person_key(m)), "speaker": m.speaker, "session": m.session,
+def _fixed(m: MessageRecord, person: str | None = None) -> dict[str, object]:
+    """The fields a redelivery of ``m`` must repeat. ``person``: the Person id ``m`` resolves to
+    (:func:`_person`); without it a speaker_id counts exactly (platform ids that differ in case
+    are two persons) and a display name by its identity form (any spelling of it)."""
+    if person is None:
+        person = m.speaker_id or limits.identity_form(person_key(m))
+    return {"person": person, "speaker": m.speaker, "session": m.session,
             "channel": m.channel, "ts": instant(m.ts), "reply_to": m.reply_to}
 
 
 def _stored_fixed(row: dict[str, Any]) -> dict[str, object]:
-    return {"person": limits.identity_form(row["person_id"]), "speaker": row["speaker"], "session": row["session"],
+    return {"person": row["person_id"], "speaker": row["speaker"], "session": row["session"],
             "channel": row["channel"], "ts": instant(row["ts"]), "reply_to": row["reply_to"]}
 
 
@@ -477,7 +481,7 @@ def _ingest_one(
     for d in deliveries:  # refuse what is not a redelivery or an edit, before any write
         row = stored.get(d.m.id)
         if row is not None:
-            field_ = _first_difference(_stored_fixed(row), _fixed(d.m))
+            field_ = _first_difference(_stored_fixed(row), _fixed(d.m, _person(d.m, ids)))
             if field_ is not None:
                 name = "speaker_id" if field_ == "person" else field_
                 stored_value = row["person_id"] if field_ == "person" else row[field_]

@@ -545,3 +545,21 @@ def test_export_and_import_keep_one_person_for_her_spellings(store, embedder, zo
     copy = make_group("copy")
     import_group(store, embedder, lines, group_id=copy)  # "zoë " and NFD give person "Zoë": accepted
     assert _persons(store, copy)[NFC]["messages"] == ["z1", "z2", "z3"]
+
+
+def test_a_redelivery_whose_speaker_id_differs_in_case_is_another_speaker(store, embedder, group_id):
+    """Platform ids are exact ("UCab" and "UCAB" are two persons): a stored message redelivered
+    under "UCAB" is a changed speaker, refused with nothing written, not skipped as a redelivery
+    (the identity form folds display names, never speaker ids)."""
+    from graphmem.core.errors import ConflictError, InvalidInputError
+    from graphmem.verbatim.ingest import ingest_conversations
+
+    first = [{"id": "c1", "session": "s1", "speaker": "Ann", "speaker_id": "UCab", "text": "hello"}]
+    ingest_conversations(store, [conversation(group_id, first)], embedder)
+    again = [{**first[0], "speaker_id": "UCAB"}]
+    with pytest.raises(ConflictError, match="another speaker_id"):
+        ingest_conversations(store, [conversation(group_id, again)], embedder)
+    with pytest.raises(InvalidInputError, match="another speaker_id"):  # in one input as well
+        ingest_conversations(store, [conversation(group_id, first + again)], embedder)
+    assert _persons(store, group_id) == {"UCab": {"aliases": ["Ann"], "messages": ["c1"]}}
+    assert ingest_conversations(store, [conversation(group_id, first)], embedder).messages_skipped == 1
