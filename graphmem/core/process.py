@@ -37,15 +37,21 @@ def owner_token() -> str:
     return f"{socket.gethostname()}|{_boot_id()}|{pid}|{_start_ticks(pid)}"
 
 
-def owner_gone(token: str | None) -> bool:
+def owner_gone(token: str | None, *, local: bool = False) -> bool:
     """True when ``token`` names a process of this machine and boot that no longer runs (its
-    pid is free, or taken by a process that started at another time)."""
+    pid is free, or taken by a process that started at another time).
+
+    ``local``: the token was written on this machine's own disk (a note in the local store's
+    folder, not a lease in a shared database), so a token of this host from an earlier boot
+    is gone too: every process of that boot ended when the machine stopped."""
     if not token:
         return False
     parts = token.split("|")
     if len(parts) != 4 or not parts[2].isdigit():
         return False
     host, boot, pid, ticks = parts
+    if local and host == socket.gethostname() and boot and _boot_id() and boot != _boot_id():
+        return True
     if host != socket.gethostname() or not boot or boot != _boot_id() or int(pid) == os.getpid():
         return False
     try:

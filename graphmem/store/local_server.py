@@ -27,11 +27,12 @@ import signal
 import socket
 import string
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from graphmem.core.config import Settings, LEGACY_PASSWORD, password_file
+from graphmem.core.config import Settings, password_file
 from graphmem.core.errors import LocalServerError
 from graphmem.core.private_files import write_private
 from graphmem.core.process import owner_gone, owner_token
@@ -59,7 +60,7 @@ JVM_FLAGS = [
 ENTRY_POINT = "org.neo4j.server.CommunityEntryPoint"
 ADMIN_TOOL = "org.neo4j.cli.AdminTool"
 #: Folder (under ``<neo4j home>/data``) where the first-load importer keeps the database it
-#: replaces until the import is done (``import-aside-<pid>``), with :data:`ASIDE_STATE` in it.
+#: replaces until the import is done (``import-aside-<pid>-<random>``), with :data:`ASIDE_STATE` in it.
 ASIDE_PREFIX = "import-aside-"
 #: The aside folder's note (JSON): ``owner`` (the importing process, graphmem.core.process),
 #: ``existed`` (which of the database's store and transaction folders existed before) and
@@ -293,10 +294,11 @@ class LocalServer:
         state :meth:`undo_dead_import` puts back. Returns the aside folder."""
         import json
 
-        aside = self.home / "data" / f"{ASIDE_PREFIX}{os.getpid()}"
-        if aside.exists():
-            shutil.rmtree(aside)
-        aside.mkdir(parents=True)
+        data = self.home / "data"
+        data.mkdir(parents=True, exist_ok=True)
+        # a new folder of its own: one left by a dead import of the same pid (after a reboot)
+        # may hold the only copy of the database, and is never removed here
+        aside = Path(tempfile.mkdtemp(prefix=f"{ASIDE_PREFIX}{os.getpid()}-", dir=data))
         live = self.database_dirs()
         note = {"owner": owner_token(), "existed": [i for i, d in enumerate(live) if d.exists()],
                 "stopped_server": stopped_server}
@@ -305,6 +307,13 @@ class LocalServer:
             if d.exists():
                 d.rename(aside / str(i))
         return aside
+
+    def finish_import(self, aside: Path) -> None:
+        """Forget the database an import replaced, once the import succeeded: the note first
+        (:data:`ASIDE_STATE`), so a process killed while the folder is removed leaves nothing that
+        :meth:`undo_dead_import` would put back over the new database."""
+        (aside / ASIDE_STATE).unlink(missing_ok=True)
+        shutil.rmtree(aside, ignore_errors=True)
 
     def put_back(self, aside: Path, existed: list[int]) -> None:
         """Undo :meth:`begin_import`: remove what the importer wrote, move the database back."""
@@ -339,7 +348,7 @@ class LocalServer:
                 note = json.loads((aside / ASIDE_STATE).read_text(encoding="utf-8"))
             except (OSError, ValueError):
                 continue  # not ours to judge (an import of an older version, or still starting)
-            if not owner_gone(note.get("owner")):
+            if not owner_gone(note.get("owner"), local=True):  # an earlier boot counts as gone
                 continue
             self.put_back(aside, list(note.get("existed") or []))
             undone.append(f"put back the database an interrupted import ({aside.name}) was replacing"

@@ -33,7 +33,6 @@ from __future__ import annotations
 import csv
 import logging
 import os
-import shutil
 import signal
 import subprocess
 from collections.abc import Callable
@@ -396,7 +395,7 @@ def _import_or_restore(
                 f"Start it with `graphmem neo4j start` (its output: {server.console_log})."
             ) from e
         raise LocalServerError(f"{e}\n{state}; the server stopped for the import was started again.") from e
-    shutil.rmtree(aside, ignore_errors=True)
+    server.finish_import(aside)
     return result
 
 
@@ -474,15 +473,18 @@ def _holds_nodes(settings: Settings, server: LocalServer) -> bool:
         ) from e
 
 
-def _die_with_parent() -> None:
-    """In the child, before exec: ask Linux to SIGKILL it when its parent dies (prctl
-    PR_SET_PDEATHSIG; nothing elsewhere)."""
+def _die_with_parent() -> Callable[[], None] | None:
+    """A ``preexec_fn`` that asks Linux to SIGKILL the child when its parent dies (prctl
+    PR_SET_PDEATHSIG), or None where there is no prctl. libc is loaded here, in the parent: the
+    child between fork and exec may only call what is already resolved (loading a library there
+    can deadlock on a lock another thread of the parent held at the fork)."""
     try:
         import ctypes
 
-        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG = 1
+        prctl = ctypes.CDLL(None).prctl
     except (OSError, AttributeError):
-        pass
+        return None
+    return lambda: prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG = 1
 
 
 def run_importer(
@@ -519,7 +521,7 @@ def run_importer(
     t = Stopwatch()
     # neo4j-admin dies with this process (a SIGKILL of graphmem must not leave it writing the
     # database that the next start puts back)
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, preexec_fn=_die_with_parent)
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, preexec_fn=_die_with_parent())
     seconds = t.elapsed_s
     output = (proc.stdout + proc.stderr)[-4000:]
     if proc.returncode != 0:

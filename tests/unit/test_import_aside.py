@@ -61,3 +61,29 @@ def test_an_aside_folder_without_its_note_or_of_another_machine_is_never_touched
             (aside / ASIDE_STATE).write_text(json.dumps(kept))
         assert server.undo_dead_import() == []
         assert (aside / "0" / "neostore").exists() and not store.exists()
+
+
+def test_a_finished_import_leaves_nothing_to_put_back_and_a_stopped_machine_counts_as_gone(tmp_path) -> None:
+    """A finished import drops its note before its folder, so a kill while the folder goes never
+    brings the old database back over the new one; an import of an earlier boot of this machine
+    (the machine stopped mid-import) is undone; a new import never removes a dead one's folder,
+    whatever its pid."""
+    import socket
+
+    server = server_with_database(tmp_path)
+    store, _ = server.database_dirs()
+    aside = server.begin_import(stopped_server=False)
+    (store.mkdir(parents=True), (store / "neostore").write_text("imported"))
+    server.finish_import(aside)
+    assert not aside.exists() and server.undo_dead_import() == [] and (store / "neostore").read_text() == "imported"
+
+    aside = server.begin_import(stopped_server=False)  # killed half-way, then the machine stopped
+    (store.mkdir(parents=True), (store / "neostore").write_text("half imported"))
+    note = json.loads((aside / ASIDE_STATE).read_text())
+    note["owner"] = f"{socket.gethostname()}|an-earlier-boot|{1}|1"
+    (aside / ASIDE_STATE).write_text(json.dumps(note))
+    again = server.begin_import(stopped_server=False)  # after the reboot; its pid may be the same
+    assert again != aside and (aside / "0" / "neostore").read_text() == "imported"  # kept
+    server.put_back(again, [0])  # that import gives up
+    assert len(server.undo_dead_import()) == 1  # the earlier boot's import is gone: undone
+    assert (store / "neostore").read_text() == "imported" and not aside.exists()
