@@ -434,7 +434,8 @@ def erase_group(store: Store, group_id: str, *, settings: Settings | None = None
        read; its open derive jobs become ``cancelled``.
     2. ``delete_group_nodes`` until it deletes nothing: at most ``batch_size`` nodes of each
        of the group's labels (records, segments, messages, sessions, persons) per transaction.
-    3. ``delete_group_rest`` until it deletes nothing: any other node carrying the group's id.
+    3. ``delete_group_rest`` until it deletes nothing: any other node carrying the group's id
+       (a scan of every node: only when the group exists).
     4. ``delete_group``: the Group node; then the group's own vector index is dropped.
     5. With ``settings``: the first-load importer's CSV files that held the group
        (:func:`graphmem.verbatim.import_files.clear_csv_files`), as :func:`forget_person` does.
@@ -470,7 +471,10 @@ def erase_group(store: Store, group_id: str, *, settings: Settings | None = None
     fenced = bool(row["found"])
     out.jobs_cancelled = sorted(str(j) for j in row["cancelled"])
     out.batches = 1
-    for template in ("groups/delete_group_nodes", "groups/delete_group_rest"):
+    # the sweep reads every node of the store: only for a group that exists (an unknown id, a
+    # second call, cost any caller a full scan each)
+    steps = ("groups/delete_group_nodes", "groups/delete_group_rest") if fenced else ("groups/delete_group_nodes",)
+    for template in steps:
         while True:
             deleted = int(store.write(template, group_id=group_id, batch=batch)[0]["deleted"])
             out.batches += 1
