@@ -6,7 +6,8 @@
 //   segments_done (int), calls (int), prompt_tokens (int), completion_tokens (int),
 //   records_added (int), records_updated (int), actions_rejected (int).
 MATCH (j:DeriveJob {group_id: $group_id})
-WHERE $before_ts IS NULL OR j.created_at < $before_ts OR (j.created_at = $before_ts AND j.id < $before_id)
+WHERE j.group_erased_at IS NULL  // receipts of an erased group under the same id are not this group's
+  AND ($before_ts IS NULL OR j.created_at < $before_ts OR (j.created_at = $before_ts AND j.id < $before_id))
 WITH j ORDER BY j.created_at DESC, j.id DESC LIMIT $limit
 CALL (j) {
   OPTIONAL MATCH (s:Segment {group_id: $group_id})

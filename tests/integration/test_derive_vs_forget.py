@@ -164,7 +164,9 @@ def test_the_group_erased_mid_derive_cancels_its_jobs_and_writes_nothing(store, 
     body = holder["gone"].json()
     assert holder["gone"].status_code == 200 and body["jobs_cancelled"] == [job_id] and body["group_deleted"], body
     assert job["state"] == "cancelled" and "erased" in job["error"], job
-    assert after["state"] == "cancelled" and after["segments_done"] == 0 and after["pending_messages"] == 0
+    # the receipt keeps what the job did before the erasure: s1 written, s2 (in the Writer's
+    # hands when the group went) not
+    assert after["state"] == "cancelled" and after["segments_done"] == 1 and after["pending_messages"] == 0
     left = store.read_text("MATCH (n) WHERE n.group_id IN $g OR (n:Group AND n.id IN $g) "
                            "RETURN labels(n) AS l, n.state AS s", g=[gid, queued_gid])
     assert sorted((r["l"], r["s"]) for r in left) == [(["DeriveJob"], "cancelled")] * 2, left
@@ -215,3 +217,31 @@ def test_a_message_edited_mid_derive_is_read_again_not_marked_derived_from_its_o
     pending = store.read_text("MATCH (m:Message {group_id: $g}) WHERE NOT (m)<-[:COVERS]-() RETURN count(m) AS n",
                               g=group_id)
     assert pending == [{"n": 0}]
+
+
+def test_a_job_receipt_keeps_its_counters_and_stays_out_of_a_group_recreated_under_its_id(store, schema, group_id):
+    """A finished job of an erased group still reports what it did (its counters were read from
+    the group's segments, which the erasure removes), and when the id is used again the new
+    group's job list holds only its own jobs, whose progress is its own."""
+    with ScriptedLLM() as server:
+        server.route(in_session("s1"), S1)
+        server.route(in_session("s2"), S2_AFTER)
+        server.route(in_session("s3"), answer({"action": "NOOP"}))
+        server.route(in_session("s4"), answer({"action": "NOOP"}))
+        with TestClient(create_app(settings(server))) as c:
+            msgs = [{"id": f"m{i:04d}", "speaker": r["speaker"], "text": r["text"], "ts": r["ts"],
+                     "session": r["session"]} for i, r in enumerate(FAMILY)]
+            assert c.post(f"/groups/{group_id}/messages", json={"messages": msgs}).status_code == 200
+            old = c.post(f"/groups/{group_id}/derive", params={"background": "true"}).json()["job_id"]
+            done = wait_job(c.get, old)
+            assert done["segments_done"] == 4 and done["records_added"] == 3
+            assert c.delete(f"/groups/{group_id}").status_code == 200
+            receipt = c.get(f"/jobs/{old}").json()
+            assert (receipt["state"], receipt["segments_done"], receipt["records_added"]) == ("done", 4, 3)
+            assert c.post(f"/groups/{group_id}/messages", json={"messages": msgs[:3]}).status_code == 200
+            assert c.get(f"/groups/{group_id}/jobs").json()["jobs"] == []  # the old receipt is not this group's
+            new = c.post(f"/groups/{group_id}/derive", params={"background": "true"}).json()["job_id"]
+            wait_job(c.get, new)
+            listed = c.get(f"/groups/{group_id}/jobs").json()["jobs"]
+            assert [j["id"] for j in listed] == [new] and listed[0]["segments_done"] == 1
+            assert c.get(f"/jobs/{old}").json()["segments_done"] == 4  # not the new group's segment
