@@ -321,11 +321,20 @@ def _write_json(path: Path, data: Any) -> None:
     tmp.replace(path)
 
 
+def _identity_value(cfg: RunConfig, name: str) -> object:
+    """One identity field of ``cfg`` as resumption compares it: no ``--recipe`` is the product's
+    recipe, so a run started with ``--recipe speakermem`` resumes without it and the reverse."""
+    value = getattr(cfg, name)
+    if name == "recipe" and cfg.system == "speakermem" and value is None:
+        return "speakermem"
+    return value
+
+
 def _check_identity(old: RunConfig, new: RunConfig, run_dir: Path) -> None:
     diffs = [
         f"{name}: {getattr(old, name)!r} in the folder, {getattr(new, name)!r} now"
         for name in IDENTITY_FIELDS
-        if getattr(old, name) != getattr(new, name)
+        if _identity_value(old, name) != _identity_value(new, name)
     ]
     if diffs:
         raise InvalidInputError(

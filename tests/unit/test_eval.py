@@ -451,3 +451,17 @@ def test_recipe_option_is_checked_and_named(tmp_path):
     cfg = RunConfig(bench="locomo", system="speakermem", data="x", recipe="no-learned-tail")
     assert cfg.label == "speakermem [recipe no-learned-tail]"
     assert RunConfig(bench="locomo", system="speakermem", data="x", recipe="speakermem").label == "speakermem"
+
+
+def test_resume_takes_no_recipe_as_the_products_recipe(tmp_path):
+    """A run started with ``--recipe speakermem`` resumes without ``--recipe`` and the reverse (both
+    are the product's recipe); another recipe is still refused, naming the field."""
+    from graphmem.eval.runner import _check_identity
+
+    def cfg(recipe: str | None) -> RunConfig:
+        return RunConfig(bench="locomo", system="speakermem", data="x", recipe=recipe)
+
+    _check_identity(cfg("speakermem"), cfg(None), tmp_path)
+    _check_identity(cfg(None), cfg("speakermem"), tmp_path)
+    with pytest.raises(InvalidInputError, match="recipe: None in the folder, 'no-learned' now"):
+        _check_identity(cfg(None), cfg("no-learned"), tmp_path)
