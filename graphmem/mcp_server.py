@@ -66,13 +66,12 @@ from graphmem.core import paging
 from graphmem.access import Access
 from graphmem.boundary import ACCESS_SCOPE_KEY
 from graphmem.core.config import Settings, get_settings
-from graphmem.analyst import READ_CYPHER_MAX_BYTES, CypherResult, read_cypher
+from graphmem.analyst import READ_CYPHER_MAX_BYTES, read_cypher
 from graphmem.groups.export import export_page
 from graphmem.runtime import Runtime
 from graphmem.store.db import Store
 from graphmem.core.errors import GraphMemError, InvalidInputError
 from graphmem.core.redact import redact_text
-from graphmem.core.results import RosterPage
 
 logger = logging.getLogger(__name__)
 
@@ -121,10 +120,6 @@ class SearchPublic(paging.Paged):
     vectors_pending: int = 0
     warning: str = ""
     hits: list[SearchHitPublic]
-
-
-RosterPublic = RosterPage
-"""``roster``: one page of the group's people (:class:`graphmem.core.results.RosterPage`)."""
 
 
 def reply(value: BaseModel | dict[str, Any]) -> CallToolResult:
@@ -431,7 +426,7 @@ def build_server(
     @server.tool(annotations=annotations("Read one person's memory", read_only=True))
     def person_memory(
         group_id: GroupId, person_id: PersonId, ctx: Context, mode: MemoryMode = "head", as_of: AsOf = None,
-        limit: MemoryLimit = 50, cursor: Cursor = None, max_bytes: ResultBytes = paging.RESULT_BYTES,
+        limit: MemoryLimit = paging.DEFAULT_LIMIT, cursor: Cursor = None, max_bytes: ResultBytes = paging.RESULT_BYTES,
     ) -> CallToolResult:
         """Read what the memory holds about one person.
 

@@ -56,6 +56,12 @@ def test_tool_schemas_describe_bound_and_format_every_argument(group_id):
             assert message["properties"]["ts"]["format"] == "date-time"
             assert all(p.get("description") for p in message["properties"].values())
             assert "422" not in message["description"]
+            from graphmem.core import paging
+
+            # a list's page is as long by default as in the library, API, CLI and client
+            limits = {name: s["properties"]["limit"]["default"] for name, s in schemas.items()
+                      if "limit" in s["properties"]}
+            assert limits and set(limits.values()) == {paging.DEFAULT_LIMIT}, limits
             timeout = schemas["read_cypher"]["properties"]["timeout_s"]
             assert (timeout["exclusiveMinimum"], timeout["maximum"]) == (0, 60)
 
