@@ -220,6 +220,8 @@ class UnitInfo(BaseModel):
     Attributes:
         unit / group_id: natural id and store group.
         messages: messages in the benchmark file; written: written by this invocation.
+        embedded_now: stored messages of the group that had no vector (deferred by an earlier
+            ``embed="later"`` write) and were embedded by this invocation before scoring.
         segments: Writer segments stored for the group; derived_now: written by this invocation.
         records: derived (System 2) records stored for the group.
         writer_calls / writer_prompt_tokens / writer_completion_tokens: Writer usage summed
@@ -231,6 +233,7 @@ class UnitInfo(BaseModel):
     group_id: str
     messages: int = 0
     written: int = 0
+    embedded_now: int = 0
     segments: int = 0
     derived_now: int = 0
     records: int = 0
@@ -379,6 +382,7 @@ def prepare_units(
     """
     from graphmem.derived import memory
     from graphmem.verbatim.ingest import ingest_conversations
+    from graphmem.verbatim.vectors import embed_group
     from graphmem.derived.writer import derive_group
 
     out: dict[str, UnitInfo] = {}
@@ -389,6 +393,14 @@ def prepare_units(
                         written=summary.messages_written)
         if summary.messages_written:
             log(f"{unit.unit_id}: {summary.messages_written} messages ingested into group {gid}")
+        # a group stored before with its vectors deferred (embed="later", the first-load
+        # importer, an interrupted embed) is scored only once every message has its vector:
+        # the ingest above skips stored messages, vectors or not
+        filled = embed_group(store, embedder, gid, batch_size=max(settings.embed_batch_size, 1000),
+                             exact_max=settings.vector_exact_max)
+        info.embedded_now = filled.embedded
+        if filled.embedded:
+            log(f"{unit.unit_id}: {filled.embedded} stored messages of group {gid} had no vector; embedded now")
         if derive and writer is not None:
             d = derive_group(store, gid, model=writer, embedder=embedder, settings=settings)
             info.derived_now = d.segments_written

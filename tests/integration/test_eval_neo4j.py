@@ -132,6 +132,33 @@ def test_retrieval_only_run_records_system1_evidence_and_says_so(store, embedder
     assert "D1:1" in r.s1_ids
 
 
+def test_a_group_stored_with_deferred_vectors_is_embedded_before_it_is_scored(store, embedder, prefix, tmp_path):
+    """A benchmark group already in the store with its vectors deferred (``embed="later"``, as an
+    API bench or the importer leaves it) is scored with every vector: the run's ingest skips
+    the stored messages, so the run embeds them first; a second run embeds nothing."""
+    from graphmem.eval.benchmarks import load_bench
+    from graphmem.verbatim.ingest import ingest_conversations
+
+    unit = load_bench("locomo", FIX / "locomo_mini.json", group_prefix=prefix).units[0]
+    ingest_conversations(store, [unit.conversation], None, embed="later")
+    vectors = "MATCH (m:Message {group_id: $g}) RETURN count(m) AS n, count(m.embedding) AS e"
+    before = store.read_text(vectors, g=unit.group_id)[0]
+    assert before["n"] > 0 and before["e"] == 0
+    s = Settings(home=tmp_path / "home")
+    logs: list[str] = []
+    out = run_eval(RunOptions(bench="locomo", data=FIX / "locomo_mini.json", system="speakermem",
+                              out=tmp_path / "run", group_prefix=prefix, s1_k=3),
+                   settings=s, store=store, embedder=embedder, answer=None, judge=None, writer=None,
+                   log=logs.append)
+    assert out.units["conv-mini"].written == 0 and out.units["conv-mini"].embedded_now == before["n"]
+    assert any("had no vector; embedded now" in line for line in logs), logs
+    assert store.read_text(vectors, g=unit.group_id)[0] == {"n": before["n"], "e": before["n"]}
+    again = run_eval(RunOptions(bench="locomo", data=FIX / "locomo_mini.json", system="speakermem",
+                                out=tmp_path / "run2", group_prefix=prefix, s1_k=3),
+                     settings=s, store=store, embedder=embedder, answer=None, judge=None, writer=None)
+    assert again.units["conv-mini"].embedded_now == 0
+
+
 def test_ablations_take_one_path_away(store, embedder, group_id, scripted_llm):
     build_family(store, embedder, group_id)
     unit = Unit("family", group_id, family_conversation(group_id), [])
