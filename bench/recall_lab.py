@@ -756,7 +756,9 @@ def _dense_evidence(g: Group, inputs, own: np.ndarray, ctx: np.ndarray, ring: li
     inputs.senders = {g.ids[i]: g.person[i] for i in range(len(g.ids))}  # every read returns the sender
 
 
-NEW_SWITCHES = ("noop", "hop2", "mmr", "dedup", "issue_budget", "person_tail", "prf_tail", "sess_tail",
+ADAPTED: dict[str, dict[str, np.ndarray]] = {}  # ``adapted_tail``: question vectors per oof cache
+
+NEW_SWITCHES = ("noop", "adapted_tail", "hop2", "mmr", "dedup", "issue_budget", "person_tail", "prf_tail", "sess_tail",
                 "sess_ev", "when_time", "sent_tail", "sem_tail")
 
 _WHEN_Q = r"^\s*when\b|\b(what|which) (date|day|year|month|week|time)\b|\bhow long (ago|before|after)\b"
@@ -841,6 +843,13 @@ def _tail_variants(g: Group, q: dict, inputs, cfg, v: dict, n: int, qterms: list
         terms = [t for t, _ in cnt.most_common(n_terms)]
         sc = bm25(g, qterms, k1, b) + (bm25(g, terms, k1, b) * 0.5 if terms else 0)
         extra.append((w, [g.ids[i] for i in top(sc, depth, positive=True)]))
+    if v.get("adapted_tail"):  # the query-adapted dense ranking (bench/recall_adapter.py oof)
+        w, depth, path = v["adapted_tail"]
+        if path not in ADAPTED:
+            with open(path, "rb") as f:
+                ADAPTED[path] = pickle.load(f)["text_vectors"]
+        ca = g.vectors @ ADAPTED[path][q["question"]]
+        extra.append((w, [g.ids[i] for i in top(ca, depth)]))
     if v.get("person_tail"):  # each named person's own turns, deeper, into the tail
         w, depth = v["person_tail"]
         parr = np.array(g.person)
