@@ -10,6 +10,7 @@ import typer
 from graphmem.cli.common import emit_json, err, open_runtime, out
 from graphmem.core.config import get_settings
 from graphmem.core.errors import InvalidInputError
+from graphmem.core.tokens import TOKENIZER
 
 
 def ask_command(
@@ -68,8 +69,15 @@ def ask_command(
         f"{_count(len(result.excerpts), 'excerpt')}, {_count(len(result.rows), 'row')}, "
         f"{_count(len(result.record_ids), 'record')}, {_count(len(result.message_ids), 'message id')}; "
         f"{_count(calls, 'model call')}, {_count(tokens, 'prompt token')}; "
-        f"{wall:.2f} s", markup=False, highlight=False,
+        f"{wall:.2f} s", markup=False, highlight=False, soft_wrap=True,
     )
+    if result.evidence_tokens:
+        parts = result.evidence_tokens
+        err.print(
+            f"evidence: {_count(parts.get('total', 0), 'token')} (verbatim {parts.get('verbatim', 0)}, "
+            f"structured {parts.get('structured', 0)}, question {parts.get('question', 0)}; {TOKENIZER})",
+            markup=False, highlight=False, soft_wrap=True,
+        )
 
 
 def _count(n: int, noun: str) -> str:

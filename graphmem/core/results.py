@@ -625,6 +625,7 @@ class AskResult(BaseModel):
             group_id=self.group_id, question=self.question, answer=self.answer,
             evidence=self.evidence if self.answer is None else "", note=self.note, as_of=self.as_of,
             messages=list(messages.values()), records=list(records.values()),
+            evidence_tokens=dict(self.evidence_tokens),
         )
 
 
@@ -683,6 +684,9 @@ class CompactAnswer(BaseModel):
         messages: each message whose text is in the evidence, once, in evidence order (text
             None when ``evidence`` is given: it is quoted there).
         records: each derived record shown (heads and earlier states), once.
+        evidence_tokens: what the composed evidence costs, per part (``verbatim``,
+            ``structured``, ``question``, ``total``; tokens under
+            :data:`graphmem.core.tokens.TOKENIZER`), as :attr:`AskResult.evidence_tokens`.
     """
 
     view: Literal["compact"] = "compact"
@@ -694,6 +698,7 @@ class CompactAnswer(BaseModel):
     as_of: str = ""
     messages: list[CitedMessage] = Field(default_factory=list)
     records: list[CitedRecord] = Field(default_factory=list)
+    evidence_tokens: dict[str, int] = Field(default_factory=dict)
 
 
 DEFAULT_PAGE_BYTES = 256_000

@@ -188,7 +188,9 @@ def test_compact_answer_is_the_default_and_repeats_nothing(store, embedder, grou
             compact = await call(c, "ask", group_id=group_id, question=q, evidence_only=True)
             full = await call(c, "ask", group_id=group_id, question=q, evidence_only=True, view="full")
             assert set(compact) == {"view", "group_id", "question", "answer", "evidence", "note", "as_of",
-                                    "messages", "records"}
+                                    "messages", "records", "evidence_tokens"}
+            # what the evidence costs, per part, as the full view says it (issue 29, item 2)
+            assert compact["evidence_tokens"] == full["evidence_tokens"] and compact["evidence_tokens"]["total"] > 0
             assert compact["answer"] is None and compact["evidence"] == full["evidence"]
             ids = [m["id"] for m in compact["messages"]]
             assert len(ids) == len(set(ids)) and set(ids) <= set(full["message_ids"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -287,6 +288,9 @@ def test_cli_ask_without_a_model_prints_the_evidence(store, embedder, family, mo
         assert "projection (fallback)" in res.output and "rows=[ALL]" in res.output
         assert "[MEMORY SLICE]" in res.output and "Eli (none)" in res.output
         assert "no answer model is set" in res.output
+        # what the evidence costs, per part (issue 29, item 2)
+        assert re.search(r"evidence: \d+ tokens \(verbatim \d+, structured \d+, question \d+; all-MiniLM-L6-v2 "
+                         r"WordPiece", res.output), res.output
         res = CliRunner().invoke(app, ["ask", "-g", family, "What does Mom want for the anniversary?",
                                        "--json", "--as-of", "2026-04-01", "--s2-k", "1", "--no-ask"])
         assert res.exit_code == 0, res.output

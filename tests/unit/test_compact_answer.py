@@ -24,7 +24,8 @@ def result(answer: str | None) -> AskResult:
     return AskResult(group_id="g", question="Which trail?", answer=answer, projection=Projection(issue="trail", rows=["Ben"], tense="head"), excerpts=[m1],
                      rows=rows, evidence="(Ben @ 2026-03-05T18:06:00+01:00, msg m1) I prefer the ridge. ...",
                      message_ids=["m1", "m2", "m3"], record_ids=["r1", "r2"], budgets=BUDGETS,
-                     timings_s={"answer": 1.0})
+                     timings_s={"answer": 1.0},
+                     evidence_tokens={"verbatim": 20, "structured": 12, "question": 4, "total": 36})
 
 
 def test_each_message_and_record_once_with_text_when_answered():
@@ -35,6 +36,7 @@ def test_each_message_and_record_once_with_text_when_answered():
     assert [(r.id, r.layer, r.owner, r.source, r.status) for r in c.records] == [
         ("r1", "per_speaker_core", "Ben", "Ben", "superseded"), ("r2", "per_speaker_core", "Ben", "Ben", "head")]
     dumped = c.model_dump()
+    assert dumped["evidence_tokens"] == {"verbatim": 20, "structured": 12, "question": 4, "total": 36}
     assert not {"budgets", "timings_s", "pool_ids", "excerpts", "rows", "projection", "usage"} & set(dumped)
 
 
