@@ -50,6 +50,7 @@ _EXPORTS: dict[str, str] = {
     "RecordProvenance": "graphmem.query.people",
     "RosterMember": "graphmem.verbatim.roster",
     "ForgetSummary": "graphmem.groups.service",
+    "GroupForgetSummary": "graphmem.core.results",
     # pages of the lists (graphmem.core.paging)
     "RosterPage": "graphmem.core.results",
     "GroupsPage": "graphmem.core.results",
@@ -86,7 +87,7 @@ if TYPE_CHECKING:
         StoreUnavailableError,
     )
     from graphmem.core.model import Conversation, MessageRecord, Projection, StoredMessage
-    from graphmem.core.results import FullMessage, GroupInfo, GroupsPage, JobsPage, RosterPage
+    from graphmem.core.results import FullMessage, GroupForgetSummary, GroupInfo, GroupsPage, JobsPage, RosterPage
     from graphmem.core.wire import NewMessage
     from graphmem.derived.memory import DerivedRecord
     from graphmem.facade import Memory

@@ -29,10 +29,10 @@ from graphmem.core.config import Settings, get_settings
 from graphmem.core.model import Conversation, Tense
 from graphmem.core.wire import NewMessage
 from graphmem.derived.memory import DerivedRecord, list_records, record_chain
-from graphmem.core.results import FullMessage, GroupsPage, JobsPage
+from graphmem.core.results import FullMessage, GroupForgetSummary, GroupsPage, JobsPage
 from graphmem.groups.jobs import list_derive_jobs
 from graphmem.groups.service import (
-    ForgetSummary, append_messages, derive_step, forget_group, forget_person, list_groups,
+    ForgetSummary, append_messages, derive_step, erase_group, forget_person, list_groups,
 )
 from graphmem.query import AskResult, Budgets, PersonMemory, RecordProvenance, ask, budgets_from
 from graphmem.query.people import get_message, person_memory, provenance
@@ -204,11 +204,19 @@ class Memory:
         """Erase one person's words from the group; returns the erasure report."""
         return forget_person(self.runtime.store, group_id, person_id, settings=self.runtime.settings)
 
-    def forget_group(self, group_id: str) -> int:
-        """Delete a whole group (and the importer's CSV files of it); returns the number of
-        nodes removed (0 for an unknown group). :func:`graphmem.groups.service.erase_group`
-        has the whole report."""
-        return forget_group(self.runtime.store, group_id, settings=self.runtime.settings)
+    def forget_group(self, group_id: str) -> GroupForgetSummary:
+        """Delete a whole group (and the importer's CSV files of it) in bounded transactions
+        behind a fence (:func:`graphmem.groups.service.erase_group`); the report the API's
+        ``DELETE /groups/{g}``, MCP ``forget_group`` and the typed client give:
+        ``nodes_deleted``, ``jobs_cancelled``, ``group_deleted``, ...
+
+        Raises:
+            NotFoundError: no such group (as the API's 404 and the CLI's exit 1; the message
+                names a close group id when there is one).
+            StoreUnavailableError: Neo4j failed (what was deleted stays deleted; calling again
+                finishes the erasure).
+        """
+        return erase_group(self.runtime.store, group_id, settings=self.runtime.settings, missing_ok=False)
 
     # -- lifecycle ---------------------------------------------------------------------------
 

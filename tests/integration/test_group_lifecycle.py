@@ -291,3 +291,15 @@ def test_group_erasure_through_the_cli_the_api_with_scoped_keys_and_the_client(s
                 gm.forget_group(client_g)
     assert count(api_g) == count(client_g) == 0
     assert not list(tmp_path.glob("csv-*/messages.csv"))
+
+    # the library face gives the same report and the same refusal
+    from graphmem import GroupForgetSummary, Memory
+
+    lib_g = make_group()
+    ingest_conversations(store, [conversation(lib_g, FAMILY)], None, embed="later")
+    with Memory.open(settings) as memory:
+        erased = memory.forget_group(lib_g)
+        assert isinstance(erased, GroupForgetSummary) and erased.group_deleted and erased.nodes_deleted == 19
+        with pytest.raises(NotFoundError, match=f"no group '{lib_g}'"):
+            memory.forget_group(lib_g)
+    assert count(lib_g) == 0
