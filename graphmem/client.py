@@ -38,7 +38,7 @@ from typing import Any, Generic, Literal, TypeVar, overload
 from urllib.parse import quote
 
 import httpx
-from pydantic import TypeAdapter, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from graphmem.core.wire import (
     AskCreate,
@@ -53,7 +53,7 @@ from graphmem.core.wire import (
     NewMessage,
 )
 from graphmem.core import errors
-from graphmem.core.limits import check_id
+from graphmem.core.limits import check_id, check_text
 from graphmem.core.paging import DEFAULT_LIMIT
 from graphmem.core.results import (
     DEFAULT_PAGE_BYTES,
@@ -115,6 +115,44 @@ class _Call(Generic[M]):
     json: Any = None
     params: dict[str, Any] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        # every text goes out as UTF-8: a lone surrogate has no UTF-8 form and would fail
+        # inside httpx with a UnicodeEncodeError; it is the server's 422 here, before sending
+        _check_texts(self.params, "")
+        _check_texts(self.json, "")
+
+
+def _check_texts(value: Any, where: str) -> None:
+    """Refuse a lone UTF-16 surrogate anywhere in a request's parameters or body.
+
+    Raises:
+        InvalidInputError: naming the parameter or body field (dotted path) and the position.
+    """
+    if isinstance(value, str):
+        check_text(value, field=where or "body")
+    elif isinstance(value, Mapping):
+        for k, v in value.items():
+            _check_texts(str(k), f"{where}.{k}" if where else str(k))
+            _check_texts(v, f"{where}.{k}" if where else str(k))
+    elif isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            _check_texts(v, f"{where}.{i}" if where else str(i))
+
+
+def _body(model: type[BaseModel], **fields: Any) -> dict[str, Any]:
+    """A request body built from the API's own model, checked before anything is sent.
+
+    Raises:
+        InvalidInputError: the first wrong field, named, with the API's 422 wording (the
+            value itself is not repeated).
+    """
+    _check_texts(fields, "")
+    try:
+        return model(**fields).model_dump(exclude_none=True)
+    except ValidationError as e:
+        first = e.errors()[0]
+        raise errors.InvalidInputError(first["msg"], field=".".join(str(p) for p in first["loc"])) from None
+
 
 def _seg(value: str) -> str:
     """One path segment, percent-encoded (spaces, ``%``, non-ASCII; a person or record id is sent
@@ -127,6 +165,7 @@ def _seg(value: str) -> str:
     """
     if not value:
         raise errors.InvalidInputError("ids must not be empty", field="id")
+    check_text(value, field="id")
     if value in (".", ".."):
         return "%2E" * len(value)
     return quote(value, safe="")
@@ -244,7 +283,7 @@ class _Calls:
 
     @staticmethod
     def ask(group_id: str, question: str, view: View = "full", **options: Any) -> _Call[Any]:
-        body = AskCreate(question=question, **options).model_dump(exclude_none=True)
+        body = _body(AskCreate, question=question, **options)
         if view not in ("full", "compact"):
             raise errors.InvalidInputError("view must be 'full' or 'compact'", field="view")
         answer = CompactAnswer if view == "compact" else AskResult
