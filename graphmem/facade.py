@@ -19,20 +19,22 @@ Source: SpeakerMem-R1 §3 (System 1, System 2, query); the shells are in docs/ap
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import functools
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from types import TracebackType
-from typing import Any, Literal
+from typing import Any, Concatenate, Literal, ParamSpec, TypeVar
 
 from graphmem.core import paging
 from graphmem.core.config import Settings, get_settings
+from graphmem.core.errors import NotFoundError, no_group
 from graphmem.core.model import Conversation, Tense
 from graphmem.core.wire import NewMessage
 from graphmem.derived.memory import DerivedRecord, list_records, record_chain
 from graphmem.core.results import FullMessage, GroupForgetSummary, GroupsPage, JobsPage
 from graphmem.groups.jobs import list_derive_jobs
 from graphmem.groups.service import (
-    ForgetSummary, append_messages, derive_step, erase_group, forget_person, list_groups,
+    ForgetSummary, append_messages, derive_step, erase_group, forget_person, list_groups, with_group_hint,
 )
 from graphmem.query import AskResult, Budgets, PersonMemory, RecordProvenance, ask, budgets_from
 from graphmem.query.people import get_message, person_memory, provenance
@@ -45,6 +47,25 @@ from graphmem.verbatim.vectors import EmbedSummary, embed_group
 from graphmem.verbatim.roster import RosterMember, RosterPage, read_roster, roster_page
 
 __all__ = ["Memory"]
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _group_hint(method: Callable[Concatenate[Memory, _P], _R]) -> Callable[Concatenate[Memory, _P], _R]:
+    """A method whose group id names no group says "did you mean" a group like it, as the API,
+    MCP and the CLI do (:func:`graphmem.groups.service.with_group_hint`)."""
+    @functools.wraps(method)
+    def hinted(self: Memory, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        try:
+            return method(self, *args, **kwargs)
+        except NotFoundError as e:
+            better = with_group_hint(self.runtime.store, e)
+            if better is e:
+                raise
+            raise better from None
+
+    return hinted
 
 
 class Memory:
@@ -101,6 +122,7 @@ class Memory:
                                batch_size=s.write_batch_size if embed == "now" else s.bulk_batch_size,
                                exact_max=s.vector_exact_max, embed=embed)
 
+    @_group_hint
     def embed(self, group_id: str) -> EmbedSummary:
         """Encode the group's messages that have no vector yet (``embed="later"`` appends and
         ingests, the first-load importer); idempotent and resumable, one run per group at a
@@ -124,6 +146,7 @@ class Memory:
 
     # -- System 2: derived records -----------------------------------------------------------
 
+    @_group_hint
     def derive(self, group_id: str, *, max_segments: int | None = None) -> tuple[Any, int]:
         """Run the Writer (``runtime.writer``) over the group's pending segments.
 
@@ -132,15 +155,18 @@ class Memory:
         """
         return derive_step(self.runtime, group_id, max_segments=max_segments)
 
+    @_group_hint
     def records(self, group_id: str, *, owners: Sequence[str] | None = None, layers: Sequence[str] | None = None,
                 history: bool = False) -> list[DerivedRecord]:
         """The group's derived records: the heads (current state), or every state with ``history``."""
         return list_records(self.runtime.store, group_id, owners=owners, layers=layers, heads_only=not history)
 
+    @_group_hint
     def history(self, group_id: str, record_id: str) -> list[DerivedRecord]:
         """The whole update chain of a record, oldest first (the last one is the head)."""
         return record_chain(self.runtime.store, group_id, record_id)
 
+    @_group_hint
     def provenance(self, group_id: str, record_id: str, *, limit: int = paging.DEFAULT_LIMIT,
                    cursor: str | None = None) -> RecordProvenance:
         """A record, the verbatim messages it was written from and its chain, a page at a time
@@ -149,6 +175,7 @@ class Memory:
 
     # -- reads -------------------------------------------------------------------------------
 
+    @_group_hint
     def search(self, group_id: str, query: str, *, k: int = 10, pool_n: int = 40, mode: Mode = "hybrid",
                expand: int = 0, cursor: str | None = None) -> SearchResult:
         """System 1 retrieval (fulltext and vector fused), group-scoped: one page of ``k`` hits
@@ -157,6 +184,7 @@ class Memory:
         return search_group(rt.store, rt.embedder, group_id, query, k=k, pool_n=pool_n, mode=mode, expand=expand,
                             cache=rt.cache, tracer=rt.tracer, cursor=cursor)
 
+    @_group_hint
     def ask(self, group_id: str, question: str, *, budgets: Budgets | None = None,
             as_of: str | datetime | None = None, tense: Tense | None = None) -> AskResult:
         """The full query pipeline (Project, System 1, System 2, Compose, Answer); without an
@@ -168,11 +196,20 @@ class Memory:
         ``ask_enabled``, ``recall_n``), checked against the limits."""
         return budgets_from(self.runtime.settings, **overrides)
 
+    @_group_hint
     def roster(self, group_id: str) -> list[RosterMember]:
-        """The group's members with their message counts, all of them (empty for an unknown
-        group); :meth:`roster_page` reads them a page at a time."""
-        return read_roster(self.runtime.store, group_id)
+        """The group's members with their message counts, all of them; :meth:`roster_page`
+        reads them a page at a time.
 
+        Raises:
+            NotFoundError: no such group (as ``roster_page``, the API and the CLI).
+        """
+        members = read_roster(self.runtime.store, group_id)
+        if not members and not self.runtime.store.read("groups/get_group", group_id=group_id):
+            raise no_group(group_id)
+        return members
+
+    @_group_hint
     def roster_page(self, group_id: str, *, limit: int = paging.DEFAULT_LIMIT,
                     cursor: str | None = None) -> RosterPage:
         """One page of the group's members, by person id (NotFoundError for an unknown group)."""
@@ -182,14 +219,17 @@ class Memory:
         """One page of the store's groups, by id, with their sizes."""
         return list_groups(self.runtime.store, limit=limit, cursor=cursor)
 
+    @_group_hint
     def jobs(self, group_id: str, *, limit: int = paging.DEFAULT_LIMIT, cursor: str | None = None) -> JobsPage:
         """One page of the group's background derive jobs, newest first."""
         return list_derive_jobs(self.runtime.store, group_id, self.runtime.settings, limit=limit, cursor=cursor)
 
+    @_group_hint
     def message(self, group_id: str, message_id: str) -> FullMessage:
         """One whole stored message (what a list cut short, whole)."""
         return get_message(self.runtime.store, group_id, message_id)
 
+    @_group_hint
     def person(self, group_id: str, person_id: str, *, mode: Literal["head", "full"] = "head",
                as_of: str | datetime | None = None, limit: int = paging.DEFAULT_LIMIT,
                cursor: str | None = None) -> PersonMemory:
@@ -200,10 +240,12 @@ class Memory:
 
     # -- erasure -----------------------------------------------------------------------------
 
+    @_group_hint
     def forget_person(self, group_id: str, person_id: str) -> ForgetSummary:
         """Erase one person's words from the group; returns the erasure report."""
         return forget_person(self.runtime.store, group_id, person_id, settings=self.runtime.settings)
 
+    @_group_hint
     def forget_group(self, group_id: str) -> GroupForgetSummary:
         """Delete a whole group (and the importer's CSV files of it) in bounded transactions
         behind a fence (:func:`graphmem.groups.service.erase_group`); the report the API's

@@ -52,6 +52,21 @@ app.add_typer(eval_group.eval_app, name="eval")
 app.add_typer(train.app, name="train")
 
 
+def _group_hint(error: GraphMemError) -> GraphMemError:
+    """The error of a group id that names no group, with a "did you mean" when a group of the
+    store resembles it (as the library, the API and MCP say it); else the error as it was."""
+    if not getattr(error, "missing_group", ""):
+        return error
+    from graphmem.cli.common import open_store
+    from graphmem.groups.service import with_group_hint
+
+    try:
+        with open_store() as store:
+            return with_group_hint(store, error)
+    except GraphMemError:
+        return error
+
+
 def run_cli() -> None:
     """Entry point wrapper: graphmem errors become a one-line message and exit status 1.
 
@@ -64,6 +79,7 @@ def run_cli() -> None:
         get_settings()  # a GRAPHMEM_* setting that does not parse fails here, in one line (below)
         app()
     except GraphMemError as e:
+        e = _group_hint(e)
         # the refused value is shown here only, to the user who gave it (never in API/MCP bodies)
         got = f" (got {e.value})" if isinstance(e, InvalidInputError) and e.value is not None else ""
         err.print(f"[red]error:[/red] {escape(redact_text(str(e)) + got)}", markup=True, highlight=False,

@@ -20,7 +20,7 @@ import neo4j
 from graphmem.core import limits
 from graphmem.store.db import Store, run_tx
 from graphmem.core.embed import Embedder
-from graphmem.core.errors import InvalidInputError, NotFoundError, group_erasing, no_group
+from graphmem.core.errors import GraphMemError, InvalidInputError, NotFoundError, group_erasing, no_group
 from graphmem.verbatim.ingest import DEFAULT_EXACT_MAX, IngestSummary, ingest_conversations
 from graphmem.verbatim.order import place_messages
 from graphmem.core.times import instant
@@ -88,6 +88,26 @@ def group_hint(store: Store, group_id: str, reaches: Callable[[str], bool]) -> s
     outside its scope), or "" (:func:`graphmem.core.limits.did_you_mean`)."""
     rows = store.read("stats/list_groups")
     return limits.did_you_mean(group_id, [(str(r["id"]), str(r["name"] or r["id"])) for r in rows if reaches(str(r["id"]))])
+
+
+def with_group_hint(store: Store, error: GraphMemError,
+                    reaches: Callable[[str], bool] = lambda _group: True) -> GraphMemError:
+    """``error`` with the "did you mean" of :func:`group_hint` added when it is the
+    :func:`graphmem.core.errors.no_group` of a group id that names no group and a group
+    resembles it (the library and the CLI: every group is the caller's); else ``error`` itself.
+    A failing read for the hint never replaces the error."""
+    missing = getattr(error, "missing_group", "")
+    if not missing or not isinstance(error, NotFoundError):
+        return error
+    try:
+        hint = group_hint(store, missing, reaches)
+    except GraphMemError:
+        return error
+    if not hint:
+        return error
+    hinted = NotFoundError(f"{error}{hint}")
+    hinted.missing_group = missing
+    return hinted
 
 
 def append_messages(
