@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from graphmem.cli.common import emit_json, err, open_runtime, out
+from graphmem.cli.common import emit_json, err, open_runtime, out, terminal_safe
 from graphmem.core.config import get_settings
 from graphmem.core.errors import InvalidInputError
 from graphmem.core.tokens import TOKENIZER
@@ -56,10 +56,10 @@ def ask_command(
     if result.ask_query:
         out.print(f"ASK query: {result.ask_query!r}", markup=False, highlight=False)
     if evidence or result.answer is None:
-        sys.stdout.write("\n" + result.evidence.strip() + "\n\n")
+        sys.stdout.write("\n" + terminal_safe(result.evidence.strip()) + "\n\n")
     if result.answer is not None:
         out.print("answer:", style="bold")
-        sys.stdout.write(result.answer.strip() + "\n")
+        sys.stdout.write(terminal_safe(result.answer.strip()) + "\n")
     if result.note:
         err.print(f"note: {result.note}", markup=False, highlight=False)
     calls = result.model_calls

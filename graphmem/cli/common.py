@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.text import Text
@@ -18,8 +19,27 @@ if TYPE_CHECKING:
     from graphmem.runtime import Runtime
     from graphmem.store.db import Store
 
-out = Console()
-err = Console(stderr=True)
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` as a terminal shows it without obeying it: every C0 or C1 control character
+    but newline and tab becomes a visible ``\\xNN`` (ESC begins the sequences that colour,
+    clear the screen, move the cursor, make hidden links or write the clipboard; a carriage
+    return overwrites a line). Chat text keeps its bytes in the store and in ``--json``
+    output (where JSON escapes them); only what is printed for a person to read is escaped."""
+    return _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+class _TerminalConsole(Console):
+    """A rich Console whose printed strings are :func:`terminal_safe` (rich passes ESC through)."""
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        super().print(*(terminal_safe(o) if isinstance(o, str) else o for o in objects), **kwargs)
+
+
+out = _TerminalConsole()
+err = _TerminalConsole(stderr=True)
 
 
 def show_progress(requested: bool, as_json: bool) -> bool:
@@ -30,8 +50,9 @@ def show_progress(requested: bool, as_json: bool) -> bool:
 
 def cells(*values: object, style: str = "") -> list[Text]:
     """Table cells shown as written: chat text and names are data, never rich markup (a name
-    holding ``[/]`` crashed the table, ``[link=...]`` made a hidden link)."""
-    return [Text(str(v), style=style) for v in values]
+    holding ``[/]`` crashed the table, ``[link=...]`` made a hidden link) nor terminal control
+    sequences (:func:`terminal_safe`)."""
+    return [Text(terminal_safe(str(v)), style=style) for v in values]
 
 
 def emit_json(obj: object) -> None:

@@ -5,6 +5,7 @@ are plain text now (``graphmem.cli.common.cells``)."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -34,3 +35,33 @@ def test_names_and_texts_print_as_written(store, embedder, group_id):
         if args[0] != "groups":
             assert NAME in res.stdout, (args, res.stdout[-1500:])
     assert TEXT in cli("search", "--group", group_id, "ferry cancelled", "-k", "2").stdout
+
+
+ESC_NAME = "Mal\x1b[2Jory"  # clear the screen
+ESC_TEXT = "the ferry\x1b]52;c;cm0gLXJmIH4=\x07 is cancelled\x1b]8;;http://evil.example\x1b\\ click\x1b]8;;\x1b\\\r!"
+
+
+def test_terminal_control_sequences_in_chat_text_are_shown_not_obeyed(store, embedder, group_id):
+    """A chat text or name holding ESC sequences (clear the screen, write the clipboard with
+    OSC 52, a hidden OSC 8 link) or a carriage return prints as visible ``\\x1b`` / ``\\x07`` /
+    ``\\x0d`` escapes in every human-readable command, and stays byte-exact in the store and in
+    ``--json`` output (``graphmem.cli.common.terminal_safe``)."""
+    ingest_conversations(store, [conversation(group_id, [
+        {"speaker": ESC_NAME, "text": ESC_TEXT}, {"speaker": "Ana", "text": "ok, the ferry then"}])], embedder)
+    # (ask's evidence lays a message out on one line: its carriage return is a space there)
+    shown_text = ESC_TEXT.split("\r")[0].replace("\x1b", "\\x1b").replace("\x07", "\\x07")
+    for args in (["roster", "--group", group_id], ["search", "--group", group_id, "ferry cancelled", "-k", "2"],
+                 ["summary", "--group", group_id], ["ask", "--group", group_id, "Is the ferry cancelled?"],
+                 ["message", "--group", group_id, "m0000"]):
+        res = cli(*args)
+        assert res.returncode == 0, (args, res.stderr[-1500:])
+        for stream in (res.stdout, res.stderr):
+            assert "\x1b" not in stream and "\x07" not in stream and "\r" not in stream, (args, stream[-800:])
+        if args[0] == "roster":
+            assert "Mal\\x1b[2Jory" in res.stdout, res.stdout
+        if args[0] in ("search", "ask"):
+            assert shown_text in res.stdout, (args, res.stdout[-1500:])
+    raw = cli("message", "--group", group_id, "m0000", "--json")
+    assert raw.returncode == 0 and json.loads(raw.stdout)["text"] == ESC_TEXT, raw.stdout[-800:]
+    assert store.read_text("MATCH (m:Message {group_id: $g, speaker: $s}) RETURN m.text AS t",
+                           g=group_id, s=ESC_NAME)[0]["t"] == ESC_TEXT
