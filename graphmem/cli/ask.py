@@ -23,7 +23,9 @@ def ask_command(
     source_k: Annotated[Optional[int], typer.Option("--source-k", help="System 2 source supplement per person row (default 1).")] = None,
     as_of: Annotated[Optional[str], typer.Option("--as-of", help="Answer from the state at this ISO-8601 time.")] = None,
     tense: Annotated[Optional[str], typer.Option("--tense", help="Force head|full instead of Project's choice.")] = None,
-    evidence: Annotated[bool, typer.Option("--evidence/--no-evidence", help="Print the composed evidence.")] = True,
+    evidence: Annotated[bool, typer.Option("--evidence/--no-evidence", help="Print the composed evidence (always "
+                                                                           "printed when there is no answer model: "
+                                                                           "it is then the result).")] = True,
     view: Annotated[str, typer.Option("--view", help="With --json: full (everything, default) or compact (the answer, "
                                                      "each cited message and record once, as the MCP ask).")] = "full",
 ) -> None:
@@ -38,6 +40,9 @@ def ask_command(
         raise InvalidInputError("--tense must be head or full", field="tense")
     if view not in ("full", "compact"):
         raise InvalidInputError("--view must be full or compact", field="view")
+    if view != "full" and not as_json:
+        err.print("note: --view shapes the --json output; the text output is the same for every view",
+                  markup=False, highlight=False, soft_wrap=True)
     with open_runtime(warm=True) as rt:
         budgets = budgets_from(rt.settings, ask_enabled=False if no_ask else None, s1_k=s1_k, s2_k=s2_k,
                                source_k=source_k)
@@ -61,7 +66,7 @@ def ask_command(
         out.print("answer:", style="bold")
         sys.stdout.write(terminal_safe(result.answer.strip()) + "\n")
     if result.note:
-        err.print(f"note: {result.note}", markup=False, highlight=False)
+        err.print(f"note: {result.note}", markup=False, highlight=False, soft_wrap=True)
     calls = result.model_calls
     tokens = sum(u.prompt_tokens for u in result.usage.values())
     wall = sum(result.timings_s.values())

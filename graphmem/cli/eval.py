@@ -141,9 +141,9 @@ def _print_outcome(outcome: RunOutcome, as_json: bool) -> None:
         return
     out.print(f"{s.label} on {s.config['bench']}: {outcome.total} question(s), {outcome.skipped} already done, "
               f"{outcome.done} recorded now, {outcome.failed} failed, in {outcome.wall_s:.1f} s -> {outcome.run_dir}",
-              highlight=False, soft_wrap=True)
+              highlight=False, markup=False, soft_wrap=True)
     for note in outcome.notes:
-        out.print(f"  note: {note}", highlight=False, soft_wrap=True)
+        out.print(f"  note: {note}", highlight=False, markup=False, soft_wrap=True)
     parts = []
     if s.accuracy:
         parts.append(f"Acc. {s.accuracy.accuracy:.1f}% ({s.accuracy.correct}/{s.accuracy.total})")
@@ -155,10 +155,10 @@ def _print_outcome(outcome: RunOutcome, as_json: bool) -> None:
     for k, v in s.recall.items():
         parts.append(f"recall@{k} {100 * v['recall']:.1f}% (hit {100 * v['hit']:.1f}%, n={v['n']})")
     if parts:
-        out.print("  " + "; ".join(parts), highlight=False, soft_wrap=True)
+        out.print("  " + "; ".join(parts), highlight=False, markup=False, soft_wrap=True)
     if outcome.failed:
         out.print(f"  {outcome.failed} question(s) failed (see errors.jsonl); run the same command again to retry them",
-                  highlight=False, soft_wrap=True)
+                  highlight=False, markup=False, soft_wrap=True)
 
 
 def _run(
@@ -207,7 +207,7 @@ def _run(
 
         path, _ = write_report(target, n_resamples=settings.eval_bootstrap_resamples, seed=settings.eval_bootstrap_seed)
         if not as_json:
-            out.print(f"  report: {path}", highlight=False, soft_wrap=True)
+            out.print(f"  report: {path}", highlight=False, markup=False, soft_wrap=True)
     _print_outcome(outcome, as_json)
 
 
@@ -252,11 +252,11 @@ def grid(
                 group_prefix=group_prefix, out_dir=cell, settings=settings,
             )
             out.print(f"S1 k={a}, S2 k={b}: {outcome.done} recorded, {outcome.skipped} already done, "
-                      f"{outcome.failed} failed -> {cell}", highlight=False, soft_wrap=True)
+                      f"{outcome.failed} failed -> {cell}", highlight=False, markup=False, soft_wrap=True)
     from graphmem.eval.report import write_report
 
     path, _ = write_report(target, n_resamples=settings.eval_bootstrap_resamples, seed=settings.eval_bootstrap_seed)
-    out.print(f"grid report: {path}", highlight=False, soft_wrap=True)
+    out.print(f"grid report: {path}", highlight=False, markup=False, soft_wrap=True)
 
 
 @eval_app.command("report")
@@ -275,7 +275,7 @@ def report_command(
     if as_json:
         emit_json({"report": str(report), "runs": [x.to_dict() for x in summaries]})
         return
-    out.print(f"{len(summaries)} run(s) -> {report}", highlight=False, soft_wrap=True)
+    out.print(f"{len(summaries)} run(s) -> {report}", highlight=False, markup=False, soft_wrap=True)
 
 
 @eval_app.command("compare")
@@ -310,4 +310,4 @@ def compare_command(
         emit_json(cmp.to_dict())
         return
     out.print(md, highlight=False, markup=False, soft_wrap=True)
-    out.print(f"written: {target / 'compare.md'}, {target / 'compare.json'}", highlight=False, soft_wrap=True)
+    out.print(f"written: {target / 'compare.md'}, {target / 'compare.json'}", highlight=False, markup=False, soft_wrap=True)

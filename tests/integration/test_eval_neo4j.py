@@ -228,3 +228,24 @@ def test_grid_command_runs_every_cell_and_draws_the_grid(store, embedder, prefix
     assert all(len(r.s1_ids) == 1 for r in read_records(tmp_path / "grid" / "s1-1_s2-1"))
     assert (tmp_path / "grid" / "grid.png").read_bytes()[:4] == b"\x89PNG"
     assert "## S1 top-k × S2 k grid (App. H)" in (tmp_path / "grid" / "report.md").read_text()
+
+
+def test_the_cli_names_a_recipe_run_as_its_label_says(prefix, tmp_path, monkeypatch):
+    """``graphmem eval run --recipe X`` prints the run's label ``speakermem [recipe X]`` as written:
+    the square brackets are not rich markup (they were swallowed: ``speakermem  on locomo``)."""
+    from typer.testing import CliRunner
+
+    from graphmem.cli import app
+    from graphmem.core.config import get_settings
+
+    for var in ("GRAPHMEM_LLM_BASE_URL", "GRAPHMEM_LLM_MODEL", "GRAPHMEM_WRITER_BASE_URL", "GRAPHMEM_WRITER_MODEL"):
+        monkeypatch.delenv(var, raising=False)
+    get_settings.cache_clear()
+    try:
+        res = CliRunner().invoke(app, ["eval", "run", "--bench", "locomo", "--data", str(FIX / "locomo_mini.json"),
+                                       "--system", "speakermem", "--recipe", "no-learned", "--limit", "1",
+                                       "--group-prefix", prefix, "--out", str(tmp_path / "run")])
+        assert res.exit_code == 0, res.output
+        assert "speakermem [recipe no-learned] on locomo: 1 question(s)" in res.output, res.output
+    finally:
+        get_settings.cache_clear()

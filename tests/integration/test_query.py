@@ -288,6 +288,10 @@ def test_cli_ask_without_a_model_prints_the_evidence(store, embedder, family, mo
         assert "projection (fallback)" in res.output and "rows=[ALL]" in res.output
         assert "[MEMORY SLICE]" in res.output and "Eli (none)" in res.output
         assert "no answer model is set" in res.output
+        compact_text = CliRunner().invoke(app, ["ask", "--group", family, "Who never offered to bring food?",
+                                                "--view", "compact", "--no-evidence"])
+        assert compact_text.exit_code == 0 and "--view shapes the --json output" in compact_text.output
+        assert "[MEMORY SLICE]" in compact_text.output  # no model: the evidence is the result
         # what the evidence costs, per part (issue 29, item 2)
         assert re.search(r"evidence: \d+ tokens \(verbatim \d+, structured \d+, question \d+; all-MiniLM-L6-v2 "
                          r"WordPiece", res.output), res.output
