@@ -382,6 +382,7 @@ def prepare_units(
     """
     from graphmem.derived import memory
     from graphmem.verbatim.ingest import ingest_conversations
+    from graphmem.recall.search import group_state
     from graphmem.verbatim.vectors import embed_group
     from graphmem.derived.writer import derive_group
 
@@ -396,10 +397,10 @@ def prepare_units(
         # a group stored before with its vectors deferred (embed="later", the first-load
         # importer, an interrupted embed) is scored only once every message has its vector:
         # the ingest above skips stored messages, vectors or not
-        filled = embed_group(store, embedder, gid, batch_size=max(settings.embed_batch_size, 1000),
-                             exact_max=settings.vector_exact_max)
-        info.embedded_now = filled.embedded
-        if filled.embedded:
+        if group_state(store, gid).pending:  # one read; embed_group takes the group's lease (a write)
+            filled = embed_group(store, embedder, gid, batch_size=max(settings.embed_batch_size, 1000),
+                                 exact_max=settings.vector_exact_max)
+            info.embedded_now = filled.embedded
             log(f"{unit.unit_id}: {filled.embedded} stored messages of group {gid} had no vector; embedded now")
         if derive and writer is not None:
             d = derive_group(store, gid, model=writer, embedder=embedder, settings=settings)
