@@ -29,7 +29,14 @@
     }
     for (const c of children.flat()) {
       if (c === null || c === undefined || c === false) continue;
-      node.append(c instanceof Node ? c : document.createTextNode(String(c)));
+      if (c instanceof Node) { node.append(c); continue; }
+      // Each piece of text is its own bidirectional island (<bdi>): a name or message holding
+      // RIGHT-TO-LEFT OVERRIDE (U+202E) reorders only itself, never the words around it (who
+      // said it, the record's arrow). An <option> holds text only.
+      if (tag === "option") { node.append(String(c)); continue; }
+      const island = document.createElement("bdi");
+      island.textContent = String(c);
+      node.append(island);
     }
     return node;
   }

@@ -20,15 +20,23 @@ if TYPE_CHECKING:
     from graphmem.store.db import Store
 
 _CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# Bidirectional embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069): they reorder
+# what follows them on the line, so a name or text holding U+202E could make a printed line
+# read as another person's words ("Trojan Source", CVE-2021-42574). Letters of right-to-left
+# scripts and the plain marks U+200E / U+200F are text and print as they are.
+_BIDI_CONTROLS = re.compile(r"[\u202a-\u202e\u2066-\u2069]")
 
 
 def terminal_safe(text: str) -> str:
     """``text`` as a terminal shows it without obeying it: every C0 or C1 control character
     but newline and tab becomes a visible ``\\xNN`` (ESC begins the sequences that colour,
     clear the screen, move the cursor, make hidden links or write the clipboard; a carriage
-    return overwrites a line). Chat text keeps its bytes in the store and in ``--json``
+    return overwrites a line), and every bidirectional embedding, override or isolate
+    (U+202A-U+202E, U+2066-U+2069, which reorder the rest of the line) a visible ``\\uNNNN``.
+    Chat text keeps its bytes in the store and in ``--json``
     output (where JSON escapes them); only what is printed for a person to read is escaped."""
-    return _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    text = _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    return _BIDI_CONTROLS.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 class _TerminalConsole(Console):
