@@ -170,6 +170,24 @@ def test_page_draws_people_and_records_and_shows_provenance_on_click(page, serve
     # a click on the decision's arrow in the graph shows its content, time and source messages
     click_record_edge(page, "e3.1")
     page.wait_for_selector("#detail-messages li", timeout=15_000)
+    # every piece of chat text the page writes is its own bidirectional island: a name or a
+    # message holding RIGHT-TO-LEFT OVERRIDE (U+202E) can reorder only itself, never "who said it"
+    loose = page.evaluate("""() => {
+      const loose = [];
+      for (const root of [document.getElementById('records'), document.getElementById('details')]) {
+        const walk = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+        for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+          if (!n.textContent.trim() || n.parentElement.closest('bdi, option, h2, h3, button')) continue;
+          loose.push(n.textContent.slice(0, 40));
+        }
+      }
+      const probe = document.createElement('bdi');
+      document.body.append(probe);
+      const isolated = getComputedStyle(probe).unicodeBidi === 'isolate';
+      probe.remove();
+      return {loose, isolated};
+    }""")
+    assert loose == {"loose": [], "isolated": True}, loose
     details = page.inner_text("#details")
     assert RECORDS["e3.1"][5] in details
     assert text_of("s3-01") in details and text_of("s3-05") in details  # verbatim
