@@ -7,13 +7,14 @@ the store tries to open the driver again and answers 503 until it can.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
-from fastapi import Depends, HTTPException, Request, Security, status
+from fastapi import Depends, HTTPException, Path, Request, Security, status
 from fastapi.security import APIKeyHeader
 
 from graphmem.access import Access
 from graphmem.boundary import ACCESS_SCOPE_KEY
+from graphmem.core import limits
 from graphmem.core.config import Settings
 from graphmem.runtime import Runtime
 from graphmem.store.db import Store
@@ -108,3 +109,11 @@ def require_api_key(
 
 
 AccessDep = Annotated[Access, Depends(require_api_key)]
+
+
+GroupId = Annotated[str, Path(min_length=1, max_length=limits.MAX_ID_CHARS, description="Group (memory space) id.")]
+"""A route's ``{group_id}``: 1 to ``MAX_ID_CHARS`` characters, as MCP and the library check a
+looked-up id (:func:`graphmem.core.limits.check_lookup_id`); a longer one is a 422."""
+PersonId = Annotated[str, Path(min_length=1, max_length=limits.MAX_ID_CHARS,
+                               description="Person id (speaker_id, else display name).")]
+RecordId = Annotated[str, Path(min_length=1, max_length=limits.MAX_ID_CHARS, description="Derived record id.")]

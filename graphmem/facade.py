@@ -20,6 +20,7 @@ Source: SpeakerMem-R1 §3 (System 1, System 2, query); the shells are in docs/ap
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from types import TracebackType
@@ -28,6 +29,7 @@ from typing import Any, Concatenate, Literal, ParamSpec, TypeVar
 from graphmem.core import paging
 from graphmem.core.config import Settings, get_settings
 from graphmem.core.errors import NotFoundError, no_group
+from graphmem.core.limits import check_lookup_id
 from graphmem.core.model import Conversation, Tense
 from graphmem.core.wire import NewMessage
 from graphmem.derived.memory import DerivedRecord, list_records, record_chain
@@ -52,11 +54,26 @@ _P = ParamSpec("_P")
 _R = TypeVar("_R")
 
 
+_LOOKUP_IDS = ("group_id", "message_id", "record_id", "person_id")
+"""The id parameters a method looks up, checked by :func:`graphmem.core.limits.check_lookup_id`."""
+
+
 def _group_hint(method: Callable[Concatenate[Memory, _P], _R]) -> Callable[Concatenate[Memory, _P], _R]:
-    """A method whose group id names no group says "did you mean" a group like it, as the API,
-    MCP and the CLI do (:func:`graphmem.groups.service.with_group_hint`)."""
+    """A method over one group: its looked-up ids (``group_id``, ``message_id``, ``record_id``,
+    ``person_id``) are checked first, as MCP's and the HTTP API's request models check them
+    (``InvalidInputError`` naming the parameter: empty, over :data:`~graphmem.core.limits.MAX_ID_CHARS`
+    characters, not a string, a lone surrogate), and a group id that names no group says "did
+    you mean" a group like it, as the API, MCP and the CLI do
+    (:func:`graphmem.groups.service.with_group_hint`)."""
+    signature = inspect.signature(method)
+    id_params = [name for name in _LOOKUP_IDS if name in signature.parameters]
+
     @functools.wraps(method)
     def hinted(self: Memory, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        bound = signature.bind(self, *args, **kwargs)
+        for name in id_params:
+            if name in bound.arguments:
+                check_lookup_id(bound.arguments[name], field=name)
         try:
             return method(self, *args, **kwargs)
         except NotFoundError as e:

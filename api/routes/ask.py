@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Path, Query
+from fastapi import APIRouter, Query
 
-from api.deps import RuntimeDep
+from api.deps import RuntimeDep, GroupId
 from api.openapi import errors_of
 from graphmem.core.wire import AskCreate
 from graphmem.query import AskResult, CompactAnswer, ask, budgets_from
@@ -17,7 +17,7 @@ router = APIRouter(prefix="/groups/{group_id}", tags=["ask"])
 @router.post("/ask", response_model=AskResult | CompactAnswer, summary="Ask a question about the group",
              operation_id="ask", responses=errors_of(401, 403, 404, 408, 413, 415, 422, 503))
 def post_ask(
-    group_id: Annotated[str, Path(min_length=1, description="Group (memory space) id.")],
+    group_id: GroupId,
     body: AskCreate,
     runtime: RuntimeDep,
     view: Annotated[Literal["full", "compact"], Query(

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query
+from fastapi import APIRouter, Query
 
-from api.deps import StoreDep
+from api.deps import StoreDep, GroupId
 from api.openapi import errors_of
 from graphmem.groups.export import DEFAULT_PAGE_BYTES, MAX_PAGE_BYTES, ExportPage, export_page
 
@@ -17,7 +17,7 @@ router = APIRouter(prefix="/groups/{group_id}", tags=["export"])
 @router.get("/export", response_model=ExportPage, summary="One page of the group's export (JSON Lines as objects)",
             operation_id="export_group", responses=errors_of(401, 403, 404, 422, 503))
 def get_export(
-    group_id: Annotated[str, Path(min_length=1, description="Group (memory space) id.")],
+    group_id: GroupId,
     store: StoreDep,
     cursor: Annotated[str | None, Query(max_length=420, description="next_cursor of the previous page; none for the first.")] = None,
     with_derived: Annotated[bool, Query(description="Also Writer segments and derived records.")] = False,

@@ -17,11 +17,11 @@ from importlib import resources
 from pathlib import Path
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, HTTPException, Path as PathParam, Query, Request
+from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import FileResponse, HTMLResponse, Response
 
 from api.openapi import errors_of
-from api.deps import StoreDep, get_access, get_runtime, get_store
+from api.deps import StoreDep, get_access, get_runtime, get_store, GroupId
 from graphmem.core.errors import NotFoundError
 from graphmem.groups.service import get_group
 from graphmem.views.graph import DEFAULT_MAX_NODES, DEFAULT_MAX_RECORDS, MAX_NODES, MAX_RECORDS
@@ -37,7 +37,6 @@ from graphmem.views import (
 router = APIRouter(prefix="/groups/{group_id}", tags=["graph"])
 page_router = APIRouter(include_in_schema=False)
 
-GroupId = Annotated[str, PathParam(min_length=1, description="Group (memory space) id.")]
 STATIC = Path(str(resources.files("api").joinpath("static")))
 #: The graph page runs only its own scripts (no inline script, no eval), talks only to this
 #: server, and may not be framed (clickjacking) or post a form anywhere. Inline styles stay

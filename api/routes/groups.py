@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Path, Query, Request, Response
 
 from api.openapi import errors_of
-from api.deps import AccessDep, EmbedderDep, RuntimeDep, SettingsDep, StoreDep, WriterModelDep
+from api.deps import AccessDep, EmbedderDep, RuntimeDep, SettingsDep, StoreDep, WriterModelDep, GroupId
 from graphmem.core import limits, paging
 from graphmem.core.wire import DeriveJobAccepted, DerivePublic, EmbedPublic, IngestPublic, MessagesCreate
 from graphmem.verbatim.vectors import embed_group
@@ -23,7 +23,6 @@ from graphmem.groups.service import erase_group
 router = APIRouter(prefix="/groups/{group_id}", tags=["groups"])
 list_router = APIRouter(prefix="/groups", tags=["groups"])
 
-GroupId = Annotated[str, Path(min_length=1, description="Group (memory space) id.")]
 Cursor = Annotated[str | None, Query(max_length=4100, description="next_cursor of the previous page; none for the first.")]
 
 

@@ -11,11 +11,10 @@ import os
 import tempfile
 import zipfile
 from pathlib import Path as FilePath
-from typing import Annotated
 
-from fastapi import APIRouter, Path
+from fastapi import APIRouter
 
-from api.deps import EmbedderDep, SettingsDep, StoreDep
+from api.deps import EmbedderDep, SettingsDep, StoreDep, GroupId
 from api.openapi import errors_of
 from graphmem.core.errors import ConflictError, InvalidInputError
 from graphmem.core.wire import ChatImportCreate, ChatImportPublic, RejectPublic
@@ -77,7 +76,7 @@ def _renamed(e: InvalidInputError, path: FilePath, name: str) -> InvalidInputErr
 @router.post("/imports", response_model=ChatImportPublic, summary="Import a Slack, Discord, Telegram or WhatsApp export",
              operation_id="import_chat", responses=errors_of(401, 403, 408, 409, 413, 415, 422, 503))
 def post_import(
-    group_id: Annotated[str, Path(min_length=1, description="Group (memory space) id.")],
+    group_id: GroupId,
     body: ChatImportCreate, store: StoreDep, embedder: EmbedderDep, settings: SettingsDep,
 ) -> ChatImportPublic:
     """Import one chat export into the group: every message stored verbatim with the platform's

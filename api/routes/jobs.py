@@ -8,7 +8,7 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Query
 
 from api.openapi import errors_of
-from api.deps import AccessDep, SettingsDep, StoreDep
+from api.deps import AccessDep, SettingsDep, StoreDep, GroupId
 from graphmem.core.errors import NotFoundError
 from graphmem.core import paging
 from graphmem.core.results import JobsPage
@@ -21,7 +21,7 @@ group_router = APIRouter(prefix="/groups/{group_id}", tags=["jobs"])
 @group_router.get("/jobs", response_model=JobsPage, summary="A group's derive jobs, newest first",
                   operation_id="list_jobs", responses=errors_of(401, 403, 404, 422, 503))
 def get_group_jobs(
-    group_id: Annotated[str, Path(min_length=1, description="Group (memory space) id.")],
+    group_id: GroupId,
     store: StoreDep,
     settings: SettingsDep,
     limit: Annotated[int, Query(ge=1, le=paging.MAX_LIMITS["jobs"], description="Jobs on the page.")] = paging.DEFAULT_LIMIT,

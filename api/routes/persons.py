@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Path, Query
+from fastapi import APIRouter, Query
 
 from api.openapi import errors_of
-from api.deps import StoreDep, SettingsDep
+from api.deps import StoreDep, SettingsDep, GroupId, PersonId
 from graphmem.core import paging
 from graphmem.groups.service import ForgetSummary, forget_person
 from graphmem.query import PersonMemory, person_memory
@@ -16,8 +16,6 @@ from graphmem.query import PersonMemory, person_memory
 # %2F, which the server decodes before routing, so a plain segment would never match.
 router = APIRouter(prefix="/groups/{group_id}/persons/{person_id:path}", tags=["persons"])
 
-GroupId = Annotated[str, Path(min_length=1)]
-PersonId = Annotated[str, Path(min_length=1, description="Person id (speaker_id, else display name).")]
 
 
 @router.get("/memory", response_model=PersonMemory, summary="Read one person's derived memory",

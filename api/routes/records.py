@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query
+from fastapi import APIRouter, Query
 
 from api.openapi import errors_of
-from api.deps import StoreDep
+from api.deps import StoreDep, GroupId, RecordId
 from graphmem.core import paging
 from graphmem.query import RecordProvenance, provenance
 
@@ -17,8 +17,8 @@ router = APIRouter(prefix="/groups/{group_id}/records/{record_id}", tags=["recor
 @router.get("/provenance", response_model=RecordProvenance, summary="A record's FROM messages and chain",
             operation_id="record_provenance", responses=errors_of(401, 403, 404, 422, 503))
 def get_provenance(
-    group_id: Annotated[str, Path(min_length=1)],
-    record_id: Annotated[str, Path(min_length=1)],
+    group_id: GroupId,
+    record_id: RecordId,
     store: StoreDep,
     limit: Annotated[int, Query(ge=1, le=paging.MAX_LIMITS["provenance"],
                                 description="Messages and chain states on the page.")] = paging.DEFAULT_LIMIT,

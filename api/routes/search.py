@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query
+from fastapi import APIRouter, Query
 
 from api.openapi import errors_of
-from api.deps import EmbedderDep, RuntimeDep, SettingsDep, StoreDep
+from api.deps import EmbedderDep, RuntimeDep, SettingsDep, StoreDep, GroupId
 from graphmem.core import limits
 from graphmem.core.errors import InvalidInputError
 from graphmem.recall.search import Mode, SearchResult, search_group
@@ -18,7 +18,7 @@ router = APIRouter(prefix="/groups/{group_id}", tags=["search"])
 @router.get("/search", response_model=SearchResult, summary="Search the group's messages (System 1)",
             operation_id="search_messages", responses=errors_of(401, 403, 404, 422, 503))
 def get_search(
-    group_id: Annotated[str, Path(min_length=1, description="Group (memory space) id.")],
+    group_id: GroupId,
     store: StoreDep,
     embedder: EmbedderDep,
     settings: SettingsDep,

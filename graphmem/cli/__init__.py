@@ -11,6 +11,8 @@ modules import only :mod:`graphmem.cli.common`; this file assembles the app (no 
 from __future__ import annotations
 
 import logging
+import os
+import sys
 
 import typer
 from pydantic import ValidationError
@@ -67,6 +69,25 @@ def _group_hint(error: GraphMemError) -> GraphMemError:
         return error
 
 
+def _check_arguments(argv: list[str]) -> None:
+    """Refuse, before any work, an argument that is not UTF-8 (Python reads its bytes as lone
+    surrogates, ``\\udcff``, which no store, index or hash can take: ``--group $'\\xff'`` was a
+    ``UnicodeEncodeError`` traceback). An argument naming an existing file is a path and is
+    left to the command: a file name may hold any bytes.
+
+    Raises:
+        InvalidInputError: naming the argument's place and the first byte that is not UTF-8.
+    """
+    for place, arg in enumerate(argv, start=1):
+        bad = next((i for i, ch in enumerate(arg) if "\ud800" <= ch <= "\udfff"), None)
+        if bad is None or os.path.lexists(arg):
+            continue
+        byte = ord(arg[bad]) - 0xDC00 if "\udc80" <= arg[bad] <= "\udcff" else None
+        what = f"byte 0x{byte:02X}" if byte is not None else f"U+{ord(arg[bad]):04X}"
+        raise InvalidInputError(f"argument {place} is not UTF-8 text ({what} at character {bad}); "
+                                "give ids, names and questions as UTF-8")
+
+
 def run_cli() -> None:
     """Entry point wrapper: graphmem errors become a one-line message and exit status 1.
 
@@ -76,6 +97,7 @@ def run_cli() -> None:
     """
     logging.getLogger("neo4j").setLevel(logging.ERROR)
     try:
+        _check_arguments(sys.argv[1:])
         get_settings()  # a GRAPHMEM_* setting that does not parse fails here, in one line (below)
         app()
     except GraphMemError as e:

@@ -54,6 +54,7 @@ __all__ = [
     "BLANK_TEXT",
     "check_budget",
     "check_id",
+    "check_lookup_id",
     "check_message_text",
     "check_name",
     "check_text",
@@ -393,6 +394,27 @@ def check_id(value: str, *, field: str, record: str = "", source: str = "", slas
         raise bad(f"id holds {hidden[1]} at character {hidden[0]} (ids may hold no invisible characters)")
     if not slash and "/" in value:
         raise bad("id contains '/' (not allowed in group ids and channel names)")
+
+
+def check_lookup_id(value: object, *, field: str) -> None:
+    """Check an id a read or an erasure looks up (group, message, record, person): a string of
+    1 to :data:`MAX_ID_CHARS` characters with no lone surrogate. The rule MCP's and the HTTP
+    API's request models state; the rest of the id grammar is not asked of a lookup, so an id
+    stored before a rule of it is still found.
+
+    Raises:
+        InvalidInputError: naming ``field`` (the id itself is not echoed when it is long); a
+            lone surrogate (what the command line makes of an argument that is not UTF-8) would
+            otherwise fail inside the driver as ``UnicodeEncodeError``.
+    """
+    if not isinstance(value, str):
+        raise InvalidInputError(f"id must be a string, got {type(value).__name__}", field=field)
+    if not value:
+        raise InvalidInputError("id is empty", field=field)
+    if len(value) > MAX_ID_CHARS:
+        raise InvalidInputError(f"id is {len(value)} characters long; at most {MAX_ID_CHARS} are allowed",
+                                field=field)
+    check_text(value, field=field)
 
 
 def check_name(value: str, *, field: str, record: str = "", source: str = "") -> None:

@@ -224,7 +224,8 @@ def test_group_id_grammar_is_the_same_everywhere(store, embedder, make_group, cl
     assert res.returncode == 1 and "field 'group'" in res.stderr
     long_gid = "g" * 5000
     r = client.post(f"/groups/{long_gid}/messages", json={"messages": [_good(0)]})
-    assert r.status_code == 422 and r.json()["field"] == "group" and long_gid not in r.text
+    # the route's {group_id} is checked before the body (as MCP checks its group_id argument)
+    assert r.status_code == 422 and r.json()["field"] == "group_id" and long_gid not in r.text
     for gid in (slashed, long_gid, slashed.split("/")[0]):
         assert node_count(store, gid) == 0
 
@@ -398,3 +399,80 @@ def test_blank_text_is_stored_flagged_and_an_edit_to_it_is_an_edit(store, embedd
                    {"id": "ok2", "text": text, "flag": True, "no_doc": True, "history": None, "pending": False}]
     summary = write_csv([conversation(group_id, [_good(1), _good(2, text=text)])], tmp_path / "csv")
     assert summary.messages_written == 2
+
+
+# ----------------------------------------------------------------------------- looked-up ids
+
+
+@pytest.mark.parametrize("bad, why", [
+    ("", "id is empty"),
+    ("x" * (limits.MAX_ID_CHARS + 1), f"at most {limits.MAX_ID_CHARS}"),
+    ("a\udcff", "lone UTF-16 surrogate U+DCFF"),
+    (5, "id must be a string, got int"),
+])
+def test_library_refuses_a_bad_looked_up_id_naming_the_parameter(store, embedder, make_group, bad, why):
+    """Every Memory method that looks an id up checks it as MCP and the HTTP API do: empty,
+    over-long, a lone surrogate (a UnicodeEncodeError inside the driver before) or not a string
+    is an InvalidInputError naming the parameter; the long id is not echoed."""
+    from graphmem import Memory
+
+    gid = make_group()
+    ingest_conversations(store, [conversation(gid, [{"speaker": "Ben", "text": "ridge trail"},
+                                                    {"speaker": "Ana", "text": "lake trail"}])], embedder)
+    mem = Memory(runtime_of(store, embedder))
+    calls = {
+        "message_id": lambda: mem.message(gid, bad),
+        "record_id": lambda: mem.provenance(gid, bad),
+        "person_id": lambda: mem.person(group_id=gid, person_id=bad),
+        "group_id": lambda: mem.search(bad, "ridge"),
+    }
+    for field, call in calls.items():
+        with pytest.raises(InvalidInputError) as e:
+            call()
+        assert e.value.field == field and why in str(e.value), (field, str(e.value)[:300])
+        assert len(str(e.value)) < 400
+    with pytest.raises(InvalidInputError, match="record_id"):
+        mem.history(gid, bad)
+    with pytest.raises(InvalidInputError, match="person_id"):
+        mem.forget_person(gid, bad)
+    assert len(mem.roster(gid)) == 2  # a good id still works, nothing was erased
+
+
+def test_cli_refuses_an_argument_that_is_not_utf8_in_one_line(store, embedder, make_group, tmp_path):
+    """An argument that is not UTF-8 (``--group $'\\xff'``) is refused before any work, in one
+    line naming its place and byte (a UnicodeEncodeError traceback before); a file name may hold
+    any bytes, so an existing path is the command's to read."""
+    gid = make_group()
+    ingest_conversations(store, [conversation(gid, [{"speaker": "Ben", "text": "ridge trail"}])], embedder)
+    env = {**os.environ, "COLUMNS": "1000"}
+    for args, place in (([b"roster", b"--group", b"a\xff"], 3), ([b"search", b"--group", gid.encode(), b"caf\xff"], 4),
+                        ([b"message", b"--group", gid.encode(), b"\xffm1"], 4)):
+        res = subprocess.run([GRAPHMEM.encode(), *args], capture_output=True, timeout=300, env=env)
+        stderr = res.stderr.decode("utf-8", "replace")
+        assert res.returncode == 1, (args, stderr[-800:])
+        assert "Traceback" not in stderr and len(stderr.strip().splitlines()) == 1, stderr[-800:]
+        assert f"argument {place} is not UTF-8 text (byte 0xFF" in stderr, stderr
+    odd_bytes = bytes(tmp_path) + b"/chat\xff.jsonl"
+    with open(odd_bytes, "w", encoding="utf-8") as f:
+        f.write(json.dumps({"id": "m1", "speaker": "Ana", "session": "s1", "text": "hello",
+                            "ts": "2026-05-10T09:00:00+00:00"}) + "\n")
+    new_gid = make_group()
+    try:
+        res = subprocess.run([GRAPHMEM.encode(), b"ingest", odd_bytes, b"--format", b"jsonl", b"--group",
+                              new_gid.encode(), b"--json"], capture_output=True, timeout=300, env=env)
+        assert res.returncode == 0, res.stderr.decode("utf-8", "replace")[-800:]
+        assert json.loads(res.stdout)["messages_written"] == 1
+    finally:
+        os.unlink(odd_bytes)
+
+
+def test_api_refuses_an_over_long_group_id_like_mcp_and_the_library(client):
+    """A route's {group_id} over MAX_ID_CHARS characters is a 422 (MCP and the library refuse
+    it as invalid too), not a 404 echoing it."""
+    long_id = "g" * (limits.MAX_ID_CHARS + 1)
+    for path in (f"/groups/{long_id}/search?q=ridge", f"/groups/{long_id}/roster", f"/groups/{long_id}/graph",
+                 f"/groups/{long_id}/persons/ben/memory", f"/groups/{long_id}/records/r1/provenance",
+                 f"/groups/{long_id}/export", f"/groups/{long_id}/jobs"):
+        r = client.get(path)
+        assert r.status_code == 422, (path, r.status_code, r.text[:300])
+        assert long_id not in r.text
