@@ -25,6 +25,7 @@ its PNG plots), mostly table text that reads best in order; the numbers come fro
 
 from __future__ import annotations
 
+import hashlib
 import json
 import statistics
 from collections import defaultdict
@@ -123,6 +124,7 @@ class RunSummary:
     token_curve: dict[str, dict[str, float]] = field(default_factory=dict)  # budget -> recall, excerpts, n
     units: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    question_set: str = ""  # sha256 (16 hex) of the sorted question ids: runs compare only when equal
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable form."""
@@ -204,6 +206,9 @@ def _percentile(values: list[float], q: float) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1]
 
 
+_S2_EMPTY = "System 2 is empty"
+
+
 def summarize(run_dir: Path, *, n_resamples: int = 10_000, seed: int | None = 0) -> RunSummary:
     """Summarise one run folder.
 
@@ -224,6 +229,7 @@ def summarize(run_dir: Path, *, n_resamples: int = 10_000, seed: int | None = 0)
     s = RunSummary(run_dir=str(run_dir), label=config.label, config=config.model_dump(mode="json"),
                    units=state.get("units", {}))
     s.n = len(records)
+    s.question_set = hashlib.sha256("\n".join(sorted(r.id for r in records)).encode("utf-8")).hexdigest()[:16]
     answered = [r for r in records if _answered(r)]
     judged = [r for r in answered if _judged(r)]
     s.answered, s.judged = len(answered), len(judged)
@@ -303,14 +309,17 @@ def summarize(run_dir: Path, *, n_resamples: int = 10_000, seed: int | None = 0)
             "total_p50": _percentile(totals, 50), "total_p95": _percentile(totals, 95),
             "retrieve_p50": _percentile(retrieve, 50), "retrieve_p95": _percentile(retrieve, 95),
         }
-    for inv in state.get("invocations", []):
-        for note in inv.get("notes", []):
-            if note not in s.notes:
-                s.notes.append(note)
     by_note: dict[str, list[str]] = defaultdict(list)
     for u in s.units.values():
         if u.get("note"):
             by_note[u["note"]].append(u["unit"])
+    # the units' own "System 2 is empty: ..." notes name the units and the cause; the run's
+    # count of them ("System 2 is empty for N of M unit(s) ...") would say it a second time
+    s2_by_unit = any(note.startswith(_S2_EMPTY) for note in by_note)
+    for inv in state.get("invocations", []):
+        for note in inv.get("notes", []):
+            if note not in s.notes and not (s2_by_unit and note.startswith(_S2_EMPTY)):
+                s.notes.append(note)
     for note, names in by_note.items():
         shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
         s.notes.append(f"{note} ({len(names)} unit(s): {shown})")
@@ -385,6 +394,19 @@ def _headline(s: RunSummary) -> float | None:
     return None
 
 
+def _question_set_warnings(summaries: list[RunSummary]) -> list[tuple[str, str]]:
+    """A note per benchmark whose runs did not score the same questions (a ``--limit``, other
+    units, an interrupted run): their rows are then not comparable figure by figure."""
+    warnings = []
+    for bench in sorted({s.config["bench"] for s in summaries}):
+        runs = [s for s in summaries if s.config["bench"] == bench and s.question_set]
+        if len({s.question_set for s in runs}) > 1:
+            sizes = ", ".join(f"{s.label}: {s.n}" for s in runs)
+            warnings.append((bench, "these runs scored different question sets (questions per run: "
+                                    f"{sizes}); compare their figures only on the same questions"))
+    return warnings
+
+
 def _markdown(summaries: list[RunSummary], plots: dict[str, str], grids: list[list[RunSummary]]) -> str:
     benches = sorted({s.config["bench"] for s in summaries})
     lines = [f"# graphmem evaluation report — {', '.join(benches)}", ""]
@@ -410,6 +432,7 @@ def _markdown(summaries: list[RunSummary], plots: dict[str, str], grids: list[li
                      str(len(s.units)), str(s.n), f"`{s.run_dir}`"])
     lines += _table(["run", "bench", "budgets", "ASK", "answerer", "judge", "writer", "units", "questions", "folder"], rows)
     notes = [(s.label, n) for s in summaries for n in s.notes]
+    notes += _question_set_warnings(summaries)
     if notes:
         lines += ["", "Notes:", ""] + [f"- **{label}**: {note}" for label, note in notes]
 

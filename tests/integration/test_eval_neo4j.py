@@ -125,6 +125,9 @@ def test_retrieval_only_run_records_system1_evidence_and_says_so(store, embedder
     assert any("no answer model" in n for n in out.notes)
     assert any("System 2 is empty" in n for n in out.notes)
     assert "System 2 is empty" in out.units["conv-mini"].note
+    # the report says it once, naming the unit (the run's count of empty units said it twice)
+    said = [n for n in summarize(tmp_path / "run").notes if "System 2 is empty" in n]
+    assert len(said) == 1 and "conv-mini" in said[0] and "no Writer is configured" in said[0], said
     recs = {r.id: r for r in read_records(tmp_path / "run")}
     r = recs["conv-mini/q0"]  # "What did Ana make at the pottery workshop?" gold D1:1
     assert r.answer is None and len(r.s1_ids) == 3 and r.evidence_ids[:3] == r.s1_ids

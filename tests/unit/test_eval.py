@@ -367,6 +367,19 @@ def test_report_writes_markdown_pngs_and_the_top_k_grid(tmp_path):
     assert "| 4 | 50.0 / 50.0 | 75.0 / 50.0 |" in text  # S2 k=4 row: (5,4) and (10,4), Acc. / token-F1
     assert "published by the SpeakerMem-R1 authors" in text
     assert "73.11 / 26.53" in text  # the paper's best grid cell, labelled as theirs
+    assert "different question sets" not in text  # the four runs scored the same questions
+
+
+def test_report_warns_when_runs_scored_different_question_sets(tmp_path):
+    """A run cut short (``--limit``, an interrupted run) beside a whole one: their figures are
+    not comparable, and the report says so instead of ranking them."""
+    _fake_run(tmp_path / "two" / "whole", s1=5, s2=2, correct=2, n=4)
+    _fake_run(tmp_path / "two" / "cut", s1=10, s2=2, correct=2, n=2)
+    report, summaries = write_report(tmp_path / "two")
+    assert len({s.question_set for s in summaries}) == 2
+    text = report.read_text()
+    assert "**socialmem**: these runs scored different question sets" in text, text[:3000]
+    assert ": 4" in text.split("different question sets")[1].split("\n")[0]
 
 
 def test_published_figures_are_internally_consistent():
