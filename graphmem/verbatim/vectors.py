@@ -40,7 +40,7 @@ from graphmem.verbatim.space import claim_space, rebuild_vectors
 from graphmem.core.process import owner_gone, owner_token
 from graphmem.store.db import Store
 from graphmem.core.embed import Embedder, MessageVectors, encode_messages, sentence_texts
-from graphmem.core.errors import ConflictError, no_group
+from graphmem.core.errors import ConflictError, group_erasing, no_group
 from graphmem.store.scope import ensure_vector_scope, scope_index
 
 logger = logging.getLogger(__name__)
@@ -89,7 +89,9 @@ class _Lease:
         now = time.time()
         rows = self.store.write("ingest/claim_embed_lease", group_id=self.group_id, runner=self.runner,
                                 owner=self.owner, now=now, lease_until=now + self.lease_s, take_from=take_from)
-        if not rows:
+        if not rows:  # no group, or one being erased (groups/fence_group): refused as every write is
+            if self.store.read("groups/get_group", group_id=self.group_id):
+                raise group_erasing(self.group_id)
             raise no_group(self.group_id)
         return rows[0]
 
@@ -189,7 +191,8 @@ def embed_group(
         EmbeddingSpaceError: the group's vectors are of another model or backend (without
             ``rebuild``); nothing is encoded or written.
         ConflictError: this run's lease ran out and another run took the group over before
-            this run's next write (nothing more written; what it wrote before stays).
+            this run's next write (nothing more written; what it wrote before stays); or the
+            group is being erased (``groups/fence_group``), as every write of it is refused.
         StoreUnavailableError: Neo4j failed (committed batches stay; a re-run resumes).
     """
     group = store.read("groups/get_group", group_id=group_id)

@@ -210,15 +210,16 @@ def test_an_interrupted_erasure_keeps_the_group_fenced_until_it_is_finished(stor
         lambda: forget_person(store, group_id, "Ben", settings=Settings(_env_file=None)),
         lambda: open_derive_job(store, group_id),
         lambda: derive_group(store, group_id, model=None, embedder=embedder, settings=Settings(_env_file=None)),
+        lambda: embed_group(store, embedder, group_id),  # was a NotFoundError: "no group"
     ]
     for attempt in refusals:
         with pytest.raises(ConflictError, match=f"group '{group_id}' is being erased"):
             attempt()
-    with pytest.raises(NotFoundError):  # embed finds no group to write to
-        embed_group(store, embedder, group_id)
     assert store.read_text("MATCH (n {group_id: $g}) RETURN count(n) AS n", g=group_id) == before
     with TestClient(create_app(Settings(_env_file=None, derive_jobs_enabled=False))) as c:
         r = c.post(f"/groups/{group_id}/messages", json={"messages": [msg]})
+        assert r.status_code == 409 and "is being erased" in r.json()["detail"], r.text
+        r = c.post(f"/groups/{group_id}/embed")
         assert r.status_code == 409 and "is being erased" in r.json()["detail"], r.text
         assert c.get(f"/jobs/{job}").json()["state"] == "cancelled"
         gone = c.delete(f"/groups/{group_id}")
