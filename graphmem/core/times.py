@@ -41,6 +41,7 @@ __all__ = [
     "parse_as_of",
     "parse_date",
     "normalize",
+    "offset_of",
     "parse_ts",
     "short_ts",
     "to_instant",
@@ -227,6 +228,18 @@ def normalize(ts: Any, *, source: str = "", record: str = "", field: str = "ts")
         InvalidInputError: ``ts`` is not ISO-8601 text.
     """
     return parse_ts(ts, source=source, record=record, field=field).text
+
+
+def offset_of(ts: Any) -> str:
+    """The UTC offset a timestamp is written in, as stored (``"+02:00"``; ``Z`` is ``"+00:00"``;
+    ``""`` for a naive time): two forms of one instant in other offsets are one moment seen
+    from two time zones, whose local calendar days may differ.
+
+    Raises:
+        InvalidInputError: ``ts`` is not ISO-8601 text.
+    """
+    text = normalize(ts)
+    return text[-6:] if len(text) >= 25 and text[-6] in "+-" and text[-3] == ":" else ""
 
 
 def to_instant(at: str | datetime | float | int) -> float:

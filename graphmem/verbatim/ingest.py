@@ -155,26 +155,42 @@ def search_text(m: MessageRecord, previous: tuple[str, str] | None) -> str:
 
 
 #: Fields a redelivery must repeat exactly; only ``text`` may change (an edit).
-FIXED_FIELDS = ("speaker", "person", "session", "channel", "ts", "reply_to")
+FIXED_FIELDS = ("speaker", "person", "channel", "ts", "session", "reply_to")
 
 
 def _fixed(m: MessageRecord, person: str | None = None) -> dict[str, object]:
     """The fields a redelivery of ``m`` must repeat. ``person``: the Person id ``m`` resolves to
     (:func:`_person`); without it a speaker_id counts exactly (platform ids that differ in case
-    are two persons) and a display name by its identity form (any spelling of it)."""
+    are two persons) and a display name by its identity form (any spelling of it).
+
+    The display name is one of them only when there is no ``speaker_id``: with a platform id
+    the person is the id, and a later export of a renamed user (Slack, Discord and Telegram
+    write the name of the export's day) is a redelivery, not another speaker; the message keeps
+    the name it was stored with and the person takes the new one."""
     if person is None:
         person = m.speaker_id or limits.identity_form(person_key(m))
-    return {"person": person, "speaker": m.speaker, "session": m.session,
-            "channel": m.channel, "ts": instant(m.ts), "reply_to": m.reply_to}
+    return {"person": person, "speaker": None if m.speaker_id else m.speaker, "session": m.session,
+            "channel": m.channel, "ts": instant(m.ts), "reply_to": m.reply_to, "offset": times.offset_of(m.ts)}
 
 
 def _stored_fixed(row: dict[str, Any]) -> dict[str, object]:
-    return {"person": row["person_id"], "speaker": row["speaker"], "session": row["session"],
-            "channel": row["channel"], "ts": instant(row["ts"]), "reply_to": row["reply_to"]}
+    return {"person": row["person_id"], "speaker": None if row.get("speaker_id") else row["speaker"],
+            "session": row["session"], "channel": row["channel"], "ts": instant(row["ts"]),
+            "reply_to": row["reply_to"], "offset": times.offset_of(row["ts"])}
 
 
 def _first_difference(a: dict[str, object], b: dict[str, object]) -> str | None:
-    return next((f for f in FIXED_FIELDS if a[f] != b[f]), None)
+    """The first of :data:`FIXED_FIELDS` in which ``a`` and ``b`` differ, or None.
+
+    The same instant written in another UTC offset (an export made on a computer in another
+    time zone: Discord and Telegram Desktop write local time) may fall on another local day, so
+    its session (the day) may differ: that is the same message, placed where it was stored."""
+    for f in FIXED_FIELDS:
+        if a[f] != b[f]:
+            if f == "session" and a["ts"] == b["ts"] and a["offset"] != b["offset"]:
+                continue
+            return f
+    return None
 
 
 BLANK_TEXT = limits.BLANK_TEXT  # re-exported: why a message without a visible character is refused
@@ -528,6 +544,7 @@ def _ingest_one(
         if m.speaker not in p["aliases"]:
             p["aliases"].append(m.speaker)
     sessions: dict[str, dict[str, Any]] = {}
+    placed: set[str] = set()  # the sessions new messages go to: a stored message stays in its own
     for d in deliveries:
         m = d.m
         sessions.setdefault(
@@ -535,9 +552,13 @@ def _ingest_one(
             {"id": m.session, "channel": m.channel, "index": m.session_index,
              "ts": times.normalize(m.session_ts or m.ts)},
         )
-    rows_p, rows_s = list(persons.values()), list(sessions.values())
+        if m.id not in stored:
+            placed.add(m.session)
+    # (a redelivery written in another UTC offset may name another day's session: no empty
+    # Session node is made for it)
+    rows_p, rows_s = list(persons.values()), [s for sid, s in sessions.items() if sid in placed]
     summary.persons += len(rows_p)
-    summary.sessions += len(rows_s)
+    summary.sessions += len(sessions)
 
     key = group_key(gid)
     chunks = [work[i : i + batch_size] for i in range(0, len(work), batch_size)] or [[]]

@@ -235,3 +235,62 @@ def test_forget_person_in_an_unknown_group_is_not_found_and_writes_nothing(store
         forget_person(store, missing, "Ana", settings=get_settings())
     assert counts(store, missing) == {}
     assert counts(store, kept) == before
+
+
+def test_a_later_export_of_a_renamed_user_is_a_redelivery_not_another_speaker(store, embedder, group_id):
+    """Slack, Discord and Telegram write the name of the export's day: a user renamed between two
+    exports re-sends every old message under the new name. With a platform id the person is the
+    id, so that is a redelivery (skipped; the message keeps the name it was stored with, the
+    person takes the new one); the whole later export was refused before. Without an id the
+    name is the identity, and another name is still another speaker."""
+    from graphmem.core.errors import ConflictError
+
+    first = [{"id": "t1", "speaker": "Zoë Ødegård", "speaker_id": "U04ZOE", "text": "I'll book the cabin"},
+             {"id": "t2", "speaker": "Ben", "speaker_id": "U01BEN", "text": "great"}]
+    ingest_conversations(store, [conversation(group_id, first)], embedder)
+    later = [{**first[0], "speaker": "Zoë 🌸"}, first[1],
+             {"id": "t3", "speaker": "Zoë 🌸", "speaker_id": "U04ZOE", "text": "booked!"}]
+    s = ingest_conversations(store, [conversation(group_id, later)], embedder)
+    assert (s.messages_written, s.messages_edited, s.messages_skipped) == (1, 0, 2)
+    rows = store.read_text("MATCH (m:Message {group_id: $g})-[:SOURCE]->(p:Person) "
+                           "RETURN m.id AS id, m.speaker AS speaker, p.id AS person, p.name AS name ORDER BY id",
+                           g=group_id)
+    assert rows == [{"id": "t1", "speaker": "Zoë Ødegård", "person": "U04ZOE", "name": "Zoë 🌸"},
+                    {"id": "t2", "speaker": "Ben", "person": "U01BEN", "name": "Ben"},
+                    {"id": "t3", "speaker": "Zoë 🌸", "person": "U04ZOE", "name": "Zoë 🌸"}]
+    before = counts(store, group_id)
+    by_name = [{"id": "t2", "speaker": "Benjamin", "text": "great"}]  # no id: the name is the person
+    with pytest.raises(ConflictError, match="another speaker"):
+        ingest_conversations(store, [conversation(group_id, by_name)], embedder)
+    assert counts(store, group_id) == before
+
+
+def test_an_export_written_in_another_utc_offset_is_the_same_message_on_its_stored_day(store, embedder, group_id):
+    """Discord and Telegram Desktop write the exporting computer's local time, and the session
+    is the local day: the same instant exported in New York falls on the day before. Same
+    instant, another offset: a redelivery (skipped, or an edit when the text changed), kept in
+    the session it was stored in, with no empty Session made for the other day; it was refused
+    as 'stored with another session'. Another instant is still another message's time."""
+    from graphmem.core.errors import ConflictError
+
+    first = [{"id": "d1", "speaker": "Mei", "speaker_id": "u1", "text": "early bird",
+              "ts": "2025-07-02T02:00:00+02:00", "session": "2025-07-02"},
+             {"id": "d2", "speaker": "Ben", "speaker_id": "u2", "text": "morning",
+              "ts": "2025-07-02T09:00:00+02:00", "session": "2025-07-02"}]
+    ingest_conversations(store, [conversation(group_id, first)], embedder)
+    before = counts(store, group_id)
+    new_york = [{**first[0], "ts": "2025-07-01T20:00:00-04:00", "session": "2025-07-01"},
+                {**first[1], "ts": "2025-07-02T03:00:00-04:00", "text": "morning all"}]
+    s = ingest_conversations(store, [conversation(group_id, new_york)], embedder)
+    assert (s.messages_written, s.messages_edited, s.messages_skipped) == (0, 1, 1)
+    assert counts(store, group_id)["Session"] == before["Session"] == 1
+    rows = store.read_text("MATCH (m:Message {group_id: $g})-[:IN_SESSION]->(s:Session) "
+                           "RETURN m.id AS id, m.ts AS ts, s.id AS session, m.text AS text ORDER BY id", g=group_id)
+    assert rows == [{"id": "d1", "ts": "2025-07-02T02:00:00+02:00", "session": "2025-07-02", "text": "early bird"},
+                    {"id": "d2", "ts": "2025-07-02T09:00:00+02:00", "session": "2025-07-02", "text": "morning all"}]
+    moved = [{**first[0], "ts": "2025-07-01T21:00:00-04:00", "session": "2025-07-01"}]  # an hour later
+    with pytest.raises(ConflictError, match="another ts"):
+        ingest_conversations(store, [conversation(group_id, moved)], embedder)
+    same_offset = [{**first[0], "session": "2025-07-03"}]  # same time as written, another day: an error
+    with pytest.raises(ConflictError, match="another session"):
+        ingest_conversations(store, [conversation(group_id, same_offset)], embedder)
