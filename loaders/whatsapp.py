@@ -15,9 +15,12 @@ Mapping (docs/import.md):
   first number above 12 (then month first); two-digit years are 20xx. Times are local without
   offset, as WhatsApp writes them (stored without offset).
 - id: WhatsApp exports have no message ids, so the id is derived and stable:
-  ``"wa-" + sha1("<ts>|<speaker>|<n>")[:16]`` where ``n`` counts the earlier messages of the
-  file with the same ts and speaker. Re-importing the same or a later export gives every
-  message the same id (an edited message keeps its time and author, so its new text is an edit).
+  ``"wa-" + sha1("<ts>|<speaker>|<text>|<n>")[:16]`` where ``n`` counts the earlier messages of
+  the file with the same ts, speaker and text (the text without the edit mark and attachment
+  lines). Re-importing the same or a later export gives every message the same id, and a
+  message missing from a later export shifts no other id. An edited message has a new text,
+  so a new id: the ingest joins a message marked edited to the one stored message of its ts
+  and speaker that the input no longer holds, as an edit (graphmem.verbatim.ingest).
 - speaker = the name as written (a contact's saved name or a phone number); there is no stable
   user id in the format, so identity follows the name: a renamed contact becomes a second
   person, and two contacts saved under one name are one (say so to users; docs/import.md).
@@ -143,7 +146,7 @@ def load_conversations(path: PathLike, group: str | None = None,
             stem = stem[len(prefix):]
     gid = group_from(group, stem, source=where)
     drafts: list[Draft] = []
-    seen: dict[tuple[str, str], int] = {}
+    seen: dict[tuple[str, str, str], int] = {}
     for e in entries:
         raw = "\n".join([e.rest, *e.more])
         d = guarded(rejects, raw, functools.partial(_draft, e, where, gid, month_first, seen, len(drafts)))
@@ -152,7 +155,7 @@ def load_conversations(path: PathLike, group: str | None = None,
     return finish(gid, stem, drafts, source=where)
 
 
-def _draft(e: _Line, where: str, gid: str, month_first: bool, seen: dict[tuple[str, str], int],
+def _draft(e: _Line, where: str, gid: str, month_first: bool, seen: dict[tuple[str, str, str], int],
            position: int) -> Draft:
     record = f"line {e.lineno}"
     a, b, y, hh, mm, ss, ampm = e.nums
@@ -197,9 +200,16 @@ def _draft(e: _Line, where: str, gid: str, month_first: bool, seen: dict[tuple[s
             name = at.group(1)
             attachments.append(Attachment(name=name, media_type=mimetypes.guess_type(name)[0] or ""))
             text = text[at.end():].lstrip("\n")
-    n = seen.get((ts, speaker), 0)
-    seen[(ts, speaker)] = n + 1
-    digest = hashlib.sha1(f"{ts}|{speaker}|{n}".encode()).hexdigest()[:16]
+    # keyed by the text too: a message missing from a later export (deleted for you, or an
+    # export that starts mid-minute) must not shift the ids of the others of its minute onto
+    # their neighbours (with a count per minute and speaker alone, b took a's id and c b's: two
+    # false edits, "a" lost, "c" twice). An edited message gets a new id here; the ingest joins
+    # it to the one stored message of its minute and speaker that the export no longer holds
+    # (graphmem.verbatim.ingest, "edits without a stable id").
+    slot = (ts, speaker, text)
+    n = seen.get(slot, 0)
+    seen[slot] = n + 1
+    digest = hashlib.sha1(f"{ts}|{speaker}|{text}|{n}".encode()).hexdigest()[:16]
     return Draft(
         id=f"wa-{digest}", group_id=gid, channel="", session=ts[:10], speaker=speaker,
         speaker_id=SYSTEM_ID if kind == "system" else "", text=text, ts=ts,

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import contextvars
 import threading
+from collections import defaultdict
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
@@ -481,6 +482,36 @@ def pending_texts(texts: list[str], stored: str, history: list[str]) -> list[str
     return [t for t in texts if t not in had]
 
 
+def _join_unkeyed_edits(store: Store, gid: str, deliveries: list[_Delivery], stored: dict[str, dict[str, Any]],
+                        ids: dict[str, str]) -> None:
+    """Edits without a stable id: a message the platform marks edited (``edited``) whose id is
+    not stored, in a format whose ids are derived from the text (WhatsApp: the export has no
+    message ids, :mod:`loaders.whatsapp`), is the new text of the one stored message with its
+    time, person and channel that the input no longer holds; its delivery takes that message's
+    id (added to ``stored``), so it is written as an edit. Nothing is joined when there are
+    several such stored messages, or several edited messages for one: they stay new messages.
+    A platform with real message ids never reaches this (an edit keeps its id)."""
+    orphans = [d for d in deliveries if d.m.edited and d.m.id not in stored]
+    if not orphans:
+        return
+    rows = store.read("ingest/stored_at_times", group_id=gid, ts=sorted({times.normalize(d.m.ts) for d in orphans}),
+                      exclude=[d.m.id for d in deliveries])
+    def slot(ts: str, person: str, channel: str) -> tuple[str, str, str]:
+        return times.normalize(ts), person, channel
+    stored_at: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        stored_at[slot(r["ts"], r["person_id"], r["channel"])].append(r)
+    edited_at: dict[tuple[str, str, str], list[_Delivery]] = defaultdict(list)
+    for d in orphans:
+        edited_at[slot(d.m.ts, _person(d.m, ids), d.m.channel)].append(d)
+    for key, ds in edited_at.items():
+        candidates = stored_at.get(key, [])
+        if len(ds) == 1 and len(candidates) == 1:
+            row = candidates[0]
+            ds[0].m = ds[0].m.model_copy(update={"id": row["id"]})
+            stored[row["id"]] = row
+
+
 def _ingest_one(
     store: Store, conv: Conversation, embedder: Embedder | None, batch_size: int,
     summary: IngestSummary, bar: tqdm | _LockedBar,
@@ -494,6 +525,7 @@ def _ingest_one(
     by_name = any(not m.speaker_id for m in conv.messages)
     ids = person_ids(conv.messages, [r["id"] for r in store.read("ingest/person_ids", group_id=gid)]
                      if by_name else [])
+    _join_unkeyed_edits(store, gid, deliveries, stored, ids)
     for d in deliveries:  # refuse what is not a redelivery or an edit, before any write
         row = stored.get(d.m.id)
         if row is not None:

@@ -30,7 +30,7 @@ FIELDS = ("m.id AS id, m.channel AS channel, m.session AS session, m.turn AS tur
           "m.reply_to AS reply_to, [(m)-[:REPLY_TO]->(r) | r.id][0] AS reply_link, "
           "m.attachment_names AS files, m.attachment_types AS types, m.mentions AS mentions, "
           "m.edited_ts AS edited_ts, m.edited AS edited, m.search_text AS search_text, m.turn_created AS pos, "
-          "m.embedding IS NOT NULL AS vector, m:PendingEmbedding AS pending")
+          "m.embedding IS NOT NULL AS vector, m:PendingEmbedding AS pending, m.text_history AS history")
 
 
 def rows(store, gid: str) -> dict[str, dict]:
@@ -211,6 +211,32 @@ def test_whatsapp_export_fields_and_stable_ids(store, group_id, name):
         assert got[5]["speaker"] == "+49 151 2345678" and got[5]["files"] == ["IMG-20250701-WA0003.jpg"]
     again = ingest_cli(path, group_id)
     assert (again["messages_written"], again["messages_skipped"]) == (0, 8)
+
+
+def test_whatsapp_later_exports_edit_the_right_message_and_shift_no_other(store, embedder, group_id, tmp_path):
+    """WhatsApp has no message ids. A later export where Ben edited "me" again: the edited line
+    has a new derived id, and the ingest joins it to the one stored message of its minute and
+    speaker that the export no longer holds (an edit with history, not a second message). A
+    later export without a line of a busy minute (deleted for you): nothing shifts, nothing is
+    rewritten (b used to become an edit of a, and c of b)."""
+    src = (EXPORTS / "whatsapp" / "android.txt").read_text(encoding="utf-8")
+    busy = "".join(f"01/07/2025, 10:02 - Ben: {t}\n" for t in ("a", "b", "c"))
+    first = tmp_path / "first.txt"
+    first.write_text(src + busy, encoding="utf-8")
+    assert ingest_cli(first, group_id)["messages_written"] == 11
+    before = rows(store, group_id)
+    later = tmp_path / "later.txt"
+    later.write_text(src.replace("me <This message was edited>", "me, edited again <This message was edited>")
+                     + busy.replace("01/07/2025, 10:02 - Ben: a\n", ""), encoding="utf-8")
+    got = ingest_cli(later, group_id)
+    assert (got["messages_written"], got["messages_edited"], got["messages_skipped"]) == (0, 1, 9), got
+    after = rows(store, group_id)
+    assert set(after) == set(before)  # the same messages, no second "me", "a" kept
+    changed = {mid: (after[mid]["text"], after[mid]["history"]) for mid in after
+               if after[mid]["text"] != before[mid]["text"]}
+    assert list(changed.values()) == [("me, edited again", ["me"])], changed
+    assert sorted(r["text"] for r in after.values() if r["ts"] == "2025-07-01T10:02:00") == ["a", "b", "c"]
+    assert ingest_cli(later, group_id)["messages_written"] == 0  # and again: nothing
 
 
 def test_flagged_messages_are_not_writer_evidence_nor_search_documents(store, group_id):

@@ -63,10 +63,30 @@ def test_whatsapp_ids_are_stable_when_a_later_export_adds_lines(tmp_path):
     later.write_text(src.replace("me <This message was edited>", "me, edited again <This message was edited>")
                      + "14/07/2025, 00:00 - Mei: same minute, second message\n", encoding="utf-8")
     second = load_conversations(later, "whatsapp", group="g")[0].messages
-    assert [m.id for m in second][: len(first)] == [m.id for m in first]
-    assert len({m.id for m in second}) == len(second) == len(first) + 1
+    # the ids are keyed by the text: every message but the edited one keeps its id (the ingest
+    # joins the edited one to the stored message it replaces: tests/integration/test_chat_import.py)
     edited = next(m for m in second if m.speaker == "Ben" and m.edited)
     assert edited.text == "me, edited again"
+    assert [m.id for m in second if m is not edited][: len(first) - 1] == [
+        m.id for m in first if not (m.speaker == "Ben" and m.edited)]
+    assert edited.id not in {m.id for m in first}
+    assert len({m.id for m in second}) == len(second) == len(first) + 1
+
+
+def test_whatsapp_ids_do_not_shift_when_a_later_export_lacks_a_line_of_the_minute(tmp_path):
+    """Three messages of one minute by one person, then a later export without the first
+    (deleted for you, or an export that starts mid-minute): b and c keep their ids. With ids
+    counted per minute and speaker, b took a's id and c b's (two false edits, a lost, c twice)."""
+    first, later = tmp_path / "first.txt", tmp_path / "later.txt"
+    lines = ["01/07/2025, 10:02 - Ben 🚐: a\n", "01/07/2025, 10:02 - Ben 🚐: b\n", "01/07/2025, 10:02 - Ben 🚐: c\n"]
+    first.write_text("".join(lines), encoding="utf-8")
+    later.write_text("".join(lines[1:]), encoding="utf-8")
+    ids = {m.text: m.id for m in load_conversations(first, "whatsapp", group="g")[0].messages}
+    again = {m.text: m.id for m in load_conversations(later, "whatsapp", group="g")[0].messages}
+    assert again == {"b": ids["b"], "c": ids["c"]}
+    twice = tmp_path / "twice.txt"  # the same text twice in a minute: two messages, two ids
+    twice.write_text(lines[0] + lines[0], encoding="utf-8")
+    assert len({m.id for m in load_conversations(twice, "whatsapp", group="g")[0].messages}) == 2
 
 
 def test_whatsapp_day_month_order_twelve_hour_and_multi_line(tmp_path):
