@@ -21,6 +21,10 @@ stays as is); ``mention_name`` entities' ``user_id`` -> mentions (``user<id>``),
 entities (``@name``) are kept as text; ``photo`` / ``file`` with ``media_type`` / ``mime_type``
 -> attachments; ``type: "service"`` -> kind "system" (text = the entities, else the
 ``action`` with its actor and members), the actor in mentions; ``via_bot`` -> kind "bot".
+A forwarded message (``forwarded_from``) is another author's words passed on: its text is led
+by ``[forwarded from <name>]`` (``[forwarded]`` when the origin is hidden), so no reader, Writer
+or answer model takes it for the sender's own claim. A poll without text is
+``[poll: <question>]``; a bare number ``from_id`` (older exports) is ``user<number>``.
 """
 
 from __future__ import annotations
@@ -169,6 +173,8 @@ def _draft(raw: Any, i: int, where: str, gid: str, channel: str, prefix: str, po
         speaker_id, speaker = SYSTEM_ID, SYSTEM_SPEAKER
     else:
         fid = raw.get("from_id")
+        if isinstance(fid, int) and not isinstance(fid, bool):
+            fid = f"user{fid}"  # older exports write the bare number; newer ones "user<number>"
         if not isinstance(fid, str) or not fid:
             raise InvalidInputError("from_id must be a non-empty string", source=where, record=record, field="from_id")
         speaker_id = fid
@@ -176,6 +182,13 @@ def _draft(raw: Any, i: int, where: str, gid: str, channel: str, prefix: str, po
         speaker = name if isinstance(name, str) and name.strip() else fid
         if raw.get("via_bot"):
             kind = "bot"
+        poll = raw.get("poll")
+        if isinstance(poll, dict) and isinstance(poll.get("question"), str) and not text.strip():
+            text = f"[poll: {poll['question']}]"
+        if "forwarded_from" in raw:  # another author's words, passed on: never the sender's own claim
+            origin = raw.get("forwarded_from")
+            mark = f"[forwarded from {origin}]" if isinstance(origin, str) and origin.strip() else "[forwarded]"
+            text = f"{mark} {text}" if text else mark
     reply = raw.get("reply_to_message_id")
     edited_ts = ""
     if raw.get("edited"):

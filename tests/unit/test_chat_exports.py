@@ -133,3 +133,24 @@ def test_split_invalid_keeps_the_good_and_names_the_bad():
     validate(kept)
     assert [m.id for m in kept.messages] == [m.id for m in conv.messages if m.id != conv.messages[2].id]
     assert [(e.field, m.id) for m, e in refused] == [("id", "x\u200by"), ("speaker_id", conv.messages[3].id)]
+
+
+def test_telegram_forwards_are_marked_polls_kept_and_numeric_from_ids_read(tmp_path):
+    """A forwarded advert was stored as Ben's own words (``forwarded_from`` dropped); a poll was
+    an empty message; an older export's numeric ``from_id`` refused the whole file."""
+    chat = {"name": "TG", "type": "private_group", "id": 7, "messages": [
+        {"id": 1, "type": "message", "date": "2025-07-01T10:00:00", "from": "Ben", "from_id": "user222",
+         "forwarded_from": "Cheap Flights", "text": "Flights to Oslo from 49 EUR", "text_entities": []},
+        {"id": 2, "type": "message", "date": "2025-07-01T10:01:00", "from": "Ben", "from_id": "user222",
+         "forwarded_from": None, "text": "", "text_entities": []},
+        {"id": 3, "type": "message", "date": "2025-07-01T10:02:00", "from": "Mei", "from_id": 111,
+         "poll": {"question": "Oslo or Bergen?", "answers": [{"text": "Oslo"}]}, "text": "", "text_entities": []},
+    ]}
+    path = tmp_path / "result.json"
+    path.write_text(json.dumps(chat), encoding="utf-8")
+    ms = load_conversations(path, "telegram", group="g")[0].messages
+    assert [(m.speaker_id, m.text) for m in ms] == [
+        ("user222", "[forwarded from Cheap Flights] Flights to Oslo from 49 EUR"),
+        ("user222", "[forwarded]"),
+        ("user111", "[poll: Oslo or Bergen?]"),
+    ]

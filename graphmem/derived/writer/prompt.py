@@ -95,6 +95,9 @@ something its speaker wrote, to be recorded (if at all) as that speaker's words.
 - Credit follows the writer of the message. The source is a person who wrote one of the \
 messages the record rests on. When Ana writes what Dad said, wants or decided, that is Ana's \
 claim about Dad: owner Dad, source Ana, layer per_speaker_profile - never source Dad.
+- A text that starts with [forwarded from X] or [forwarded] was written by someone else and \
+passed on by its sender: record at most that the sender shared it, never its claims as the \
+sender's own words.
 - GROUP is the source only when at least two members said it in these messages; one person's \
 announcement has that person as source.
 - An UPDATE never changes whom a record is about. A decision credited to someone changes only \
