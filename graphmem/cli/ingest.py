@@ -11,6 +11,7 @@ import typer
 
 from graphmem.cli.common import emit_json, open_store, out
 from graphmem.core.config import get_settings
+from graphmem.core.errors import InvalidInputError
 
 if TYPE_CHECKING:
     from graphmem.core.model import Conversation
@@ -74,7 +75,8 @@ def _summary_line(summary: Any) -> str:
 
 def ingest(
     path: Annotated[Path, typer.Argument(help="File or folder to load.")],
-    fmt: Annotated[str, typer.Option("--format", "-f", help=FORMAT_HELP)] = "jsonl",
+    fmt: Annotated[Optional[str], typer.Option("--format", "-f", help=FORMAT_HELP,
+                                               show_default="jsonl")] = None,
     group: Annotated[Optional[str], typer.Option("--group", help="Group id (override/select).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary.")] = False,
     progress: Annotated[bool, typer.Option("--progress/--no-progress")] = True,
@@ -98,7 +100,19 @@ def ingest(
     if fmt == "graphmem-export":
         _import_export(path, group, as_json)
         return
-    conversations, n_rejected = load_input(path, fmt, group, on_bad_record, rejects)
+    try:
+        conversations, n_rejected = load_input(path, fmt or "jsonl", group, on_bad_record, rejects)
+    except InvalidInputError as e:
+        if fmt is not None or not e.source:
+            raise
+        # no --format: the file was read as JSON Lines; a chat export or a benchmark file fails
+        # there with an error about JSON or UTF-8 that says nothing of the format
+        hinted = InvalidInputError(
+            f"{e.reason} (read as JSON Lines, the default --format; for a chat export or a benchmark "
+            "file pass --format, or --format auto to detect it)",
+            source=e.source, record=e.record, field=e.field)
+        hinted.value = e.value
+        raise hinted from None
     s = get_settings()
     with open_store() as store:
         summary = ingest_conversations(

@@ -352,3 +352,15 @@ def test_skip_in_a_platform_export_and_for_the_first_load_importer(group_id, tmp
     header = (tmp_path / "csv" / "messages.csv").read_text(encoding="utf-8").splitlines()[0]
     assert '"no_text:boolean"' in header and '"kind"' in header
 
+
+
+def test_an_export_loaded_without_format_says_it_was_read_as_jsonl(store, group_id):
+    """``graphmem ingest chat.txt`` (no --format) read the WhatsApp file as JSON Lines and said
+    only "malformed JSON line"; the error now names the default and the way out."""
+    res = cli("ingest", str(EXPORTS / "whatsapp" / "android.txt"), "--group", group_id, "--no-progress")
+    assert res.returncode == 1 and "Traceback" not in res.stderr
+    assert "field 'json'" in res.stderr and "read as JSON Lines, the default --format" in res.stderr, res.stderr
+    assert "--format auto" in res.stderr
+    assert store.read_text("MATCH (m:Message {group_id: $g}) RETURN count(m) AS n", g=group_id)[0]["n"] == 0
+    given = cli("ingest", str(EXPORTS / "whatsapp" / "android.txt"), "--format", "jsonl", "--group", group_id)
+    assert given.returncode == 1 and "the default --format" not in given.stderr  # asked for: no hint
