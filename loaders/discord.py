@@ -10,7 +10,9 @@ Layout read (one file per channel, or a folder of them)::
                    "stickers": [{"id": "3", "name": "wave"}], "mentions": [{"id": "8", ...}],
                    "reference": {"messageId": "1000", "channelId": "42"}}]}
 
-Mapping (docs/import.md): id = Discord's message id; channel = the channel's name (made id-safe);
+Mapping (docs/import.md): one group per server (``guild.id``; direct messages are a server of
+their own); id = Discord's message id; channel = the channel's name (made id-safe; of two
+channels with one name, the newer is ``<name>-<channel id>``);
 session = the local day of ``timestamp`` (its offset kept); speaker_id = ``author.id``, speaker =
 ``author.nickname`` (the name shown in the server), else ``author.name``; reply_to =
 ``reference.messageId`` (same channel); ``timestampEdited`` = edited_ts; attachments =
@@ -72,25 +74,61 @@ def load_conversations(path: PathLike, group: str | None = None,
     """
     root = existing_path(path)
     files = sorted(root.glob("*.json")) if root.is_dir() else [root]
-    drafts: list[Draft] = []
-    gid = ""
-    name = ""
+    # one conversation per server (guild id): a folder holding exports of two servers, or of a
+    # server and of direct messages, is two groups, never one
+    servers: dict[str, tuple[str, list[tuple[Path, dict[str, Any]]]]] = {}
     for f in files:
         data = read_json_file(f)
         if not looks_like(data):
             raise InvalidInputError("not a DiscordChatExporter JSON export (no guild, channel and messages)",
                                     source=str(f), field="json")
         guild = obj(data.get("guild"))
-        if not gid:
-            name = str(guild.get("name") or f.stem)
-            gid = group_from(group, name, source=str(root))
-        ch = data["channel"]
-        channel = safe_id(str(ch.get("name") or ""), safe_id(str(ch.get("id") or ""), "channel"))
-        for i, raw in enumerate(data["messages"]):
-            d = guarded(rejects, raw, functools.partial(_draft, raw, i, str(f), gid, channel, len(drafts)))
-            if d is not None:
-                drafts.append(d)
-    return finish(gid, name, drafts, source=str(root))
+        key = str(guild.get("id") or guild.get("name") or f.stem)
+        servers.setdefault(key, (str(guild.get("name") or f.stem), []))[1].append((f, data))
+    if group is not None and len(servers) > 1:
+        names = ", ".join(f"{name!r} (guild {key})" for key, (name, _) in servers.items())
+        raise InvalidInputError(
+            f"the exports are of {len(servers)} servers or direct-message lists ({names}): load each "
+            "into its own group (one --group per run), or leave out --group to make one group per server",
+            source=str(root), field="guild")
+    out: list[Conversation] = []
+    for name, exports in servers.values():
+        gid = group_from(group, name, source=str(root))
+        channels = _channel_names([data["channel"] for _, data in exports])
+        drafts: list[Draft] = []
+        for (f, data), channel in zip(exports, channels):
+            for i, raw in enumerate(data["messages"]):
+                d = guarded(rejects, raw, functools.partial(_draft, raw, i, str(f), gid, channel, len(drafts)))
+                if d is not None:
+                    drafts.append(d)
+        out.extend(finish(gid, name, drafts, source=str(root)))
+    return out
+
+
+def _channel_names(channels: list[Any]) -> list[str]:
+    """The channel of each export: its name made id-safe; two channels of one name (in two
+    categories) are told apart by the id of the newer (a higher snowflake): ``general`` and
+    ``general-88``; the same channel exported twice (one id) keeps one name."""
+    def cid(ch: Any) -> str:
+        return str(ch.get("id") or "") if isinstance(ch, dict) else ""
+
+    def plain(ch: Any) -> str:
+        c = ch if isinstance(ch, dict) else {}
+        return safe_id(str(c.get("name") or ""), safe_id(cid(ch), "channel"))
+
+    ids_by_name: dict[str, set[str]] = {}
+    for ch in channels:
+        ids_by_name.setdefault(plain(ch), set()).add(cid(ch))
+
+    def snowflake(i: str) -> tuple[int, str]:
+        return (int(i), i) if i.isdigit() else (0, i)
+
+    names = []
+    for ch in channels:
+        base, ids = plain(ch), ids_by_name[plain(ch)]
+        oldest = min(ids, key=snowflake)
+        names.append(base if len(ids) == 1 or cid(ch) == oldest else safe_id(f"{base}-{cid(ch)}", base))
+    return names
 
 
 def _draft(raw: Any, i: int, where: str, gid: str, channel: str, position: int) -> Draft:
