@@ -173,6 +173,19 @@ def _scoped_filter(details: str, var: str, label: str) -> bool:
     return any(c in wanted for c in _top_conjuncts(details))
 
 
+_NESTED_PLAN = re.compile(r"\b(COLLECT|COUNT|EXISTS)\s*\{")
+"""A subquery expression the planner keeps inside an operator's expression (a sliced pattern
+comprehension ``[(x:Message)--() | x.text][..3]`` became ``COLLECT { MATCH (x) ... }`` in a
+Projection): the nested plan is no child operator, so :func:`check_read_plan` could not see its
+label scan, and a key of one group read another group's messages."""
+
+
+_RANGE_CALL = re.compile(r"\brange\s*\(", re.IGNORECASE)
+"""``range()`` in an expression: ``reduce(s = '', i IN range(1, 100000000) | s + 'a')`` ran on in
+the server long after its transaction timed out (the limit is checked between rows, and such
+a loop allocates nothing the memory tracker counts), pinning a core for every group."""
+
+
 def check_read_plan(plan: Any) -> None:
     """Refuse a plan that is not a read of one group's data.
 
@@ -181,9 +194,13 @@ def check_read_plan(plan: Any) -> None:
     own predicate or a Filter right above it, with the top-level conjunct
     ``x.group_id = $group_id`` (``g.id = $group_id`` for a Group node); other leaves may only
     be data-free (constants, parameters, the outer row); relationship scans, count-store
-    reads, procedure calls, ``LOAD CSV``, ``SHOW``/``TERMINATE`` and every writing or admin
-    operator are refused. Expansions from pinned nodes stay inside the group because graphmem
-    never links nodes of two groups.
+    reads, procedure calls, ``LOAD CSV``, ``SHOW``/``TERMINATE``, every writing or admin
+    operator, every subquery the planner nests inside an expression (``COLLECT``/``COUNT``/
+    ``EXISTS { ... }`` in an operator's details: its reads are not operators here) and
+    ``range()`` outside ``UNWIND`` (a loop inside one expression outlives the time limit) are
+    refused.
+    Expansions from pinned nodes stay inside the group because graphmem never links nodes of
+    two groups.
 
     Args:
         plan: the ``EXPLAIN`` plan (the driver's ``ResultSummary.plan`` dict).
@@ -194,6 +211,17 @@ def check_read_plan(plan: Any) -> None:
 
     def walk(node: Any, above: list[Any]) -> None:
         op = _op_name(node)
+        if op != "Unwind" and _RANGE_CALL.search(_details(node)):
+            raise InvalidInputError(
+                f"read_cypher refuses range() inside an expression ({op}): a list built or folded in "
+                "one expression is a loop the server does not stop at the time limit (it checks between "
+                "rows); UNWIND range(...) AS i makes rows, which it can stop", field="query")
+        nested = _NESTED_PLAN.search(_details(node))
+        if nested is not None:
+            raise InvalidInputError(
+                f"read_cypher refuses a subquery planned inside an expression ({nested.group(1)} {{ ... }} in "
+                f"{op}: its reads are not operators of the plan, so they cannot be checked to stay in "
+                "the group); write the pattern as a MATCH or OPTIONAL MATCH and collect() it", field="query")
         if op.startswith(_REFUSED):
             name = _details(node).split("(", 1)[0].strip()
             if op == "ProcedureCall" and name not in ALLOWED_PROCEDURES:

@@ -48,6 +48,25 @@ ESCAPES = [
 ]
 
 
+RUNAWAY = [  # an attacker trial: the first ran on for 740 s after its 10 s limit, a core pinned
+    "MATCH (m:Message {group_id: $group_id}) RETURN reduce(s = '', i IN range(1, 100000000) | s + 'aaaaaaaaaa') AS x",
+    "RETURN size([i IN RANGE(1, 100000000) | toString(i)]) AS n",
+    "MATCH (m:Message {group_id: $group_id}) WHERE size(range(0, 100000000)) > 0 RETURN m.id AS id",
+]
+
+
+@pytest.mark.parametrize("query", RUNAWAY)
+def test_a_loop_inside_one_expression_is_refused_before_it_runs(store, two_groups, query):
+    own, _ = two_groups
+    assert "range()" in refused(store, own, query)
+
+
+def test_unwind_range_is_rows_the_server_can_stop(store, two_groups):
+    own, _ = two_groups
+    r = read_cypher(store, own, "UNWIND range(1, 100000000) AS i RETURN i", max_rows=5)
+    assert [row["i"] for row in r.rows] == [1, 2, 3, 4, 5] and r.truncated
+
+
 @pytest.mark.parametrize("query", ESCAPES)
 def test_every_escape_of_the_text_filter_is_refused(store, two_groups, query):
     own, _ = two_groups
@@ -70,6 +89,11 @@ OTHER_GROUP = [
     "MATCH (m:Message) WHERE elementId(m) = $x RETURN m.text AS t",
     "MATCH (g:Group) RETURN g.id AS id",
     "MATCH (m:Message {group_id: $x}) RETURN m.text AS t",
+    # a sliced pattern comprehension is planned as COLLECT { MATCH ... } inside a Projection:
+    # its label scan was no operator of the plan, and it read the other group (an attacker trial)
+    "MATCH (m:Message {group_id: $group_id}) RETURN [(x:Message)-[]-() | x.text][..3] AS t",
+    "RETURN [(x:Message) WHERE x.group_id <> $group_id | x.text][..5] AS t",
+    "MATCH (m:Message {group_id: $group_id}) RETURN COLLECT { MATCH (x:Message) RETURN x.text }[..2] AS t",
 ]
 
 
