@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from graphmem.derived.memory import GROUP
 from graphmem.verbatim.roster import Roster
-from graphmem.derived.writer.provenance import reported_claim, supporting_messages
+from graphmem.derived.writer.provenance import reported_claim, supporting_messages, words_elsewhere
 from graphmem.derived.writer.segments import SegmentMessage
 
 #: The attribution reasons among :data:`graphmem.writer.validate.REASONS`: who a record credits,
@@ -25,6 +25,7 @@ ATTRIBUTION_REASONS: tuple[str, ...] = (
     "group_source_single_speaker",
     "update_owner_changed",
     "update_recredits_decision",
+    "decision_not_in_source_words",
 )
 
 
@@ -53,6 +54,7 @@ def check_attribution(
     content: str,
     roster: Roster,
     from_max: int = 5,
+    utype: str = "",
 ) -> Attribution:
     """Check whom a record credits against who spoke in the messages it is written FROM.
 
@@ -66,7 +68,11 @@ def check_attribution(
       the source wrote, the record is that member's claim about them (SOURCE = the reporter,
       OWNER = the one named) -> ``reported_claim_source``;
     - GROUP as SOURCE needs FROM messages from at least two distinct members ->
-      else ``group_source_single_speaker``.
+      else ``group_source_single_speaker``;
+    - a decision (``utype`` "decision", ADD or UPDATE) credited to a person is in that person's
+      own words: when nothing the source wrote in the segment shares a content word with it and
+      another member's message does, it is that member's account ("my father has made the final
+      decision ...", whoever it names or does not name) -> ``decision_not_in_source_words``.
 
     Args:
         messages: the segment's messages.
@@ -74,6 +80,7 @@ def check_attribution(
         content: the record's content.
         roster: the group's roster.
         from_max: at most this many FROM messages.
+        utype: the record's update type (``decision`` turns on the decision rule).
 
     Returns:
         An :class:`Attribution` (``reason`` "" when the credit holds).
@@ -103,4 +110,12 @@ def check_attribution(
         return Attribution(found, confidence, "reported_claim_source",
                            f"the record's words are {reporter!r}'s report about {name!r} (message "
                            f"{report.id}), not {name!r}'s own: source {reporter!r}, owner {name!r}")
+    if utype == "decision":
+        other = words_elsewhere(messages, source=source, content=content, roster=roster)
+        if other is not None:
+            teller = roster.label(other.person_id) if other.person_id in roster else other.speaker
+            return Attribution(found, confidence, "decision_not_in_source_words",
+                               f"a decision is credited to whoever states it, and nothing {name!r} wrote "
+                               f"here carries its words; they are {teller!r}'s (message {other.id}): "
+                               f"source {teller!r}")
     return Attribution(found, confidence)

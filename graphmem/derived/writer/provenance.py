@@ -189,6 +189,40 @@ def reported_claim(
     return strongest[2] if strongest is not None and strongest[0] > own else None
 
 
+def words_elsewhere(
+    messages: Sequence[SegmentMessage], *, source: str, content: str, roster: Roster,
+) -> SegmentMessage | None:
+    """The message whose words a record credited to ``source`` carries when ``source``'s own do not.
+
+    None when something ``source`` wrote in the segment shares a content word (names left out)
+    with ``content``, or when no other member's message does; else the other member's message
+    that shares the most (then the most recent). Unlike :func:`reported_claim` the other
+    message need not name ``source``: "my father has made the final decision ..." does not.
+
+    Args:
+        messages: the segment's messages.
+        source: a Person id (GROUP: returns None).
+        content: the record's content.
+        roster: the group's roster.
+    """
+    if source == GROUP:
+        return None
+    words = _content_words(content) - _name_words(roster)
+    if not words:
+        return None
+    best: tuple[int, int, SegmentMessage] | None = None
+    for m in messages:
+        if not m.text.strip():
+            continue
+        overlap = len(words & {_stem(w) for w in memory.normalise_content(m.text).split()})
+        if m.person_id == source:
+            if overlap:
+                return None
+        elif overlap and (best is None or (overlap, m.turn_created) > best[:2]):
+            best = (overlap, m.turn_created, m)
+    return best[2] if best is not None else None
+
+
 def record_time(support: Sequence[SegmentMessage], source: str) -> SegmentMessage:
     """The message that dates a record: the newest FROM message its source spoke (a person
     source), or the newest FROM message (GROUP as source).

@@ -50,7 +50,8 @@ REASONS: tuple[str, ...] = (
     "group_source_single_speaker",
     "update_owner_changed",
     "update_recredits_decision",
-)  # the last five: graphmem.writer.attribution.ATTRIBUTION_REASONS
+    "decision_not_in_source_words",
+)  # the last six: graphmem.writer.attribution.ATTRIBUTION_REASONS
 
 
 class ActionOutcome(BaseModel):
@@ -318,7 +319,7 @@ def validate_add(st: AnswerState, i: int, kind: str, a: Mapping[str, Any], note:
     if key in st.head_keys:
         st.reject(i, kind, a, "duplicate", f"{prefix}already in memory as {st.head_keys[key]}")
         return None
-    credit = _credit(st, owner, source, content)
+    credit = _credit(st, owner, source, content, utype)
     if credit is not None and credit.reason:
         st.reject(i, kind, a, credit.reason, f"{prefix}{credit.detail}")
         return None
@@ -331,12 +332,12 @@ def validate_add(st: AnswerState, i: int, kind: str, a: Mapping[str, Any], note:
     return va
 
 
-def _credit(st: AnswerState, owner: str, source: str, content: str) -> Attribution | None:
+def _credit(st: AnswerState, owner: str, source: str, content: str, utype: str) -> Attribution | None:
     """:func:`check_attribution` against the segment, or None when validation runs without it."""
     if st.messages is None:
         return None
     return check_attribution(st.messages, owner=owner, source=source, content=content, roster=st.roster,
-                             from_max=st.from_max)
+                             from_max=st.from_max, utype=utype)
 
 
 def validate_update(st: AnswerState, i: int, a: Mapping[str, Any]) -> None:
@@ -391,7 +392,8 @@ def validate_update(st: AnswerState, i: int, a: Mapping[str, Any]) -> None:
                   f"{entry_id} is a group decision credited to {st.roster.label(old_source)!r}; an UPDATE "
                   f"cannot hand it to {st.roster.label(source)!r} (a new announcement is an ADD of its own)")
         return
-    credit = _credit(st, head.owner, source, content)
+    given_utype = _text(a, "utype").lower()
+    credit = _credit(st, head.owner, source, content, given_utype if given_utype in UTYPES else head.utype)
     if credit is not None and credit.reason:
         kept = "keeps" if source == old_source else "gives"
         st.reject(i, kind, a, credit.reason,
