@@ -22,7 +22,8 @@ In this order (the first failing check answers, and the body is never received):
    while the app reads it (never buffered here) and cut with 413 once over the limit.
 7. **Time** (408): a body not complete ``body_timeout_s`` seconds after the request started.
 
-Every response gets ``X-Content-Type-Options: nosniff``. The caller's
+Every response gets ``X-Content-Type-Options: nosniff`` and ``Cross-Origin-Resource-Policy:
+same-origin`` (no other site can embed a response as an image or a script). The caller's
 :class:`graphmem.access.Access` is left in ``scope["graphmem.access"]`` (None on a public path
 requested without a valid key) for the routes and tools to check.
 
@@ -253,8 +254,9 @@ class Boundary:
             if message["type"] == "http.response.start":
                 started = True
                 hs = list(message.get("headers", []))
-                if not any(k.lower() == b"x-content-type-options" for k, _ in hs):
-                    hs.append((b"x-content-type-options", b"nosniff"))
+                for name, value in _ALWAYS:
+                    if not any(k.lower() == name for k, _ in hs):
+                        hs.append((name, value))
                 message = {**message, "headers": hs}
             await send(message)
 
@@ -273,10 +275,20 @@ class Boundary:
                                          "(GRAPHMEM_API_BODY_TIMEOUT_S)", "RequestTimeout")
 
 
+_ALWAYS: tuple[tuple[bytes, bytes], ...] = (
+    (b"x-content-type-options", b"nosniff"),
+    # no other site may embed a response (<img>, <script>): with no key set (the local default)
+    # a page could load /groups/{g}/timeline.png and learn from onload/onerror and the image's
+    # size whether a group exists and how big it is (an attacker trial); fetch() from an origin
+    # in GRAPHMEM_API_CORS_ORIGINS is a CORS request, which this header does not block
+    (b"cross-origin-resource-policy", b"same-origin"),
+)
+
+
 async def _answer(send: Any, status: int, detail: str, error: str,
                   extra: list[tuple[bytes, bytes]] | None = None) -> None:
     body = json.dumps({"detail": detail, "error": error}).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-               (b"x-content-type-options", b"nosniff"), (b"connection", b"close"), *(extra or [])]
+               *_ALWAYS, (b"connection", b"close"), *(extra or [])]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})

@@ -141,6 +141,11 @@ def test_the_graph_page_has_a_csp_and_nosniff(store, embedder, group_id):
         assert "eval(" not in js and "new Function" not in js
         assert c.get("/static/graphmem/view.js").headers["x-content-type-options"] == "nosniff"
         assert c.get(f"/groups/{group_id}/roster").headers["x-content-type-options"] == "nosniff"
+        # no other site may embed a response: with no key a page probed groups through an <img>
+        # of timeline.png (onload/onerror, the image's size; an attacker trial)
+        for path in (f"/groups/{group_id}/timeline.png", f"/groups/{group_id}/view", "/static/graphmem/view.js",
+                     f"/groups/{group_id}/roster", "/groups/no-such-group/timeline.png", "/health"):
+            assert c.get(path).headers["cross-origin-resource-policy"] == "same-origin", path
 
 
 # ----------------------------------------------------------------------------- scoped keys
