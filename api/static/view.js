@@ -336,8 +336,12 @@
       el("h3", {}, "Said in (" + p.messages.length + " message" + (p.messages.length === 1 ? "" : "s") + ")"),
       el("ol", { class: "messages", id: "detail-messages" }, p.messages.map((m) =>
         el("li", { dataset: { message: m.id } },
-          el("div", { class: "meta" }, m.speaker + " · " + when(m.ts) + " · " + m.session + " #" + m.turn),
-          el("blockquote", {}, m.text)))),
+          el("div", { class: "meta" }, m.speaker + " · " + when(m.ts) + " · " + m.session + " #" + m.turn,
+            m.edited ? el("span", { class: "edited", title: "the text changed after it was first stored; " +
+              "the record may rest on an earlier text" }, " · edited") : null),
+          el("blockquote", {}, m.text),
+          m.edited ? el("div", { class: "history" }, "before the edit: ",
+            m.text_history.map((t) => el("q", {}, t))) : null))),
       p.chain.length > 1 ? el("h3", {}, "History (" + p.chain.length + " states)") : null,
       p.chain.length > 1 ? el("ol", { class: "chain" }, p.chain.map((c) =>
         el("li", { class: c.id === r.id ? "current" : "", onclick: () => showRecord(c.id) },

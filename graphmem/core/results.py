@@ -170,13 +170,17 @@ class ProvenanceMessage(StoredMessage):
     """A verbatim message a derived record was written FROM (a :class:`StoredMessage`).
 
     Attributes: id, channel, speaker (display name), person_id (None when the Person was
-    erased), session, turn (0-based), ts (ISO-8601), text (exactly as received), turn_created
-    (write order in the group).
+    erased), session, turn (0-based), ts (ISO-8601), text (exactly as received; the current
+    text), turn_created (write order in the group), edited (the text changed after it was
+    first stored: the record may have been written from an earlier text), text_history (the
+    earlier texts, oldest first, each cut like ``text``).
     """
 
     person_id: str | None = None  # type: ignore[assignment]  # widened on purpose: an erased Person leaves no id (StoredMessage's is str)
     text_truncated: bool = False
     text_chars: int | None = None
+    edited: bool = False
+    text_history: list[str] = []
 
 
 class MessageHit(StoredMessage):

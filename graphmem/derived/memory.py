@@ -598,7 +598,7 @@ def record_provenance(store: Store, group_id: str, entry_id: str) -> list[Proven
     rows = store.read("memory/record_provenance", group_id=group_id, entry_id=entry_id)
     if not rows:
         get_record(store, group_id, entry_id)  # raises NotFoundError when it does not exist
-    return [ProvenanceMessage(**row) for row in rows]
+    return [ProvenanceMessage(**row, edited=bool(row["text_history"])) for row in rows]
 
 
 def state_as_of(store: Store, group_id: str, at: str | datetime | float) -> list[DerivedRecord]:

@@ -174,6 +174,7 @@ def provenance(store: Store, group_id: str, record_id: str, *, limit: int = pagi
     chain = memory.record_chain(store, group_id, record_id)
     for m in messages:
         m.text, m.text_truncated, m.text_chars = paging.clip_text(m.text, max_text_chars)
+        m.text_history = [paging.clip_text(t, max_text_chars)[0] for t in m.text_history]
     items: list[tuple[list[Any], ProvenanceMessage | DerivedRecord]] = [
         *(([0, i], m) for i, m in enumerate(messages)), *(([1, i], r) for i, r in enumerate(chain))]
     if after is not None:

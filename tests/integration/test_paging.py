@@ -349,3 +349,24 @@ def test_provenance_cuts_a_long_message_and_get_message_reads_it_whole(store, em
     assert "".join(parts) == get_message(store, chat, "p10").text and len(parts) > 3
     with pytest.raises(InvalidInputError):
         get_message(store, chat, "p10", text_offset=6_001)
+
+
+def test_provenance_marks_a_message_edited_after_the_record_and_shows_its_earlier_text(store, embedder, family, api):
+    """An attacker trial: after a record was written, one of its FROM messages was edited to
+    words that support it better, and provenance showed the new text as if the record came
+    from it. Each provenance message now says ``edited`` and carries its earlier texts."""
+    from graphmem.groups.service import append_messages
+    from graphmem.query.people import get_message
+
+    before = provenance(store, family, "a3").messages
+    assert [(m.id, m.edited, m.text_history) for m in before] == [("m13", False, [])]
+    old = get_message(store, family, "m13")
+    row = {"id": "m13", "speaker": old.speaker, "session": old.session.split("/")[-1], "ts": old.ts,
+           "text": "Mom: my knee is completely fine now, I decide we take the ridge."}
+    assert append_messages(store, embedder, family, [row]).messages_edited == 1
+    (m,) = provenance(store, family, "a3").messages
+    assert (m.text, m.edited, m.text_history) == (row["text"], True, [old.text])
+    r = api.get(f"/groups/{family}/records/a3/provenance")
+    assert r.status_code == 200, r.text
+    (j,) = r.json()["messages"]
+    assert (j["edited"], j["text_history"]) == (True, [old.text])
