@@ -62,6 +62,8 @@ def mcp_command(
 
     from graphmem.boundary_h11 import PROTOCOL
 
+    from graphmem.cli.serve import app_log_config
+
     uvicorn.run(http_app(server, settings, host=bind), host=bind,
-                port=port or settings.api_port + 1, log_level=log_level,
+                port=port or settings.api_port + 1, log_level=log_level, log_config=app_log_config(log_level),
                 http=PROTOCOL, timeout_keep_alive=5)

@@ -61,4 +61,13 @@ def app_log_config(log_level: str) -> dict[str, object]:
     assert isinstance(loggers, dict)
     for name in ("api", "graphmem"):
         loggers[name] = {"handlers": ["default"], "level": log_level.upper(), "propagate": False}
+    # the access log's request line without secrets (a key sent as ?api_key=... is refused,
+    # but the line was logged as received)
+    config.setdefault("filters", {})
+    filters = config["filters"]
+    assert isinstance(filters, dict)
+    filters["graphmem_redact"] = {"()": "graphmem.core.redact.AccessLogRedactor"}
+    handlers = config["handlers"]
+    assert isinstance(handlers, dict)
+    handlers["access"] = {**handlers["access"], "filters": ["graphmem_redact"]}
     return config

@@ -4,6 +4,8 @@ host, never the user, password or key."""
 
 from __future__ import annotations
 
+import importlib
+import inspect
 import logging
 
 import pytest
@@ -23,6 +25,12 @@ SECRETS = ("s3cret-pass", "k3y-in-query", "alice")
     ("https://llm.example/v1?Key=k3y-in-query", "https://llm.example/v1?Key=***"),
     ("neo4j+s://neo4j:s3cret-pass@x.databases.neo4j.io", "neo4j+s://***@x.databases.neo4j.io"),
     ("http://127.0.0.1:8000/v1", "http://127.0.0.1:8000/v1"),  # nothing to hide: unchanged
+    # found by an attacker trial: a key in the path, a token in the fragment
+    ("https://llm.example/v1/sk-proj-k3y-in-path0123/chat", "https://llm.example/v1/***/chat"),
+    ("https://llm.example/cb#access_token=k3y-in-query&state=x", "https://llm.example/cb#access_token=***&state=x"),
+    ("https://h/groups/123e4567-e89b-12d3-a456-426614174000/roster",
+     "https://h/groups/123e4567-e89b-12d3-a456-426614174000/roster"),  # a UUID is an id, kept
+    ("https://h/groups/conv-26/messages/D1:3", "https://h/groups/conv-26/messages/D1:3"),
 ])
 def test_redact_url(url, shown):
     assert redact_url(url) == shown
@@ -47,3 +55,29 @@ def test_a_failing_model_endpoint_with_credentials_never_prints_them(caplog):
     assert not any(s in str(e.value) for s in SECRETS), str(e.value)
     logged = "\n".join(r.getMessage() for r in caplog.records)
     assert "retrying" in logged and not any(s in logged for s in SECRETS), logged
+
+
+def test_credentials_without_a_scheme_and_the_access_log_line_are_redacted():
+    """``user:pass@host:port`` in a driver message (no scheme) was printed as is, and a key sent
+    by mistake as ``?api_key=`` (refused with 401) was written to uvicorn's access log."""
+    from graphmem.core.redact import AccessLogRedactor
+
+    out = redact_text("cannot reach neo4j:s3cret-pass@db.local:7687 (alice:s3cret-pass@10.0.0.1)")
+    assert not any(s in out for s in SECRETS) and out.count("***@") == 2, out
+    assert redact_text("at 10:30, ratio 3:4, bob@example.com") == "at 10:30, ratio 3:4, bob@example.com"
+    record = logging.LogRecord("uvicorn.access", logging.INFO, __file__, 1, '%s - "%s %s HTTP/%s" %d',
+                               ("127.0.0.1:5555", "GET", "/groups/g/roster?api_key=k3y-in-query", "1.1", 401), None)
+    assert AccessLogRedactor().filter(record) is True
+    assert "k3y-in-query" not in record.getMessage() and "api_key=***" in record.getMessage()
+
+
+def test_serve_and_mcp_http_log_configs_redact_the_access_log():
+    from graphmem.cli.serve import app_log_config
+    from graphmem.core.redact import AccessLogRedactor
+
+    config = app_log_config("info")  # not applied here: it would reroute the test run's own loggers
+    assert config["handlers"]["access"]["filters"] == ["graphmem_redact"]
+    factory = config["filters"]["graphmem_redact"]["()"]
+    module, _, name = factory.rpartition(".")
+    assert getattr(importlib.import_module(module), name) is AccessLogRedactor
+    assert "log_config=app_log_config(log_level)" in inspect.getsource(importlib.import_module("graphmem.cli.mcp"))
