@@ -41,6 +41,10 @@
     return node;
   }
 
+  function shellArg(text) { // as a POSIX shell reads it back: a group id may hold spaces or quotes
+    return /^[A-Za-z0-9@%+=:,./_-]+$/.test(text) ? text : "'" + text.replace(/'/g, "'\\''") + "'";
+  }
+
   function short(text, n) {
     const chars = Array.from(text || "");
     return chars.length <= n ? chars.join("") : chars.slice(0, n - 1).join("").trimEnd() + "…";
@@ -295,7 +299,7 @@
     if (!graph.records.length) {
       const anyFilter = graph.filters.person || graph.filters.layers || graph.filters.session || graph.filters.ts_from || graph.filters.ts_to;
       list.append(el("li", { class: "empty" }, anyFilter ? "No record matches the filters."
-        : "No derived records yet: run `graphmem derive --group " + groupId + "`."));
+        : "No derived records yet: run `graphmem derive --group " + shellArg(groupId) + "`."));
     }
   }
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional
 
@@ -90,7 +91,7 @@ def derive(
     except KeyboardInterrupt:
         err.print(
             f"interrupted: {len(written)} segment(s) written in this run; the current one was not. "
-            f"Run `graphmem derive --group {group}` again to resume.", highlight=False, soft_wrap=True,
+            f"Run `graphmem derive --group {shlex.quote(group)}` again to resume.", highlight=False, soft_wrap=True,
         )
         raise typer.Exit(130) from None
     except GraphMemError:

@@ -9,6 +9,7 @@ table says on stderr how to read on.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable
 from typing import Annotated, Any, Optional
 
@@ -88,7 +89,7 @@ def roster(
         for p in page.persons:
             table.add_row(*cells(p.id, p.label or p.name, p.messages, ", ".join(a for a in p.aliases if a != p.name)))
     out.print(table)
-    _more(pages[-1], f"graphmem roster --group {group} --limit {limit}")
+    _more(pages[-1], f"graphmem roster --group {shlex.quote(group)} --limit {limit}")
 
 
 def jobs(
@@ -113,7 +114,7 @@ def jobs(
         for j in page.jobs:
             table.add_row(*cells(j.id, j.state, j.created_at, f"{j.segments_done}/{j.segments_total}", j.error))
     out.print(table)
-    _more(pages[-1], f"graphmem jobs --group {group} --limit {limit}")
+    _more(pages[-1], f"graphmem jobs --group {shlex.quote(group)} --limit {limit}")
 
 
 def message(

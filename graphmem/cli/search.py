@@ -30,12 +30,15 @@ def search(
     """
     from graphmem.cli.common import open_runtime
     from graphmem.recall.search import search_group
+    from graphmem.verbatim.roster import read_roster
 
     with open_runtime(models=False, warm=mode != "fulltext") as rt:
         result = search_group(
             rt.store, rt.embedder, group, query, k=k, pool_n=pool_n, mode=mode,  # type: ignore[arg-type]  # a str from typer: search_group refuses an unknown mode
             expand=expand, rrf_k=get_settings().rrf_k, cache=rt.cache, tracer=rt.tracer, cursor=cursor,
         )
+        # two members who share a display name are told apart as the roster does: "Alex (U02ALEXA)"
+        shared = set() if as_json else {m.id for m in read_roster(rt.store, group) if m.label != m.name}
     if result.warning:  # on stderr, so --json stays parseable
         err.print(result.warning, style="yellow", soft_wrap=True, highlight=False, markup=False)
     if as_json:
@@ -48,7 +51,8 @@ def search(
     for h in hits:
         score = f"{h.score:.4f}" if not h.expanded_from else f"(+{h.expanded_from})"
         text = h.text + (f" [... {h.text_chars} characters: graphmem message {h.id}]" if h.text_truncated else "")
-        table.add_row(*cells(score, h.id, h.speaker, h.session, h.turn, h.ts, text))
+        speaker = f"{h.speaker} ({h.person_id})" if h.person_id in shared else h.speaker
+        table.add_row(*cells(score, h.id, speaker, h.session, h.turn, h.ts, text))
     out.print(table)
     if result.next_cursor is not None:
         err.print(f"more follow: --cursor {result.next_cursor}", soft_wrap=True, highlight=False, markup=False)

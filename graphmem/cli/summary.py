@@ -6,6 +6,7 @@ page ``/groups/{id}/view`` (see docs/view.md).
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -55,7 +56,9 @@ def summary_cmd(
                 "records\nfrom them", "about\nothers", "stance\nchanges"):
         people.add_column(col, justify="right")
     for p in summary.people:
-        name = p.name if p.id.casefold() == p.name.casefold() else f"{p.name} ({p.id})"
+        # p.name is the roster label, already "Name (id)" for a name two members share
+        name = p.name if p.id.casefold() == p.name.casefold() or p.name.endswith(f" ({p.id})") \
+            else f"{p.name} ({p.id})"
         people.add_row(*cells(
             name, p.messages, p.replies_sent, p.replies_received, p.records_owned,
             p.records_sourced, p.said_about_others, p.stance_changes,
@@ -83,6 +86,6 @@ def summary_cmd(
     elif summary.records:  # derived memory exists, none of it a decision
         out.print(f"No records of type decision among the {summary.records} derived records.")
     else:
-        out.print("No derived records yet (run `graphmem derive --group " + summary.group_id + "`).")
+        out.print("No derived records yet (run `graphmem derive --group " + shlex.quote(summary.group_id) + "`).")
     if plot is not None:
         out.print(f"timeline written to {plot}")

@@ -20,6 +20,7 @@ splitting it would spread one request's pipelining over modules.
 from __future__ import annotations
 
 import logging
+import shlex
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -369,7 +370,7 @@ def pending_warning(group_id: str, pending: int, mode: str) -> str:
         return ""
     how = "ranking by fulltext alone" if mode == "hybrid" else "only messages with a vector are ranked"
     return (f"{pending} message(s) of {group_id} have no vector yet; {how} until "
-            f"`graphmem embed --group {group_id}` has run")
+            f"`graphmem embed --group {shlex.quote(group_id)}` has run")
 
 
 def search_group(

@@ -16,6 +16,7 @@ compute to within cosine 0.9999.
 
 from __future__ import annotations
 
+import shlex
 from typing import Any
 
 from graphmem.core.embed import EmbeddingSpace, space_of
@@ -42,7 +43,7 @@ def mismatch(group_id: str, stored: EmbeddingSpace, current: EmbeddingSpace) -> 
             if stored.model == current.model and stored.backend != current.backend else "")
     return EmbeddingSpaceError(
         f"group {group_id!r} holds vectors of {stored.describe()}, but this process embeds with "
-        f"{current.describe()}: re-embed the group with `graphmem embed --group {group_id} --rebuild`{hint}",
+        f"{current.describe()}: re-embed the group with `graphmem embed --group {shlex.quote(group_id)} --rebuild`{hint}",
         group_id=group_id, stored=stored.describe(), current=current.describe())
 
 

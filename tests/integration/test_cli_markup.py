@@ -65,3 +65,22 @@ def test_terminal_control_sequences_in_chat_text_are_shown_not_obeyed(store, emb
     assert raw.returncode == 0 and json.loads(raw.stdout)["text"] == ESC_TEXT, raw.stdout[-800:]
     assert store.read_text("MATCH (m:Message {group_id: $g, speaker: $s}) RETURN m.text AS t",
                            g=group_id, s=ESC_NAME)[0]["t"] == ESC_TEXT
+
+
+def test_two_people_of_one_name_are_told_apart_and_hints_quote_the_group(store, embedder, make_group):
+    """A new-user trial: ``search`` showed two different people as "Alex", ``summary`` doubled
+    the id ("Alex (U02ALEXA) (U02ALEXA)"), and a hint printed an id with a space unquoted
+    (``graphmem derive --group Trip 2025`` breaks when pasted)."""
+    gid = make_group("Trip 2025")
+    ingest_conversations(store, [conversation(gid, [
+        {"speaker": "Alex", "speaker_id": "U02ALEXA", "text": "the ferry leaves at nine"},
+        {"speaker": "Alex", "speaker_id": "U03ALEXB", "text": "the ferry is cancelled"},
+        {"speaker": "Mei", "speaker_id": "U01MEI", "text": "ferry or bus then?"}])], embedder)
+    found = cli("search", "--group", gid, "ferry", "-k", "3")
+    assert found.returncode == 0, found.stderr[-800:]
+    assert "Alex (U02ALEXA)" in found.stdout and "Alex (U03ALEXB)" in found.stdout, found.stdout
+    assert "Mei (U01MEI)" not in found.stdout  # a name nobody shares stays as it is
+    summary = cli("summary", "--group", gid)
+    assert summary.returncode == 0, summary.stderr[-800:]
+    assert "Alex (U02ALEXA)" in summary.stdout and "(U02ALEXA) (U02ALEXA)" not in summary.stdout, summary.stdout
+    assert f"graphmem derive --group '{gid}'" in summary.stdout, summary.stdout
