@@ -31,7 +31,8 @@ Mapping (docs/import.md):
   attachments without a name (text ""); ``<attached: NAME>`` and ``NAME (file attached)`` are
   attachments with their file name (the rest of the message is its caption).
 - System lines (no author on Android; U+200E-led text on iOS: encryption notice, joins, adds,
-  subject changes, "Missed voice call"): kind "system", spoken by the system.
+  subject changes, "Missed voice call"; on both, the placeholder of a deleted message, "This
+  message was deleted" / "You deleted this message"): kind "system", spoken by the system.
 """
 
 from __future__ import annotations
@@ -58,6 +59,9 @@ _AMPM = rf"(?:{_SP}?([AaPp])\.?{_SP}?[Mm]\.?)?"
 _ANDROID = re.compile(rf"^(\d{{1,2}})[./-](\d{{1,2}})[./-](\d{{2,4}}),?{_SP}(\d{{1,2}}):(\d{{2}})(?::(\d{{2}}))?{_AMPM}{_SP}-{_SP}(.*)$")
 _IOS = re.compile(rf"^\u200e?\[(\d{{1,2}})[./-](\d{{1,2}})[./-](\d{{2,4}}),?{_SP}(\d{{1,2}}):(\d{{2}})(?::(\d{{2}}))?{_AMPM}\]{_SP}(.*)$")
 _EDITED = re.compile(r"[ \u200e]*<This message was edited>$")
+# the placeholder of a deleted message: the platform's words, not the sender's (iOS leads it with
+# U+200E, which makes it a system line; Android writes it bare under the sender's name)
+_DELETED = re.compile(r"^\u200e?(This message was deleted\.?|You deleted this message\.?)$")
 _OMITTED = re.compile(r"^\u200e?(<Media omitted>|(image|video|audio|sticker|GIF|document|Contact card) omitted)$")
 _ATTACHED = re.compile(r"^\u200e?<attached: ([^>]+)>")
 _FILE_ATTACHED = re.compile(r"^\u200e?(.+?) \(file attached\)")
@@ -176,7 +180,7 @@ def _draft(e: _Line, where: str, gid: str, month_first: bool, seen: dict[tuple[s
     kind: Literal["", "system"] = ""
     # a system line: no "name: " (Android), a U+200E-led text (iOS), or a "sender" holding a quote
     # (an Android subject change: 'Mei changed the subject to "plan: day 1"')
-    if not sep or any(q in sender for q in '"\u201c\u201d') or (
+    if not sep or any(q in sender for q in '"\u201c\u201d') or _DELETED.match(text) or (
             e.ios and text.startswith("\u200e") and not _ATTACHED.match(text) and not _OMITTED.match(text)):
         kind, speaker = "system", SYSTEM_SPEAKER
         text = text if sep and e.ios and not any(q in sender for q in '"\u201c\u201d') else body

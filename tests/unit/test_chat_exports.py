@@ -154,3 +154,17 @@ def test_telegram_forwards_are_marked_polls_kept_and_numeric_from_ids_read(tmp_p
         ("user222", "[forwarded]"),
         ("user111", "[poll: Oslo or Bergen?]"),
     ]
+
+
+def test_whatsapp_deleted_message_placeholders_are_system_lines_on_both_phones(tmp_path):
+    """Android wrote "This message was deleted" as Mei's own words, iOS (U+200E-led) as a system
+    line: both are the platform's placeholder now."""
+    android, ios = tmp_path / "a.txt", tmp_path / "i.txt"
+    android.write_text("01/07/2025, 10:00 - Mei: This message was deleted\n"
+                       "01/07/2025, 10:01 - Ben: You deleted this message\n"
+                       "01/07/2025, 10:02 - Ben: This message was deleted by accident, I mean\n", encoding="utf-8")
+    ios.write_text("[01/07/2025, 10:00:00] Mei: \u200eThis message was deleted.\n", encoding="utf-8")
+    a = load_conversations(android, "whatsapp", group="g")[0].messages
+    i = load_conversations(ios, "whatsapp", group="g")[0].messages
+    assert [m.kind for m in a] == ["system", "system", ""] and a[2].speaker == "Ben"
+    assert [m.kind for m in i] == ["system"] and a[0].speaker == i[0].speaker
