@@ -20,6 +20,8 @@ Mapping (docs/import.md):
 - ``thread_ts`` other than the message's own ``ts``: reply_to = the thread's parent.
 - ``edited.ts``: edited_ts. ``files``: attachments (name, mimetype); a message of files only
   has text "".
+- a message of a user whose ``users.json`` entry says ``"is_bot": true`` (an app posting as its
+  bot user): kind "bot", speaker_id = the user id.
 - ``subtype`` ``bot_message`` (or a ``bot_id`` without ``user``): kind "bot", speaker_id =
   ``bot_id``, speaker = ``username`` / ``bot_profile.name``. Other subtypes of platform events
   (``channel_join``, ``channel_leave``, ``channel_topic``, ``channel_purpose``, ``channel_name``,
@@ -175,6 +177,7 @@ def load_conversations(path: PathLike, group: str | None = None,
             if isinstance(u, dict) and isinstance(u.get("id"), str):
                 users[u["id"]] = u
     names = {uid: _user_name(u) for uid, u in users.items()}
+    bots = frozenset(uid for uid, u in users.items() if u.get("is_bot") is True)  # app accounts
     channel_rows: list[dict[str, Any]] = []
     for fname in _CHANNEL_FILES:
         if fname in names_in:
@@ -209,14 +212,14 @@ def load_conversations(path: PathLike, group: str | None = None,
                 continue
             for i, raw in enumerate(items):
                 d = guarded(rejects, raw, functools.partial(
-                    _draft, raw, i, where, gid, cid, channel, names, channel_names, len(drafts)))
+                    _draft, raw, i, where, gid, cid, channel, names, channel_names, len(drafts), bots))
                 if d is not None:
                     drafts.append(d)
     return finish(gid, gid, drafts, source=source)
 
 
 def _draft(raw: Any, i: int, where: str, gid: str, cid: str, channel: str, names: dict[str, str],
-           channel_names: dict[str, str], position: int) -> Draft | None:
+           channel_names: dict[str, str], position: int, bots: frozenset[str] = frozenset()) -> Draft | None:
     record = f"message {i}"
 
     def bad(field: str, why: str) -> InvalidInputError:
@@ -265,6 +268,8 @@ def _draft(raw: Any, i: int, where: str, gid: str, cid: str, channel: str, names
         speaker_id = user
         speaker = next((v for v in (prof.get("display_name"), prof.get("real_name")) if isinstance(v, str) and v.strip()),
                        "") or names.get(user) or user
+        if user in bots:  # an app posting as its bot user (users.json "is_bot": true): not a person's words
+            kind = "bot"
     thread = raw.get("thread_ts")
     reply_to = ""
     if isinstance(thread, str) and thread and thread != raw["ts"]:

@@ -168,3 +168,19 @@ def test_whatsapp_deleted_message_placeholders_are_system_lines_on_both_phones(t
     i = load_conversations(ios, "whatsapp", group="g")[0].messages
     assert [m.kind for m in a] == ["system", "system", ""] and a[2].speaker == "Ben"
     assert [m.kind for m in i] == ["system"] and a[0].speaker == i[0].speaker
+
+
+def test_slack_messages_of_a_bot_user_are_bot_messages(tmp_path):
+    """An app posting as its bot user (``user`` and ``bot_id``, the user ``is_bot`` in
+    users.json) was filed as a person's words (kind "")."""
+    root = tmp_path / "acme"
+    (root / "general").mkdir(parents=True)
+    (root / "users.json").write_text(json.dumps([
+        {"id": "U01MEI", "name": "mei", "profile": {"display_name": "Mei"}, "is_bot": False},
+        {"id": "U06BOT", "name": "deploybot", "profile": {"display_name": "Deploy Bot"}, "is_bot": True}]))
+    (root / "channels.json").write_text(json.dumps([{"id": "C01", "name": "general"}]))
+    (root / "general" / "2025-07-01.json").write_text(json.dumps([
+        {"type": "message", "user": "U06BOT", "bot_id": "B01DEPLOY", "text": "deployed v2", "ts": "1751360000.000100"},
+        {"type": "message", "user": "U01MEI", "text": "thanks", "ts": "1751360060.000200"}]))
+    ms = load_conversations(root, "slack", group="g")[0].messages
+    assert [(m.speaker_id, m.kind) for m in ms] == [("U06BOT", "bot"), ("U01MEI", "")]
