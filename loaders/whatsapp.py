@@ -11,8 +11,10 @@ Line formats read (a message starts with a date line; other lines continue the m
 
 Mapping (docs/import.md):
 
-- Day/month order: day first unless a date of the file has a second number above 12 and none a
-  first number above 12 (then month first); two-digit years are 20xx. Times are local without
+- Day/month order: day first when a date of the file has a first number above 12, month first
+  when one has a second number above 12; when every date reads both ways, month first if the
+  dates are written without leading zeros (``7/1/25``, the US format), else day first
+  (``01/07/2025``); two-digit years are 20xx. Times are local without
   offset, as WhatsApp writes them (stored without offset).
 - id: WhatsApp exports have no message ids, so the id is derived and stable:
   ``"wa-" + sha1("<ts>|<speaker>|<text>|<n>")[:16]`` where ``n`` counts the earlier messages of
@@ -143,7 +145,7 @@ def load_conversations(path: PathLike, group: str | None = None,
             rejects.append(Reject(where, f"line {n}", "line", err.reason, ln))
     while entries and entries[-1].more and entries[-1].more[-1] == "":  # the file's trailing newline
         entries[-1].more.pop()
-    month_first = any(int(e.nums[1]) > 12 for e in entries) and not any(int(e.nums[0]) > 12 for e in entries)
+    month_first = _month_first(entries)
     stem = root.stem
     for prefix in ("WhatsApp Chat with ", "WhatsApp Chat - "):
         if stem.startswith(prefix):
@@ -157,6 +159,19 @@ def load_conversations(path: PathLike, group: str | None = None,
         if d is not None:
             drafts.append(d)
     return finish(gid, stem, drafts, source=where)
+
+
+def _month_first(entries: list[_Line]) -> bool:
+    """Whether the file's dates are month first: a second number above 12 (and no first one)
+    says so, a first number above 12 says day first; when every date could be read both ways,
+    dates written without leading zeros (``7/1/25``: the US format, month first) say month
+    first and zero-padded ones (``01/07/2025``) day first, so two exports of one US chat, one
+    of them holding a ``7/13/25``, read their common dates alike (they flipped before)."""
+    if any(int(e.nums[0]) > 12 for e in entries):
+        return False
+    if any(int(e.nums[1]) > 12 for e in entries):
+        return True
+    return any(len(e.nums[0]) == 1 or len(e.nums[1]) == 1 for e in entries)
 
 
 def _draft(e: _Line, where: str, gid: str, month_first: bool, seen: dict[tuple[str, str, str], int],

@@ -97,8 +97,9 @@ def test_whatsapp_day_month_order_twelve_hour_and_multi_line(tmp_path):
     *ms, subject = load_conversations(p, "whatsapp", group="g")[0].messages
     assert (subject.kind, subject.speaker, subject.text) == (
         "system", "system", 'Ana changed the subject from "Trip" to "Trip: day 1"')
-    # no number above 12: day first (3 April), 12:10 AM is 00:10
-    assert [m.ts for m in ms] == ["2025-04-03T00:10:00", "2025-04-03T21:05:00"]
+    # no number above 12, written without leading zeros (the US format): month first (4 March);
+    # 12:10 AM is 00:10
+    assert [m.ts for m in ms] == ["2025-03-04T00:10:00", "2025-03-04T21:05:00"]
     assert ms[1].text == "first\nsecond line\n\nfourth line"
 
 
@@ -184,3 +185,17 @@ def test_slack_messages_of_a_bot_user_are_bot_messages(tmp_path):
         {"type": "message", "user": "U01MEI", "text": "thanks", "ts": "1751360060.000200"}]))
     ms = load_conversations(root, "slack", group="g")[0].messages
     assert [(m.speaker_id, m.kind) for m in ms] == [("U06BOT", "bot"), ("U01MEI", "")]
+
+
+def test_whatsapp_date_order_does_not_flip_between_two_exports_of_a_us_chat(tmp_path):
+    """An iOS US export whose dates all read both ways was read day first (7/1/25 = 7 January),
+    and a later export holding 7/13/25 month first: the same messages came again under other
+    dates. Dates without leading zeros now read month first; zero-padded ones day first."""
+    first, later, uk = tmp_path / "first.txt", tmp_path / "later.txt", tmp_path / "uk.txt"
+    first.write_text("[7/1/25, 9:59:10 AM] Mei: hello\n", encoding="utf-8")
+    later.write_text("[7/1/25, 9:59:10 AM] Mei: hello\n[7/13/25, 8:00:00 PM] Ben: later\n", encoding="utf-8")
+    uk.write_text("01/07/2025, 09:59 - Mei: hello\n", encoding="utf-8")
+    a = load_conversations(first, "whatsapp", group="g")[0].messages
+    b = load_conversations(later, "whatsapp", group="g")[0].messages
+    assert a[0].ts == b[0].ts == "2025-07-01T09:59:10" and a[0].id == b[0].id
+    assert load_conversations(uk, "whatsapp", group="g")[0].messages[0].ts == "2025-07-01T09:59:00"
