@@ -316,6 +316,7 @@ class Draft:
     mentions: tuple[str, ...] = ()
     edited_ts: str = ""
     edited: bool = False
+    id_from_content: bool = False
 
 
 def assemble_messages(drafts: list[Draft], *, by_time: bool) -> list[MessageRecord]:
@@ -371,6 +372,7 @@ def assemble_messages(drafts: list[Draft], *, by_time: bool) -> list[MessageReco
                     mentions=d.mentions,
                     edited_ts=d.edited_ts,
                     edited=d.edited,
+                    id_from_content=d.id_from_content,
                 )
             )
     return out

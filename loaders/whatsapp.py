@@ -233,5 +233,5 @@ def _draft(e: _Line, where: str, gid: str, month_first: bool, seen: dict[tuple[s
         id=f"wa-{digest}", group_id=gid, channel="", session=ts[:10], speaker=speaker,
         speaker_id=SYSTEM_ID if kind == "system" else "", text=text, ts=ts,
         instant=dt.replace(tzinfo=timezone.utc).timestamp(), reply_to="", source_ref=f"{where}:{e.lineno}",
-        position=position, kind=kind, attachments=tuple(attachments), edited=edited,
+        position=position, kind=kind, attachments=tuple(attachments), edited=edited, id_from_content=True,
     )

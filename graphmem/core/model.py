@@ -155,6 +155,9 @@ class MessageRecord(Message):
             text keeps the mention as shown (``"@Mei"``).
         edited_ts: ISO-8601 time of the platform's last edit, or "" (never edited or unknown).
         edited: whether the platform marks the message as edited (with or without a time).
+        id_from_content: the id is derived from the message's time, speaker and text because
+            the format has none (WhatsApp): an edit gives it a new id, which the ingest joins
+            to the stored message it replaces (:mod:`graphmem.verbatim.ingest`).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -171,6 +174,7 @@ class MessageRecord(Message):
     mentions: tuple[str, ...] = ()
     edited_ts: str = ""
     edited: bool = False
+    id_from_content: bool = False
 
     @property
     def no_text(self) -> bool:

@@ -485,13 +485,14 @@ def pending_texts(texts: list[str], stored: str, history: list[str]) -> list[str
 def _join_unkeyed_edits(store: Store, gid: str, deliveries: list[_Delivery], stored: dict[str, dict[str, Any]],
                         ids: dict[str, str]) -> None:
     """Edits without a stable id: a message the platform marks edited (``edited``) whose id is
-    not stored, in a format whose ids are derived from the text (WhatsApp: the export has no
-    message ids, :mod:`loaders.whatsapp`), is the new text of the one stored message with its
+    not stored and was derived from its text (``id_from_content``: WhatsApp, whose export has
+    no message ids, :mod:`loaders.whatsapp`) is the new text of the one stored message with its
     time, person and channel that the input no longer holds; its delivery takes that message's
     id (added to ``stored``), so it is written as an edit. Nothing is joined when there are
     several such stored messages, or several edited messages for one: they stay new messages.
-    A platform with real message ids never reaches this (an edit keeps its id)."""
-    orphans = [d for d in deliveries if d.m.edited and d.m.id not in stored]
+    A platform with real message ids never reaches this (an edit keeps its id, and a new message
+    that arrives already edited must not take the id of another sent in the same second)."""
+    orphans = [d for d in deliveries if d.m.edited and d.m.id_from_content and d.m.id not in stored]
     if not orphans:
         return
     rows = store.read("ingest/stored_at_times", group_id=gid, ts=sorted({times.normalize(d.m.ts) for d in orphans}),

@@ -294,3 +294,19 @@ def test_an_export_written_in_another_utc_offset_is_the_same_message_on_its_stor
     same_offset = [{**first[0], "session": "2025-07-03"}]  # same time as written, another day: an error
     with pytest.raises(ConflictError, match="another session"):
         ingest_conversations(store, [conversation(group_id, same_offset)], embedder)
+
+
+def test_a_new_message_already_edited_never_takes_the_id_of_another_on_a_platform_with_ids(store, embedder, group_id):
+    """The join of an edited message to the stored one it replaces is for formats without ids
+    (WhatsApp, ``id_from_content``). On a platform with ids (Telegram: an album's messages share
+    a second), a message first seen already edited is a new message, never an edit of another."""
+    first = conversation(group_id, [{"id": "10", "speaker": "Mei", "speaker_id": "u1", "text": "photo 1",
+                                     "ts": "2025-07-01T10:00:00+00:00"}])
+    ingest_conversations(store, [first], embedder)
+    later = conversation(group_id, [{"id": "11", "speaker": "Mei", "speaker_id": "u1", "text": "photo 2, fixed caption",
+                                     "ts": "2025-07-01T10:00:00+00:00"}])
+    later = later.model_copy(update={"messages": [later.messages[0].model_copy(update={"edited": True})]})
+    s = ingest_conversations(store, [later], embedder)
+    assert (s.messages_written, s.messages_edited) == (1, 0)
+    rows = store.read_text("MATCH (m:Message {group_id: $g}) RETURN m.id AS id, m.text AS t ORDER BY id", g=group_id)
+    assert rows == [{"id": "10", "t": "photo 1"}, {"id": "11", "t": "photo 2, fixed caption"}]
