@@ -9,6 +9,7 @@ docs/security.md "Attribution"). :func:`graphmem.writer.validate.validate_action
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -27,6 +28,11 @@ ATTRIBUTION_REASONS: tuple[str, ...] = (
     "update_recredits_decision",
     "decision_not_in_source_words",
 )
+
+
+#: Words that state a decision, whatever utype the record was given ("Dad decided ..." filed as
+#: a stance or a fact is held to the decision rule too).
+DECISION_WORDS = re.compile(r"\b(decid\w*|decision\w*|settl\w*|final\w*|chose|chosen|choice\w*)\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -69,10 +75,12 @@ def check_attribution(
       OWNER = the one named) -> ``reported_claim_source``;
     - GROUP as SOURCE needs FROM messages from at least two distinct members ->
       else ``group_source_single_speaker``;
-    - a decision (``utype`` "decision", ADD or UPDATE) credited to a person is in that person's
-      own words: when nothing the source wrote in the segment shares a content word with it and
-      another member's message does, it is that member's account ("my father has made the final
-      decision ...", whoever it names or does not name) -> ``decision_not_in_source_words``.
+    - a decision (``utype`` "decision", or content that states one: :data:`DECISION_WORDS`; ADD
+      or UPDATE) credited to a person is in that person's own words: when another member's
+      message carries its words and the source said none of them, or fewer than half of two or
+      more (:func:`graphmem.writer.provenance.words_elsewhere`), it is that member's account
+      ("my father has made the final decision ...", whoever it names or does not name) ->
+      ``decision_not_in_source_words``.
 
     Args:
         messages: the segment's messages.
@@ -80,7 +88,8 @@ def check_attribution(
         content: the record's content.
         roster: the group's roster.
         from_max: at most this many FROM messages.
-        utype: the record's update type (``decision`` turns on the decision rule).
+        utype: the record's update type (``decision`` turns on the decision rule; an UPDATE of a
+            decision passes ``decision`` whatever utype it asks for).
 
     Returns:
         An :class:`Attribution` (``reason`` "" when the credit holds).
@@ -110,7 +119,7 @@ def check_attribution(
         return Attribution(found, confidence, "reported_claim_source",
                            f"the record's words are {reporter!r}'s report about {name!r} (message "
                            f"{report.id}), not {name!r}'s own: source {reporter!r}, owner {name!r}")
-    if utype == "decision":
+    if utype == "decision" or DECISION_WORDS.search(content):
         other = words_elsewhere(messages, source=source, content=content, roster=roster)
         if other is not None:
             teller = roster.label(other.person_id) if other.person_id in roster else other.speaker

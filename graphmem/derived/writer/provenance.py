@@ -192,12 +192,16 @@ def reported_claim(
 def words_elsewhere(
     messages: Sequence[SegmentMessage], *, source: str, content: str, roster: Roster,
 ) -> SegmentMessage | None:
-    """The message whose words a record credited to ``source`` carries when ``source``'s own do not.
+    """The message whose words a record credited to ``source`` carries rather than ``source``'s own.
 
-    None when something ``source`` wrote in the segment shares a content word (names left out)
-    with ``content``, or when no other member's message does; else the other member's message
-    that shares the most (then the most recent). Unlike :func:`reported_claim` the other
-    message need not name ``source``: "my father has made the final decision ..." does not.
+    Let ``A`` be the record's content words (names left out) found in the other member's
+    message that holds most of them, and ``S`` those found in anything ``source`` wrote in the
+    segment. That message is returned when ``S`` is empty and ``A`` is not, or when ``A`` holds
+    two words or more and ``source`` said fewer than half of them. One word of the source's own
+    ("fine with whatever you pick" -> "Dad made the final *pick*: we take the ridge trail") no
+    longer carries a decision whose matter is another member's words; a decision that repeats
+    most of a proposal's words ("ridge trail on Saturday, final") still does. Unlike
+    :func:`reported_claim` the other message need not name ``source``.
 
     Args:
         messages: the segment's messages.
@@ -210,17 +214,22 @@ def words_elsewhere(
     words = _content_words(content) - _name_words(roster)
     if not words:
         return None
-    best: tuple[int, int, SegmentMessage] | None = None
+    own: set[str] = set()
+    best: tuple[int, int, SegmentMessage, set[str]] | None = None
     for m in messages:
         if not m.text.strip():
             continue
-        overlap = len(words & {_stem(w) for w in memory.normalise_content(m.text).split()})
+        shared = words & {_stem(w) for w in memory.normalise_content(m.text).split()}
         if m.person_id == source:
-            if overlap:
-                return None
-        elif overlap and (best is None or (overlap, m.turn_created) > best[:2]):
-            best = (overlap, m.turn_created, m)
-    return best[2] if best is not None else None
+            own |= shared
+        elif shared and (best is None or (len(shared), m.turn_created) > best[:2]):
+            best = (len(shared), m.turn_created, m, shared)
+    if best is None:
+        return None
+    theirs = best[3]
+    if not own or (len(theirs) >= 2 and 2 * len(own & theirs) < len(theirs)):
+        return best[2]
+    return None
 
 
 def record_time(support: Sequence[SegmentMessage], source: str) -> SegmentMessage:

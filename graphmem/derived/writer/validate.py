@@ -393,7 +393,11 @@ def validate_update(st: AnswerState, i: int, a: Mapping[str, Any]) -> None:
                   f"cannot hand it to {st.roster.label(source)!r} (a new announcement is an ADD of its own)")
         return
     given_utype = _text(a, "utype").lower()
-    credit = _credit(st, head.owner, source, content, given_utype if given_utype in UTYPES else head.utype)
+    # an UPDATE of a decision is checked as one, whatever utype it asks for (a "stance" UPDATE
+    # rewrote Dad's group decision while it stayed credited to him)
+    checked_utype = "decision" if "decision" in (given_utype, head.utype) else (
+        given_utype if given_utype in UTYPES else head.utype)
+    credit = _credit(st, head.owner, source, content, checked_utype)
     if credit is not None and credit.reason:
         kept = "keeps" if source == old_source else "gives"
         st.reject(i, kind, a, credit.reason,
