@@ -254,7 +254,7 @@ class Boundary:
             if message["type"] == "http.response.start":
                 started = True
                 hs = list(message.get("headers", []))
-                for name, value in _ALWAYS:
+                for name, value in ALWAYS_HEADERS:
                     if not any(k.lower() == name for k, _ in hs):
                         hs.append((name, value))
                 message = {**message, "headers": hs}
@@ -275,7 +275,7 @@ class Boundary:
                                          "(GRAPHMEM_API_BODY_TIMEOUT_S)", "RequestTimeout")
 
 
-_ALWAYS: tuple[tuple[bytes, bytes], ...] = (
+ALWAYS_HEADERS: tuple[tuple[bytes, bytes], ...] = (
     (b"x-content-type-options", b"nosniff"),
     # no other site may embed a response (<img>, <script>): with no key set (the local default)
     # a page could load /groups/{g}/timeline.png and learn from onload/onerror and the image's
@@ -289,6 +289,6 @@ async def _answer(send: Any, status: int, detail: str, error: str,
                   extra: list[tuple[bytes, bytes]] | None = None) -> None:
     body = json.dumps({"detail": detail, "error": error}).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-               *_ALWAYS, (b"connection", b"close"), *(extra or [])]
+               *ALWAYS_HEADERS, (b"connection", b"close"), *(extra or [])]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})

@@ -5,7 +5,8 @@ connection, and any byte received resets it, so a client trickling one header by
 holds a connection forever. :class:`TimedH11Protocol` closes a connection whose request headers
 are not complete within ``GRAPHMEM_API_HEADER_TIMEOUT_S`` seconds (default 10) of the
 connection opening, or of the previous response on a kept-alive connection. Slow *bodies* are
-answered 408 by :class:`graphmem.boundary.Boundary`.
+answered 408 by :class:`graphmem.boundary.Boundary`. The 400 uvicorn answers itself to a request
+it cannot parse carries the headers the boundary gives every response.
 
 Given to uvicorn by import string (``http=PROTOCOL``), so it also reaches worker processes.
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from graphmem.core.config import get_settings
@@ -51,3 +53,16 @@ class TimedH11Protocol(H11Protocol):
         if self._header_timer is not None:
             self._header_timer.cancel()
         super().connection_lost(exc)
+
+    def send_400_response(self, msg: str) -> None:
+        """The 400 uvicorn answers itself to a request it cannot parse (a bad request line, a
+        malformed header, no Host on HTTP/1.1), which never reaches the app: with the headers
+        :class:`graphmem.boundary.Boundary` gives every response (``nosniff``, and no other site
+        may embed it), so "every response" holds (an attacker re-test found it without them)."""
+        from graphmem.boundary import ALWAYS_HEADERS
+
+        headers = [(b"content-type", b"text/plain; charset=utf-8"), *ALWAYS_HEADERS, (b"connection", b"close")]
+        for event in (h11.Response(status_code=400, headers=headers, reason=b"Bad Request"),
+                      h11.Data(data=msg.encode("ascii", "replace")), h11.EndOfMessage()):
+            self.transport.write(self.conn.send(event))
+        self.transport.close()

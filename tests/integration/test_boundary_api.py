@@ -85,6 +85,18 @@ def test_slow_headers_are_cut(served):
         assert time.monotonic() - t0 < 5
 
 
+def test_a_request_uvicorn_cannot_parse_is_answered_with_the_boundary_headers(served):
+    """uvicorn answers a malformed request line or header itself (the app never sees it); its 400
+    lacked nosniff and Cross-Origin-Resource-Policy (an attacker re-test)."""
+    for head in (b"GARBAGE\r\n\r\n", b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nBad Header\r\n\r\n",
+                 b"GET /health HTTP/1.1\r\n\r\n"):
+        data, _ = raw_request(served, head)
+        status, _, rest = data.partition(b"\r\n")
+        assert status.startswith(b"HTTP/1.1 400"), data[:200]
+        headers = rest.split(b"\r\n\r\n", 1)[0].lower()
+        assert b"cross-origin-resource-policy: same-origin" in headers and b"x-content-type-options: nosniff" in headers
+
+
 def test_dns_rebinding_and_docs_behind_the_key(served):
     base = f"http://127.0.0.1:{served}"
     r = httpx.get(f"{base}/health", headers={"Host": "attacker.example"})
