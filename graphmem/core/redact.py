@@ -39,11 +39,17 @@ _KEY_SEGMENT = re.compile(
 
 
 def _masked_pairs(text: str) -> str:
-    """A query string (or a fragment written like one) with every secret value masked."""
-    pairs = parse_qsl(text, keep_blank_values=True)
+    """A query string (or a fragment written like one) with every secret value masked; a ``;``
+    separates pairs too (``?q=a;api_key=...``), as some servers read it."""
+    pairs = parse_qsl(text.replace(";", "&"), keep_blank_values=True)
     if not any(k.casefold() in SECRET_QUERY_KEYS for k, _ in pairs):
         return text
     return urlencode([(k, MASK if k.casefold() in SECRET_QUERY_KEYS else v) for k, v in pairs], safe="*")
+
+
+#: a provider's key in free text, outside any URL (``sk-...``, ``ghp_...``, ``xoxb-...``)
+_BARE_KEY = re.compile(r"\b(?:sk|rk)-[\w-]{16,}|\bxox[abposr]-[\w-]{8,}|\bgh[pousr]_\w{16,}|\bglpat-[\w-]{16,}"
+                       r"|\bAKIA[0-9A-Z]{12,}")
 
 
 def redact_url(url: str) -> str:
@@ -68,9 +74,11 @@ def redact_url(url: str) -> str:
 
 
 def redact_text(text: str) -> str:
-    """``text`` with every URL in it passed through :func:`redact_url`, and every
-    ``user:password@host`` written without a scheme shown as ``***@host``."""
-    return _BARE_CREDENTIALS.sub(f"{MASK}@", _URL.sub(lambda m: redact_url(m.group()), text))
+    """``text`` with every URL in it passed through :func:`redact_url`, every
+    ``user:password@host`` written without a scheme shown as ``***@host``, and every provider
+    key outside a URL (``sk-...``, ``ghp_...``, ``xoxb-...``, ``AKIA...``) shown as ``***``."""
+    text = _BARE_CREDENTIALS.sub(f"{MASK}@", _URL.sub(lambda m: redact_url(m.group()), text))
+    return _BARE_KEY.sub(MASK, text)
 
 
 class AccessLogRedactor(logging.Filter):

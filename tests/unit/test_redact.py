@@ -65,6 +65,10 @@ def test_credentials_without_a_scheme_and_the_access_log_line_are_redacted():
     out = redact_text("cannot reach neo4j:s3cret-pass@db.local:7687 (alice:s3cret-pass@10.0.0.1)")
     assert not any(s in out for s in SECRETS) and out.count("***@") == 2, out
     assert redact_text("at 10:30, ratio 3:4, bob@example.com") == "at 10:30, ratio 3:4, bob@example.com"
+    # an attacker re-test: ';' as a pair separator, and provider keys outside any URL
+    assert redact_url("https://h/s?q=a;api_key=k3y-in-query") == "https://h/s?q=a&api_key=***"
+    out = redact_text("key sk-proj-k3yinpath0123456789 and ghp_0123456789abcdefXYZ1 failed; task-runner ok")
+    assert "k3yinpath" not in out and "ghp_0123" not in out and out.count("***") == 2 and "task-runner ok" in out
     record = logging.LogRecord("uvicorn.access", logging.INFO, __file__, 1, '%s - "%s %s HTTP/%s" %d',
                                ("127.0.0.1:5555", "GET", "/groups/g/roster?api_key=k3y-in-query", "1.1", 401), None)
     assert AccessLogRedactor().filter(record) is True
