@@ -13,8 +13,8 @@ Mapping (docs/import.md):
 
 - Day/month order: day first when a date of the file has a first number above 12, month first
   when one has a second number above 12; when every date reads both ways, month first if the
-  dates are written without leading zeros (``7/1/25``, the US format), else day first
-  (``01/07/2025``); two-digit years are 20xx. Times are local without
+  dates are written without leading zeros on a 12-hour clock (``7/1/25, 9:59 PM``, the US
+  format), else day first (``01/07/2025``, ``1/7/25, 21:41``); two-digit years are 20xx. Times are local without
   offset, as WhatsApp writes them (stored without offset).
 - id: WhatsApp exports have no message ids, so the id is derived and stable:
   ``"wa-" + sha1("<ts>|<speaker>|<text>|<n>")[:16]`` where ``n`` counts the earlier messages of
@@ -161,17 +161,27 @@ def load_conversations(path: PathLike, group: str | None = None,
     return finish(gid, stem, drafts, source=where)
 
 
+def _open_quote(sender: str) -> bool:
+    """Whether the part before ``": "`` stops inside a quotation: an Android subject change
+    (``Mei changed the subject to "plan: day 1"``) splits there, a contact saved as
+    ``Tom "Tommy" Berg`` does not (it was read as a system line and Tom lost his message)."""
+    return (sender.count('"') % 2 == 1) or sender.count("\u201c") > sender.count("\u201d")
+
+
 def _month_first(entries: list[_Line]) -> bool:
     """Whether the file's dates are month first: a second number above 12 (and no first one)
     says so, a first number above 12 says day first; when every date could be read both ways,
-    dates written without leading zeros (``7/1/25``: the US format, month first) say month
-    first and zero-padded ones (``01/07/2025``) day first, so two exports of one US chat, one
-    of them holding a ``7/13/25``, read their common dates alike (they flipped before)."""
+    dates written without leading zeros on a 12-hour clock (``7/1/25, 9:59 PM``: the US
+    format) say month first, anything else day first (``01/07/2025``; Spanish and others write
+    ``1/7/25, 21:41``), so two exports of one chat, one of them holding a ``7/13/25`` or a
+    ``13/7/25``, read their common dates alike (they flipped before)."""
     if any(int(e.nums[0]) > 12 for e in entries):
         return False
     if any(int(e.nums[1]) > 12 for e in entries):
         return True
-    return any(len(e.nums[0]) == 1 or len(e.nums[1]) == 1 for e in entries)
+    unpadded = any(len(e.nums[0]) == 1 or len(e.nums[1]) == 1 for e in entries)
+    twelve_hour = any(e.nums[6] for e in entries)  # AM/PM
+    return unpadded and twelve_hour
 
 
 def _draft(e: _Line, where: str, gid: str, month_first: bool, seen: dict[tuple[str, str, str], int],
@@ -195,10 +205,10 @@ def _draft(e: _Line, where: str, gid: str, month_first: bool, seen: dict[tuple[s
     kind: Literal["", "system"] = ""
     # a system line: no "name: " (Android), a U+200E-led text (iOS), or a "sender" holding a quote
     # (an Android subject change: 'Mei changed the subject to "plan: day 1"')
-    if not sep or any(q in sender for q in '"\u201c\u201d') or _DELETED.match(text) or (
+    if not sep or _open_quote(sender) or _DELETED.match(text) or (
             e.ios and text.startswith("\u200e") and not _ATTACHED.match(text) and not _OMITTED.match(text)):
         kind, speaker = "system", SYSTEM_SPEAKER
-        text = text if sep and e.ios and not any(q in sender for q in '"\u201c\u201d') else body
+        text = text if sep and e.ios and not _open_quote(sender) else body
     else:
         speaker = sender
     if text.startswith("\u200e"):

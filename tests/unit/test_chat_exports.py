@@ -199,3 +199,22 @@ def test_whatsapp_date_order_does_not_flip_between_two_exports_of_a_us_chat(tmp_
     b = load_conversations(later, "whatsapp", group="g")[0].messages
     assert a[0].ts == b[0].ts == "2025-07-01T09:59:10" and a[0].id == b[0].id
     assert load_conversations(uk, "whatsapp", group="g")[0].messages[0].ts == "2025-07-01T09:59:00"
+
+
+def test_whatsapp_spanish_dates_and_a_quoted_contact_name(tmp_path):
+    """A second new-user trial: Spanish exports write d/M/yy without zero padding on a 24-hour
+    clock, and were read month first (and flipped when a 13/7/25 came); a contact saved as
+    Tom "Tommy" Berg made his message a system line."""
+    first, later = tmp_path / "first.txt", tmp_path / "later.txt"
+    base = "1/7/25, 21:41 - Ana: \u00bfquedamos el s\u00e1bado?\n5/7/25, 10:00 - Ana: llevo la tortilla\n"
+    first.write_text(base, encoding="utf-8")
+    later.write_text(base + "13/7/25, 18:00 - Luis: qu\u00e9 buen finde\n", encoding="utf-8")
+    a = load_conversations(first, "whatsapp", group="g")[0].messages
+    b = load_conversations(later, "whatsapp", group="g")[0].messages
+    assert [m.ts for m in a] == [m.ts for m in b[:2]] == ["2025-07-01T21:41:00", "2025-07-05T10:00:00"]
+    quoted = tmp_path / "q.txt"
+    quoted.write_text('01/07/2025, 10:00 - Tom "Tommy" Berg: I booked the cabin\n'
+                      '01/07/2025, 10:01 - Mei changed the subject to "plan: day 1"\n', encoding="utf-8")
+    tom, subject = load_conversations(quoted, "whatsapp", group="g")[0].messages
+    assert (tom.kind, tom.speaker, tom.text) == ("", 'Tom "Tommy" Berg', "I booked the cabin")
+    assert (subject.kind, subject.text) == ("system", 'Mei changed the subject to "plan: day 1"')
