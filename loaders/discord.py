@@ -11,8 +11,9 @@ Layout read (one file per channel, or a folder of them)::
                    "reference": {"messageId": "1000", "channelId": "42"}}]}
 
 Mapping (docs/import.md): one group per server (``guild.id``; direct messages are a server of
-their own); id = Discord's message id; channel = the channel's name (made id-safe; of two
-channels with one name, the newer is ``<name>-<channel id>``);
+their own); id = Discord's message id; channel = the channel's name (made id-safe; two channels
+of one name in two categories share it: a name made unique from the files present would change
+with them, and refuse a later export of one of the two);
 session = the local day of ``timestamp`` (its offset kept); speaker_id = ``author.id``, speaker =
 ``author.nickname`` (the name shown in the server), else ``author.name``; reply_to =
 ``reference.messageId`` (same channel); ``timestampEdited`` = edited_ts; attachments =
@@ -94,41 +95,16 @@ def load_conversations(path: PathLike, group: str | None = None,
     out: list[Conversation] = []
     for name, exports in servers.values():
         gid = group_from(group, name, source=str(root))
-        channels = _channel_names([data["channel"] for _, data in exports])
         drafts: list[Draft] = []
-        for (f, data), channel in zip(exports, channels):
+        for f, data in exports:
+            ch = data["channel"]
+            channel = safe_id(str(ch.get("name") or ""), safe_id(str(ch.get("id") or ""), "channel"))
             for i, raw in enumerate(data["messages"]):
                 d = guarded(rejects, raw, functools.partial(_draft, raw, i, str(f), gid, channel, len(drafts)))
                 if d is not None:
                     drafts.append(d)
         out.extend(finish(gid, name, drafts, source=str(root)))
     return out
-
-
-def _channel_names(channels: list[Any]) -> list[str]:
-    """The channel of each export: its name made id-safe; two channels of one name (in two
-    categories) are told apart by the id of the newer (a higher snowflake): ``general`` and
-    ``general-88``; the same channel exported twice (one id) keeps one name."""
-    def cid(ch: Any) -> str:
-        return str(ch.get("id") or "") if isinstance(ch, dict) else ""
-
-    def plain(ch: Any) -> str:
-        c = ch if isinstance(ch, dict) else {}
-        return safe_id(str(c.get("name") or ""), safe_id(cid(ch), "channel"))
-
-    ids_by_name: dict[str, set[str]] = {}
-    for ch in channels:
-        ids_by_name.setdefault(plain(ch), set()).add(cid(ch))
-
-    def snowflake(i: str) -> tuple[int, str]:
-        return (int(i), i) if i.isdigit() else (0, i)
-
-    names = []
-    for ch in channels:
-        base, ids = plain(ch), ids_by_name[plain(ch)]
-        oldest = min(ids, key=snowflake)
-        names.append(base if len(ids) == 1 or cid(ch) == oldest else safe_id(f"{base}-{cid(ch)}", base))
-    return names
 
 
 def _draft(raw: Any, i: int, where: str, gid: str, channel: str, position: int) -> Draft:

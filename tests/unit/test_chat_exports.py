@@ -218,3 +218,35 @@ def test_whatsapp_spanish_dates_and_a_quoted_contact_name(tmp_path):
     tom, subject = load_conversations(quoted, "whatsapp", group="g")[0].messages
     assert (tom.kind, tom.speaker, tom.text) == ("", 'Tom "Tommy" Berg', "I booked the cabin")
     assert (subject.kind, subject.text) == ("system", 'Mei changed the subject to "plan: day 1"')
+
+
+def _dce(guild: tuple[str, str], channel: tuple[str, str], mid: str, ts: str) -> dict:
+    return {"guild": {"id": guild[0], "name": guild[1]}, "channel": {"id": channel[0], "name": channel[1]},
+            "messages": [{"id": mid, "type": "Default", "timestamp": ts, "content": "hi",
+                          "author": {"id": "7", "name": "mei", "nickname": "Mei", "isBot": False}}]}
+
+
+def test_discord_exports_of_two_servers_are_two_groups_and_a_channel_name_is_stable(tmp_path):
+    """A new-user trial: a folder with exports of two servers and of direct messages became one
+    group. Now one group per server (with --group: refused, naming them). A channel keeps its
+    name whatever other files are loaded with it (a second trial found a name made unique from
+    the files present changed with them)."""
+    folder = tmp_path / "exports"
+    folder.mkdir()
+    files = {"crew.json": _dce(("9", "Trip Crew"), ("42", "general"), "1001", "2025-07-01T10:00:00+02:00"),
+             "archive.json": _dce(("9", "Trip Crew"), ("88", "general"), "1002", "2025-07-01T11:00:00+02:00"),
+             "games.json": _dce(("5", "Board Games"), ("77", "general"), "1003", "2025-07-01T12:00:00+02:00"),
+             "dm.json": _dce(("0", "Direct Messages"), ("66", "mei"), "1004", "2025-07-01T13:00:00+02:00")}
+    for name, data in files.items():
+        (folder / name).write_text(json.dumps(data), encoding="utf-8")
+    convs = load_conversations(folder, "discord")
+    assert sorted((c.name, sorted(m.id for m in c.messages)) for c in convs) == [
+        ("Board Games", ["1003"]), ("Direct Messages", ["1004"]), ("Trip Crew", ["1001", "1002"])]
+    assert len({c.group_id for c in convs}) == 3
+    with pytest.raises(InvalidInputError) as e:
+        load_conversations(folder, "discord", group="mix")
+    assert e.value.field == "guild" and "Board Games" in str(e.value) and "Direct Messages" in str(e.value)
+    alone = tmp_path / "archive-alone.json"
+    alone.write_text(json.dumps(files["archive.json"]), encoding="utf-8")
+    together = next(c for c in convs if c.name == "Trip Crew")
+    assert {m.id: m.channel for m in together.messages}["1002"] == load_conversations(alone, "discord")[0].messages[0].channel
