@@ -237,14 +237,14 @@ def check_read_plan(plan: Any) -> None:
                 f"read_cypher refuses a loop inside one expression ({loop.group().strip()} ... in {op}): "
                 "the server runs it to its end whatever the time limit; UNWIND the list and use WHERE and "
                 "aggregations (count, collect, sum) instead", field="query")
-        nested = _NESTED_PLAN.search(_details(node))
+        nested = _NESTED_PLAN.search(details)
         if nested is not None:
             raise InvalidInputError(
                 f"read_cypher refuses a subquery planned inside an expression ({nested.group(1)} {{ ... }} in "
                 f"{op}: its reads are not operators of the plan, so they cannot be checked to stay in "
                 "the group); write the pattern as a MATCH or OPTIONAL MATCH and collect() it", field="query")
         if op.startswith(_REFUSED):
-            name = _details(node).split("(", 1)[0].strip()
+            name = details.split("(", 1)[0].strip()
             if op == "ProcedureCall" and name not in ALLOWED_PROCEDURES:
                 raise InvalidInputError(f"read_cypher calls no procedures ({name or 'procedure'} refused)",
                                         field="query")

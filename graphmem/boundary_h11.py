@@ -19,6 +19,7 @@ from typing import Any
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from graphmem.boundary import ALWAYS_HEADERS
 from graphmem.core.config import get_settings
 
 #: The import string for ``uvicorn.run(http=...)``.
@@ -59,8 +60,6 @@ class TimedH11Protocol(H11Protocol):
         malformed header, no Host on HTTP/1.1), which never reaches the app: with the headers
         :class:`graphmem.boundary.Boundary` gives every response (``nosniff``, and no other site
         may embed it), so "every response" holds (an attacker re-test found it without them)."""
-        from graphmem.boundary import ALWAYS_HEADERS
-
         headers = [(b"content-type", b"text/plain; charset=utf-8"), *ALWAYS_HEADERS, (b"connection", b"close")]
         for event in (h11.Response(status_code=400, headers=headers, reason=b"Bad Request"),
                       h11.Data(data=msg.encode("ascii", "replace")), h11.EndOfMessage()):

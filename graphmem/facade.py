@@ -58,7 +58,7 @@ _LOOKUP_IDS = ("group_id", "message_id", "record_id", "person_id")
 """The id parameters a method looks up, checked by :func:`graphmem.core.limits.check_lookup_id`."""
 
 
-def _group_hint(method: Callable[Concatenate[Memory, _P], _R]) -> Callable[Concatenate[Memory, _P], _R]:
+def _group_call(method: Callable[Concatenate[Memory, _P], _R]) -> Callable[Concatenate[Memory, _P], _R]:
     """A method over one group: its looked-up ids (``group_id``, ``message_id``, ``record_id``,
     ``person_id``) are checked first, as MCP's and the HTTP API's request models check them
     (``InvalidInputError`` naming the parameter: empty, over :data:`~graphmem.core.limits.MAX_ID_CHARS`
@@ -139,7 +139,7 @@ class Memory:
                                batch_size=s.write_batch_size if embed == "now" else s.bulk_batch_size,
                                exact_max=s.vector_exact_max, embed=embed)
 
-    @_group_hint
+    @_group_call
     def embed(self, group_id: str) -> EmbedSummary:
         """Encode the group's messages that have no vector yet (``embed="later"`` appends and
         ingests, the first-load importer); idempotent and resumable, one run per group at a
@@ -163,7 +163,7 @@ class Memory:
 
     # -- System 2: derived records -----------------------------------------------------------
 
-    @_group_hint
+    @_group_call
     def derive(self, group_id: str, *, max_segments: int | None = None) -> tuple[Any, int]:
         """Run the Writer (``runtime.writer``) over the group's pending segments.
 
@@ -172,18 +172,18 @@ class Memory:
         """
         return derive_step(self.runtime, group_id, max_segments=max_segments)
 
-    @_group_hint
+    @_group_call
     def records(self, group_id: str, *, owners: Sequence[str] | None = None, layers: Sequence[str] | None = None,
                 history: bool = False) -> list[DerivedRecord]:
         """The group's derived records: the heads (current state), or every state with ``history``."""
         return list_records(self.runtime.store, group_id, owners=owners, layers=layers, heads_only=not history)
 
-    @_group_hint
+    @_group_call
     def history(self, group_id: str, record_id: str) -> list[DerivedRecord]:
         """The whole update chain of a record, oldest first (the last one is the head)."""
         return record_chain(self.runtime.store, group_id, record_id)
 
-    @_group_hint
+    @_group_call
     def provenance(self, group_id: str, record_id: str, *, limit: int = paging.DEFAULT_LIMIT,
                    cursor: str | None = None) -> RecordProvenance:
         """A record, the verbatim messages it was written from and its chain, a page at a time
@@ -192,7 +192,7 @@ class Memory:
 
     # -- reads -------------------------------------------------------------------------------
 
-    @_group_hint
+    @_group_call
     def search(self, group_id: str, query: str, *, k: int = 10, pool_n: int = 40, mode: Mode = "hybrid",
                expand: int = 0, cursor: str | None = None) -> SearchResult:
         """System 1 retrieval (fulltext and vector fused), group-scoped: one page of ``k`` hits
@@ -201,7 +201,7 @@ class Memory:
         return search_group(rt.store, rt.embedder, group_id, query, k=k, pool_n=pool_n, mode=mode, expand=expand,
                             cache=rt.cache, tracer=rt.tracer, cursor=cursor)
 
-    @_group_hint
+    @_group_call
     def ask(self, group_id: str, question: str, *, budgets: Budgets | None = None,
             as_of: str | datetime | None = None, tense: Tense | None = None) -> AskResult:
         """The full query pipeline (Project, System 1, System 2, Compose, Answer); without an
@@ -213,7 +213,7 @@ class Memory:
         ``ask_enabled``, ``recall_n``), checked against the limits."""
         return budgets_from(self.runtime.settings, **overrides)
 
-    @_group_hint
+    @_group_call
     def roster(self, group_id: str) -> list[RosterMember]:
         """The group's members with their message counts, all of them; :meth:`roster_page`
         reads them a page at a time.
@@ -226,7 +226,7 @@ class Memory:
             raise no_group(group_id)
         return members
 
-    @_group_hint
+    @_group_call
     def roster_page(self, group_id: str, *, limit: int = paging.DEFAULT_LIMIT,
                     cursor: str | None = None) -> RosterPage:
         """One page of the group's members, by person id (NotFoundError for an unknown group)."""
@@ -236,17 +236,17 @@ class Memory:
         """One page of the store's groups, by id, with their sizes."""
         return list_groups(self.runtime.store, limit=limit, cursor=cursor)
 
-    @_group_hint
+    @_group_call
     def jobs(self, group_id: str, *, limit: int = paging.DEFAULT_LIMIT, cursor: str | None = None) -> JobsPage:
         """One page of the group's background derive jobs, newest first."""
         return list_derive_jobs(self.runtime.store, group_id, self.runtime.settings, limit=limit, cursor=cursor)
 
-    @_group_hint
+    @_group_call
     def message(self, group_id: str, message_id: str) -> FullMessage:
         """One whole stored message (what a list cut short, whole)."""
         return get_message(self.runtime.store, group_id, message_id)
 
-    @_group_hint
+    @_group_call
     def person(self, group_id: str, person_id: str, *, mode: Literal["head", "full"] = "head",
                as_of: str | datetime | None = None, limit: int = paging.DEFAULT_LIMIT,
                cursor: str | None = None) -> PersonMemory:
@@ -257,12 +257,12 @@ class Memory:
 
     # -- erasure -----------------------------------------------------------------------------
 
-    @_group_hint
+    @_group_call
     def forget_person(self, group_id: str, person_id: str) -> ForgetSummary:
         """Erase one person's words from the group; returns the erasure report."""
         return forget_person(self.runtime.store, group_id, person_id, settings=self.runtime.settings)
 
-    @_group_hint
+    @_group_call
     def forget_group(self, group_id: str) -> GroupForgetSummary:
         """Delete a whole group (and the importer's CSV files of it) in bounded transactions
         behind a fence (:func:`graphmem.groups.service.erase_group`); the report the API's

@@ -203,8 +203,9 @@ def _draft(e: _Line, where: str, gid: str, month_first: bool, seen: dict[tuple[s
     body = "\n".join([e.rest, *e.more])
     sender, sep, text = body.partition(": ")
     kind: Literal["", "system"] = ""
-    # a system line: no "name: " (Android), a U+200E-led text (iOS), or a "sender" holding a quote
-    # (an Android subject change: 'Mei changed the subject to "plan: day 1"')
+    # a system line: no "name: " (Android), a U+200E-led text (iOS), a "sender" that stops inside
+    # a quotation (an Android subject change: 'Mei changed the subject to "plan: day 1"'), or the
+    # placeholder of a deleted message
     if not sep or _open_quote(sender) or _DELETED.match(text) or (
             e.ios and text.startswith("\u200e") and not _ATTACHED.match(text) and not _OMITTED.match(text)):
         kind, speaker = "system", SYSTEM_SPEAKER

@@ -38,7 +38,7 @@ def search(
             expand=expand, rrf_k=get_settings().rrf_k, cache=rt.cache, tracer=rt.tracer, cursor=cursor,
         )
         # two members who share a display name are told apart as the roster does: "Alex (U02ALEXA)"
-        shared = set() if as_json else {m.id for m in read_roster(rt.store, group) if m.label != m.name}
+        shared = set() if as_json else {m.id for m in read_roster(rt.store, group, counts=False) if m.label != m.name}
     if result.warning:  # on stderr, so --json stays parseable
         err.print(result.warning, style="yellow", soft_wrap=True, highlight=False, markup=False)
     if as_json:

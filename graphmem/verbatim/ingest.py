@@ -170,14 +170,16 @@ def _fixed(m: MessageRecord, person: str | None = None) -> dict[str, object]:
     the name it was stored with and the person takes the new one."""
     if person is None:
         person = m.speaker_id or limits.identity_form(person_key(m))
+    ts = times.parse_ts(m.ts)
     return {"person": person, "speaker": None if m.speaker_id else m.speaker, "session": m.session,
-            "channel": m.channel, "ts": instant(m.ts), "reply_to": m.reply_to, "offset": times.offset_of(m.ts)}
+            "channel": m.channel, "ts": ts.instant, "reply_to": m.reply_to, "offset": times.offset_of(ts.text)}
 
 
 def _stored_fixed(row: dict[str, Any]) -> dict[str, object]:
+    ts = times.parse_ts(row["ts"])
     return {"person": row["person_id"], "speaker": None if row.get("speaker_id") else row["speaker"],
-            "session": row["session"], "channel": row["channel"], "ts": instant(row["ts"]),
-            "reply_to": row["reply_to"], "offset": times.offset_of(row["ts"])}
+            "session": row["session"], "channel": row["channel"], "ts": ts.instant,
+            "reply_to": row["reply_to"], "offset": times.offset_of(ts.text)}
 
 
 def _first_difference(a: dict[str, object], b: dict[str, object]) -> str | None:

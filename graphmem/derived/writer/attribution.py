@@ -32,7 +32,8 @@ ATTRIBUTION_REASONS: tuple[str, ...] = (
 
 #: Words that state a decision, whatever utype the record was given ("Dad decided ..." filed as
 #: a stance or a fact is held to the decision rule too).
-DECISION_WORDS = re.compile(r"\b(decid\w*|decision\w*|settl\w*|final\w*|chose|chosen|choice\w*)\b", re.IGNORECASE)
+DECISION_WORDS = re.compile(r"\b(decid\w*|decision\w*|settl\w*|final|finali[sz]\w*|chose|chosen|choices?)\b",
+                            re.IGNORECASE)
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,11 @@ def _content_words(text: str) -> set[str]:
     return {_stem(w) for w in memory.normalise_content(text).split() if w not in FUNCTION_WORDS and len(w) > 1}
 
 
+def _shared_words(words: set[str], text: str) -> set[str]:
+    """Which of ``words`` (stemmed content words) ``text`` holds."""
+    return words & {_stem(w) for w in memory.normalise_content(text).split()}
+
+
 def _mentions(text_norm: str, entry: RosterEntry | None) -> bool:
     if entry is None:
         return False
@@ -179,11 +184,10 @@ def reported_claim(
     for m in messages:
         if not m.text.strip():
             continue
-        norm = memory.normalise_content(m.text)
-        overlap = len(words & {_stem(w) for w in norm.split()})
+        overlap = len(_shared_words(words, m.text))
         if m.person_id == source:
             own = max(own, overlap)
-        elif _mentions(norm, entry):
+        elif _mentions(memory.normalise_content(m.text), entry):
             reports.append((overlap, m.turn_created, m))
     strongest = max(reports, key=lambda r: (r[0], r[1]), default=None)
     return strongest[2] if strongest is not None and strongest[0] > own else None
@@ -219,7 +223,7 @@ def words_elsewhere(
     for m in messages:
         if not m.text.strip():
             continue
-        shared = words & {_stem(w) for w in memory.normalise_content(m.text).split()}
+        shared = _shared_words(words, m.text)
         if m.person_id == source:
             own |= shared
         elif shared and (best is None or (len(shared), m.turn_created) > best[:2]):
