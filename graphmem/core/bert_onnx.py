@@ -66,6 +66,45 @@ def read_safetensors(path: Path) -> dict[str, np.ndarray]:
     return out
 
 
+def read_delta(path: Path) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """The low-rank weight update in ``path`` (an ``.npz`` of ``<weight name>.B`` (out x r) and
+    ``<weight name>.A`` (r x in) pairs): ``{weight name: (B, A)}``.
+
+    Raises:
+        ValueError: the file is not such an archive (an unpaired or misshapen factor).
+    """
+    with np.load(path) as z:
+        arrays = {k: z[k] for k in z.files}
+    out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    for key in arrays:
+        if not key.endswith(".B"):
+            continue
+        name = key[:-2]
+        b, a = arrays[key], arrays.get(name + ".A")
+        if a is None or b.ndim != 2 or a.ndim != 2 or b.shape[1] != a.shape[0]:
+            raise ValueError(f"{path}: {name!r} has no matching low-rank factors B (out x r) and A (r x in)")
+        out[name] = (b, a)
+    unpaired = sorted(k for k in arrays if k[:-2] not in out)
+    if unpaired:
+        raise ValueError(f"{path}: {', '.join(unpaired[:3])} without a partner (each weight needs .B and .A)")
+    return out
+
+
+def apply_delta(weights: dict[str, np.ndarray], delta: dict[str, tuple[np.ndarray, np.ndarray]]) -> dict[str, np.ndarray]:
+    """``weights`` with every named matrix updated in float32: ``W + B @ A`` (a merged LoRA update).
+
+    Raises:
+        ValueError: the delta names a weight that is missing or of another shape.
+    """
+    out = dict(weights)
+    for name, (b, a) in delta.items():
+        w = out.get(name)
+        if w is None or w.shape != (b.shape[0], a.shape[1]):
+            raise ValueError(f"the weight update names {name!r}, which the model does not have in that shape")
+        out[name] = (w.astype(np.float32) + b.astype(np.float32) @ a.astype(np.float32)).astype(np.float32)
+    return out
+
+
 def build_graph(weights: dict[str, np.ndarray], config: dict[str, Any]) -> Any:
     """The ONNX ``ModelProto`` of the encoder described by ``config`` (a BERT ``config.json``:
     hidden_size, num_hidden_layers, num_attention_heads, layer_norm_eps, hidden_act "gelu").
@@ -180,10 +219,12 @@ def sha256_of(path: Path) -> str:
     return h.hexdigest()
 
 
-def export(source: Path, target: Path, model_name: str = "sentence-transformers/all-MiniLM-L6-v2") -> dict[str, Any]:
+def export(source: Path, target: Path, model_name: str = "sentence-transformers/all-MiniLM-L6-v2",
+           delta: Path | None = None) -> dict[str, Any]:
     """Write ``target/model.onnx``, the tokenizer and configs, and ``manifest.json`` (model name,
     files with their SHA-256) from a sentence-transformers folder ``source`` (``model.safetensors``,
-    ``config.json``, ``tokenizer.json``). Files are written under temporary names and renamed, the
+    ``config.json``, ``tokenizer.json``), its weights updated by the low-rank ``delta``
+    (:func:`read_delta`, :func:`apply_delta`) when one is given. Files are written under temporary names and renamed, the
     manifest last, so an interrupted export leaves no graph that looks complete.
 
     Returns:
@@ -198,7 +239,10 @@ def export(source: Path, target: Path, model_name: str = "sentence-transformers/
         if not (source / name).is_file():
             raise FileNotFoundError(f"{source / name}: missing (needed to build the ONNX graph)")
     config = json.loads((source / "config.json").read_text())
-    model = build_graph(read_safetensors(source / "model.safetensors"), config)
+    weights = read_safetensors(source / "model.safetensors")
+    if delta is not None:
+        weights = apply_delta(weights, read_delta(delta))
+    model = build_graph(weights, config)
     onnx.checker.check_model(model)
     target.mkdir(parents=True, exist_ok=True)
     (target / MANIFEST_FILE).unlink(missing_ok=True)
@@ -224,6 +268,8 @@ def export(source: Path, target: Path, model_name: str = "sentence-transformers/
         "opset": OPSET,
         "files": files,
     }
+    if delta is not None:
+        manifest["delta"] = {"file": delta.name, "sha256": sha256_of(delta)}
     tmp = target / f".{MANIFEST_FILE}.tmp{os.getpid()}"
     tmp.write_text(json.dumps(manifest, indent=1, sort_keys=True))
     os.replace(tmp, target / MANIFEST_FILE)

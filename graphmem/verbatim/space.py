@@ -10,8 +10,10 @@ is which otherwise. ``graphmem embed --group G --rebuild`` (:func:`rebuild_vecto
 group's vectors and writes them again in the current space.
 
 A group whose vectors predate the record (written before graphmem 0.2) takes the space of the
-first embedder that writes to it: those vectors were all-MiniLM-L6-v2's, which both backends
-compute to within cosine 0.9999.
+first embedder that writes to it: those vectors were plain all-MiniLM-L6-v2's, which both
+backends compute to within cosine 0.9999. The default model is now all-MiniLM-L6-v2 with
+graphmem's chat update (``graphmem.core.embed.DEFAULT_MODEL``), so such a group should be
+rebuilt: its record cannot tell the old vectors from new ones (docs/scale.md).
 """
 
 from __future__ import annotations

