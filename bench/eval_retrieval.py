@@ -26,6 +26,7 @@ docs/lab/recall-rounds.md), each into its own run folder (``speakermem`` or
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import sys
@@ -53,7 +54,7 @@ def main() -> None:
     from graphmem.cli.eval import execute
     from graphmem.core.config import get_settings
     from graphmem.eval.report import summarize, write_report
-    from graphmem.eval.runner import read_records
+    from graphmem.eval.runner import ERRORS_FILE, read_records
 
     get_settings.cache_clear()
     settings = get_settings()
@@ -79,6 +80,10 @@ def main() -> None:
             rows.append((bench, name, s, outcome, wall))
             print(f"{bench} / {name}: {outcome.done} new, {outcome.skipped} done before, wall {wall:.1f} s",
                   flush=True)
+            if outcome.failed:  # e.g. a store embedded by another model: say so, not an empty table
+                first = (out / ERRORS_FILE).read_text(encoding="utf-8").splitlines()[0]
+                print(f"  {outcome.failed} question(s) FAILED, see {out / ERRORS_FILE}; the first: "
+                      f"{json.loads(first)['error']}", flush=True)
             print_table(bench, name, read_records(out))
     report, _ = write_report(args.out, n_resamples=settings.eval_bootstrap_resamples, seed=settings.eval_bootstrap_seed)
     print(f"report: {report}")
