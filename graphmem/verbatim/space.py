@@ -86,6 +86,24 @@ def claim_space(store: Store, group_id: str, embedder: Any, *, missing_ok: bool 
         raise mismatch(group_id, stored, current)
 
 
+def stale_groups(store: Store, embedder: Any) -> list[tuple[str, EmbeddingSpace | None]]:
+    """The groups whose vectors ``embedder`` may not use, with their recorded space: those of
+    another model, backend or dimension, and those with no record (vectors written before
+    graphmem recorded spaces, of plain all-MiniLM-L6-v2 if any). The upgrade step after the
+    default model changes: ``graphmem embed --rebuild --all`` rebuilds each.
+
+    Returns:
+        ``[(group id, recorded space or None)]`` by group id; empty when every group matches.
+    """
+    current = space_of(embedder)
+    out = []
+    for row in store.read("ingest/group_spaces"):
+        stored = stored_space(row)
+        if stored is None or stored != current:
+            out.append((str(row["group_id"]), stored))
+    return out
+
+
 def rebuild_vectors(store: Store, group_id: str, embedder: Any, *, batch_size: int = 256) -> tuple[int, int]:
     """Drop every message vector of the group (the messages become pending, for
     :func:`graphmem.verbatim.vectors.embed_group` to fill), record ``embedder``'s space, and

@@ -5,6 +5,7 @@ writes, and ``embed --rebuild`` moves the group over."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import subprocess
 import sys
@@ -97,3 +98,37 @@ def test_api_and_cli_say_how_to_re_embed(store, embedder, group_id):
     out = subprocess.run([sys.executable, "-m", "graphmem", "search", "--group", group_id, "which trail"],
                          capture_output=True, text=True, env=env, timeout=300)
     assert out.returncode != 0 and "--rebuild" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_embed_rebuild_all_moves_every_group_of_an_older_model_to_the_current_one(store, embedder, group_id):
+    """An upgrade that changes the default model: groups recorded with the old one are refused,
+    and `graphmem embed --rebuild --all` rebuilds exactly those, after which they read again."""
+    from graphmem.core.embed import BASE_MODEL
+    from graphmem.verbatim.space import stale_groups
+
+    ingest_conversations(store, load_conversations(ROOT / "examples" / "sample_chat.jsonl", "jsonl",
+                                                   group=group_id), embedder)
+    n_vectors = group_row(store, group_id)["vectors"]
+    assert group_id not in dict(stale_groups(store, embedder))
+    store.write_tx(lambda tx: tx.run("MATCH (g:Group {id: $g}) SET g.embed_model = $m",  # as before the upgrade
+                                     g=group_id, m=BASE_MODEL).consume())
+    assert dict(stale_groups(store, embedder))[group_id].model == BASE_MODEL
+    with pytest.raises(EmbeddingSpaceError):
+        search_group(store, embedder, group_id, "which trail", k=3)
+
+    env = {**os.environ, "GRAPHMEM_EMBED_BACKEND": "onnx"}
+    cmd = [sys.executable, "-m", "graphmem", "embed", "--rebuild", "--all", "--json", "--no-progress"]
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+    assert out.returncode == 0, out.stderr
+    rebuilt = {r["group_id"]: r for r in json.loads(out.stdout)["rebuilt"]}
+    assert rebuilt[group_id]["embedded"] == n_vectors
+    row = group_row(store, group_id)
+    assert (row["model"], row["vectors"]) == (DEFAULT_MODEL, n_vectors)
+    assert group_id not in dict(stale_groups(store, embedder))
+    assert search_group(store, embedder, group_id, "which trail", k=3).hits
+    again = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+    assert again.returncode == 0 and group_id not in {r["group_id"] for r in json.loads(again.stdout)["rebuilt"]}
+
+    bad = subprocess.run([sys.executable, "-m", "graphmem", "embed", "--all"], capture_output=True, text=True,
+                         env=env, timeout=120)
+    assert bad.returncode != 0 and "--all goes with --rebuild" in bad.stderr
