@@ -54,9 +54,9 @@ encoder, float16 factors): fitted on the staged LoCoMo and SocialMemBench questi
 gold turns (``bench/recall_finetune.py``, docs/lab/recall-rounds.md, eleventh round)."""
 DEFAULT_MODEL = BASE_MODEL + "+graphmem-chat-1"
 """The name a store records for the default model (all-MiniLM-L6-v2 with :data:`CHAT_DELTA`),
-whichever backend computed it. Vectors written by graphmem before it recorded
-``sentence-transformers/all-MiniLM-L6-v2``; such groups are re-embedded with
-``graphmem embed --group G --rebuild``."""
+whichever backend computed it. Groups embedded by earlier graphmem releases recorded
+``sentence-transformers/all-MiniLM-L6-v2`` and are refused until re-embedded
+(``graphmem embed --rebuild --all``, or ``--group G --rebuild``)."""
 DEFAULT_DIR_NAME = "minilm-chat-1"
 DEFAULT_ONNX_DIR = Path(__file__).resolve().parent.parent / "_model" / DEFAULT_DIR_NAME
 """Where the wheel build puts the default model's ONNX graph (``hatch_build.py``)."""
