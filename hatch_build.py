@@ -92,11 +92,12 @@ def build_model(root: Path) -> Path:
     target = root / "graphmem" / "_model" / DIR_NAME
     bert_onnx = _bert_onnx(root)
     delta = root / DELTA
-    key = f"{SAFETENSORS_SHA256[:16]}-{_sha256(delta)[:16]}"  # weights and update both key the cache
+    delta_sha = _sha256(delta)
+    key = f"{SAFETENSORS_SHA256[:16]}-{delta_sha[:16]}"  # weights and update both key the cache
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "graphmem-build" / key
     if (target / "manifest.json").is_file():
         built = json.loads((target / "manifest.json").read_text())
-        if built.get("delta", {}).get("sha256") == _sha256(delta):
+        if built.get("delta", {}).get("sha256") == delta_sha:
             return target  # else the update changed since this graph was built: build again
     if not (cache / "manifest.json").is_file():
         with tempfile.TemporaryDirectory() as tmp:

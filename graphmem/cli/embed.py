@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -33,8 +33,7 @@ def embed(
     One run per group at a time: while another run embeds the group, this one says so on
     stderr and waits, then fills what is still missing (--json: waited_s).
     """
-    from graphmem.cli.common import command_embedder, show_progress
-    from graphmem.verbatim.vectors import embed_group
+    from graphmem.cli.common import command_embedder
 
     s = get_settings()
     if build_onnx:
@@ -51,13 +50,8 @@ def embed(
     if not group:
         raise typer.BadParameter("--group is required (unless --build-onnx, or --rebuild --all)", param_hint="--group")
     with open_store() as store:
-        summary = embed_group(
-            store, command_embedder(), group, batch_size=max(s.embed_batch_size, 1000),
-            exact_max=s.vector_exact_max, progress=show_progress(progress, as_json),
-            on_wait=lambda runner: err.print(
-                f"{group}: another graphmem embed run ({runner[:8]}) is embedding this group; waiting for it"),
-            sentences=sentences, rebuild=rebuild,
-        )
+        summary = _embed_one(store, command_embedder(), group, progress=progress, as_json=as_json,
+                             sentences=sentences, rebuild=rebuild)
     if as_json:
         emit_json(summary.as_dict())
     else:
@@ -69,13 +63,27 @@ def embed(
         out.print(f"{group}: {summary.embedded} vectors written{filled}{waited}, {summary.messages} messages{scope}")
 
 
-def _rebuild_stale(as_json: bool, progress: bool) -> None:
-    """``embed --rebuild --all``: rebuild each group :func:`graphmem.verbatim.space.stale_groups` names."""
-    from graphmem.cli.common import command_embedder, show_progress
-    from graphmem.verbatim.space import stale_groups
+def _embed_one(store: Any, embedder: Any, group: str, *, progress: bool, as_json: bool,
+               sentences: bool = False, rebuild: bool = False) -> Any:
+    """One group's :func:`graphmem.verbatim.vectors.embed_group` with the command's settings (a
+    wait for another run is said on stderr)."""
+    from graphmem.cli.common import show_progress
     from graphmem.verbatim.vectors import embed_group
 
     s = get_settings()
+    return embed_group(
+        store, embedder, group, batch_size=max(s.embed_batch_size, 1000), exact_max=s.vector_exact_max,
+        progress=show_progress(progress, as_json), sentences=sentences, rebuild=rebuild,
+        on_wait=lambda runner: err.print(
+            f"{group}: another graphmem embed run ({runner[:8]}) is embedding this group; waiting for it"),
+    )
+
+
+def _rebuild_stale(as_json: bool, progress: bool) -> None:
+    """``embed --rebuild --all``: rebuild each group :func:`graphmem.verbatim.space.stale_groups` names."""
+    from graphmem.cli.common import command_embedder
+    from graphmem.verbatim.space import stale_groups
+
     embedder = command_embedder()
     done = []
     with open_store() as store:
@@ -84,9 +92,7 @@ def _rebuild_stale(as_json: bool, progress: bool) -> None:
             if not as_json:
                 out.print(f"{gid}: vectors of {stored.describe() if stored else 'no recorded model'}; rebuilding "
                           f"with {embedder.space.describe()}")
-            summary = embed_group(store, embedder, gid, batch_size=max(s.embed_batch_size, 1000),
-                                  exact_max=s.vector_exact_max, progress=show_progress(progress, as_json),
-                                  rebuild=True)
+            summary = _embed_one(store, embedder, gid, progress=progress, as_json=as_json, rebuild=True)
             done.append(summary.as_dict() | {"group_id": gid})
             if not as_json:
                 out.print(f"{gid}: {summary.embedded} vectors written, {summary.derived_rebuilt} derived records "
