@@ -132,3 +132,26 @@ def test_embed_rebuild_all_moves_every_group_of_an_older_model_to_the_current_on
     bad = subprocess.run([sys.executable, "-m", "graphmem", "embed", "--all"], capture_output=True, text=True,
                          env=env, timeout=120)
     assert bad.returncode != 0 and "--all goes with --rebuild" in bad.stderr
+
+
+def test_embed_prints_a_group_id_that_looks_like_markup_as_written(store, embedder, group_id):
+    """Group ids are data: `[bold]` in one (allowed by the id rule) is rich markup, and printing it
+    as such showed another id than the group's (the tag was swallowed), the one an operator copies."""
+    from graphmem.core.embed import BASE_MODEL
+
+    gid = f"{group_id}[bold]x"
+    try:
+        ingest_conversations(store, load_conversations(ROOT / "examples" / "sample_chat.jsonl", "jsonl", group=gid),
+                             embedder)
+        store.write_tx(lambda tx: tx.run("MATCH (g:Group {id: $g}) SET g.embed_model = $m", g=gid, m=BASE_MODEL).consume())
+        env = {**os.environ, "GRAPHMEM_EMBED_BACKEND": "onnx"}
+        out = subprocess.run([sys.executable, "-m", "graphmem", "embed", "--rebuild", "--all", "--no-progress"],
+                             capture_output=True, text=True, env=env, timeout=600)
+        assert out.returncode == 0, out.stderr
+        assert f"{gid}: vectors of {BASE_MODEL}" in " ".join(out.stdout.split())  # rich wraps long lines
+        one = subprocess.run([sys.executable, "-m", "graphmem", "embed", "--group", gid, "--no-progress"],
+                             capture_output=True, text=True, env=env, timeout=600)
+        assert one.returncode == 0 and f"{gid}: 0 vectors written" in " ".join(one.stdout.split()), one.stderr
+    finally:
+        store.write_tx(lambda tx: tx.run("MATCH (n {group_id: $g}) DETACH DELETE n", g=gid).consume())
+        store.write_tx(lambda tx: tx.run("MATCH (n:Group {id: $g}) DETACH DELETE n", g=gid).consume())
