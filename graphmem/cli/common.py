@@ -40,7 +40,14 @@ def terminal_safe(text: str) -> str:
 
 
 class _TerminalConsole(Console):
-    """A rich Console whose printed strings are :func:`terminal_safe` (rich passes ESC through)."""
+    """A rich Console whose printed strings are :func:`terminal_safe` (rich passes ESC through)
+    and plain text: rich markup is off unless a call asks for it (``markup=True``), because
+    nearly every printed line holds data (a group id, a name, a record type, a path), and
+    ``[bold]`` or ``[/]`` in one was swallowed as a tag or crashed the print, so the id an
+    operator read and copied was not the stored one."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(markup=False, **kwargs)
 
     def print(self, *objects: Any, **kwargs: Any) -> None:
         super().print(*(terminal_safe(o) if isinstance(o, str) else o for o in objects), **kwargs)

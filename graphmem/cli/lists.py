@@ -14,7 +14,6 @@ from collections.abc import Callable
 from typing import Annotated, Any, Optional
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -131,6 +130,6 @@ def message(
     if as_json:
         emit_json(msg.model_dump())
         return
-    out.print(f"{escape(msg.speaker)} @ {msg.ts} (session {escape(msg.session)}, turn {msg.turn}, "
-              f"{msg.text_chars} characters)", highlight=False)
+    out.print(f"{msg.speaker} @ {msg.ts} (session {msg.session}, turn {msg.turn}, "
+              f"{msg.text_chars} characters)", markup=False, highlight=False)
     out.print(msg.text, markup=False, highlight=False, soft_wrap=True)

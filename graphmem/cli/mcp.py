@@ -7,6 +7,7 @@ import sys
 from typing import Annotated, Optional
 
 import typer
+from rich.markup import escape
 
 from graphmem.cli.common import err
 from graphmem.core.config import get_settings
@@ -47,7 +48,8 @@ def mcp_command(
     bind = host or settings.api_host
     if transport == "http":
         if check_exposure(bind, key, allow_no_key=allow_no_key, what="graphmem mcp"):
-            err.print(f"[bold red]WARNING:[/bold red] {open_warning(bind, 'graphmem mcp')}", highlight=False)
+            err.print(f"[bold red]WARNING:[/bold red] {escape(open_warning(bind, 'graphmem mcp'))}", markup=True,
+                      highlight=False)
     try:
         from graphmem.mcp_server import build_server, http_app
         from graphmem.mcp_stdio import run_stdio

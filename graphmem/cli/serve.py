@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Optional
 
 import typer
+from rich.markup import escape
 
 from graphmem.cli.common import err
 from graphmem.core.config import get_settings
@@ -31,7 +32,8 @@ def serve_command(
     # any key counts: GRAPHMEM_API_KEY or a keys file (graphmem/access.py)
     key = settings.api_key.get_secret_value() or ("file" if settings.api_keys_file else "")
     if check_exposure(bind, key, allow_no_key=allow_no_key, what="graphmem serve"):
-        err.print(f"[bold red]WARNING:[/bold red] {open_warning(bind, 'graphmem serve')}", highlight=False)
+        err.print(f"[bold red]WARNING:[/bold red] {escape(open_warning(bind, 'graphmem serve'))}", markup=True,
+                      highlight=False)
     try:
         import uvicorn
     except ImportError as e:

@@ -48,7 +48,7 @@ def summary_cmd(
     out.print(
         f"[bold]{escape(summary.name)}[/bold] ({escape(summary.group_id)}): {summary.persons} people, "
         f"{summary.messages} messages in {len(summary.sessions)} sessions, {summary.heads} current "
-        f"records ({summary.records} with earlier states)"
+        f"records ({summary.records} with earlier states)", markup=True,
     )
     people = Table(title="People", title_justify="left")
     people.add_column("person", no_wrap=True)

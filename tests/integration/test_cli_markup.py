@@ -84,3 +84,24 @@ def test_two_people_of_one_name_are_told_apart_and_hints_quote_the_group(store, 
     assert summary.returncode == 0, summary.stderr[-800:]
     assert "Alex (U02ALEXA)" in summary.stdout and "(U02ALEXA) (U02ALEXA)" not in summary.stdout, summary.stdout
     assert f"graphmem derive --group '{gid}'" in summary.stdout, summary.stdout
+
+
+def test_every_line_that_prints_a_group_id_prints_it_as_stored(store, embedder, make_group, tmp_path):
+    """Group ids are data too, and the id rule allows ``[`` and ``]``: ``[bold]`` in an id was
+    read as markup by the lines that print ids outside table cells (``stats``' group list,
+    ``export``'s summary, ``derive``'s "nothing to derive"), so the id shown, the one an
+    operator copies into the next command, was not the stored one. The consoles print plain
+    text now; markup only where a call asks for it."""
+    gid = make_group("[bold]team")
+    ingest_conversations(store, [conversation(gid, [
+        {"speaker": "Ana", "text": "the ferry is cancelled"}, {"speaker": "Ben", "text": "bus then"}])], embedder)
+    stats = cli("stats")
+    assert stats.returncode == 0, stats.stderr[-800:]
+    assert f"{gid} (2 msgs)" in stats.stdout, stats.stdout[-1500:]
+    exported = cli("export", "--group", gid, "--out", str(tmp_path / "g.jsonl"))
+    assert exported.returncode == 0 and f"{gid}: " in exported.stdout, (exported.stdout, exported.stderr[-800:])
+    summary = cli("summary", "--group", gid)
+    assert summary.returncode == 0 and f"({gid})" in summary.stdout, (summary.stdout, summary.stderr[-800:])
+    report = cli("derive", "--group", gid, "--report")
+    assert report.returncode == 0 and f"group {gid}: no written segment" in report.stdout, (report.stdout,
+                                                                                          report.stderr[-800:])
