@@ -17,10 +17,16 @@ Neo4j running for ``sentences``):
     .venv/bin/python bench/recall_finetune.py encode --tag=_lora16      # runs/lab/ft/oof_lora16/{cache,sent}.pkl
     .venv/bin/python bench/recall_lab.py run --cache runs/lab/ft/oof_lora16/cache.pkl --split --cats \
         --variants "base;head_rerank=False tail_learned=0"
-    # the shipped update: fitted on both halves, written as low-rank factors
-    .venv/bin/python bench/recall_finetune.py fit --half all --lora 16 --lr 2e-4 --tag=_lora16
-    .venv/bin/python bench/recall_finetune.py delta --model runs/lab/ft/fitted_on_all_lora16 \
+    # the shipped update (chat-2, twelfth round): fitted on both halves, written as low-rank factors
+    .venv/bin/python bench/recall_finetune.py fit --half all --lora 64 --lr 2e-4 --no-dup --by-group --issues \
+        --tag=_grp64i
+    .venv/bin/python bench/recall_finetune.py delta --model runs/lab/ft/fitted_on_all_grp64i --lora 64 \
         --out graphmem/core/weights/minilm_chat_delta.npz
+
+Twelfth round's switches of ``fit`` (docs/lab/recall-rounds.md): ``--by-group`` (every batch
+from one group, so the in-batch negatives are the same conversation's turns), ``--no-dup`` (a
+question and a gold text at most once per batch), ``--issues`` (Project's issue as a second
+anchor).
 
 Without ``--lora`` every weight is trained (``--lr 2e-5``); ``delta`` then needs a rank that
 holds the change (it is not low-rank), which is why the shipped update is a LoRA one.
@@ -63,8 +69,12 @@ def _load() -> tuple[dict, dict]:
     return raw, texts
 
 
-def pairs(raw: dict, texts: dict, half: str, neg_from: int, neg_to: int, seed: int) -> list[tuple[str, str, str]]:
-    """(question, gold turn text, hard negative text) for every gold turn of the half's questions."""
+def pairs(raw: dict, texts: dict, half: str, neg_from: int, neg_to: int, seed: int,
+          issues: bool = False) -> list[tuple[str, str, str, str]]:
+    """(group, anchor, gold turn text, hard negative text) for every gold turn of the half's
+    questions; the anchor is the question (and with ``issues`` also Project's issue, which the
+    pool's dense reads encode as well). The hard negative is a non-gold turn plain MiniLM (the
+    stored vectors) puts between places ``neg_from`` and ``neg_to``."""
     rng = np.random.default_rng(seed)
     out = []
     for q in raw["questions"]:
@@ -74,18 +84,49 @@ def pairs(raw: dict, texts: dict, half: str, neg_from: int, neg_to: int, seed: i
         g = raw["groups"][gid]
         ids = [m["id"] for m in g["messages"]]
         text_of = dict(texts["messages"][gid])
-        qv = raw["text_vectors"][q["question"]]
-        order = np.argsort(-(g["vectors"] @ qv))
+        anchors = [q["question"]] + ([q["issue"]] if issues and q.get("issue") else [])
+        order = np.argsort(-(g["vectors"] @ raw["text_vectors"][q["question"]]))
         gold = set(q["gold"])
         cands = [ids[i] for i in order[neg_from:neg_to] if ids[i] not in gold]
         for gd in q["gold"]:
             if gd in text_of and cands:
-                out.append((q["question"], text_of[gd], text_of[cands[int(rng.integers(len(cands)))]]))
+                for a in anchors:
+                    out.append((gid, a, text_of[gd], text_of[cands[int(rng.integers(len(cands)))]]))
     return out
 
 
+def _batches(data: list[tuple[str, str, str, str]], batch: int, rng: np.random.Generator,
+             no_dup: bool, by_group: bool) -> list[list[int]]:
+    """Shuffled batches of pair indices (a pair is (group, question, gold text, negative text)).
+
+    ``no_dup``: a question, and a gold text, appear at most once in a batch, so a question with
+    several gold turns never meets its own other gold turn as an in-batch negative (each pair goes
+    to the first open batch that has neither). ``by_group``: a batch holds pairs of one group
+    only, so the in-batch negatives are other turns of the same conversation, as at query time
+    (recall is group-local); the batches are then shuffled."""
+    order = [int(i) for i in rng.permutation(len(data))]
+    if not no_dup and not by_group:
+        return [order[s:s + batch] for s in range(0, len(order), batch)]
+    open_: list[tuple[list[int], set[str], str]] = []
+    done: list[list[int]] = []
+    for i in order:
+        gid, q, pos = data[i][0], data[i][1], data[i][2]
+        for k, (b, seen, bg) in enumerate(open_):
+            if (not by_group or bg == gid) and (not no_dup or (q not in seen and pos not in seen)):
+                b.append(i)
+                seen.update((q, pos))
+                if len(b) == batch:
+                    done.append(b)
+                    del open_[k]
+                break
+        else:
+            open_.append(([i], {q, pos}, gid))
+    out = done + [b for b, _, _ in open_ if len(b) > 1]  # a batch of one pair has no negative but its own
+    return [out[int(k)] for k in rng.permutation(len(out))]
+
+
 def fit(half: str, epochs: int, lr: float, batch: int, neg_from: int, neg_to: int, max_len: int, lora: int,
-        tag: str) -> None:
+        tag: str, no_dup: bool = False, by_group: bool = False, issues: bool = False) -> None:
     import torch
     from sentence_transformers import SentenceTransformer
     from sentence_transformers.losses import MultipleNegativesRankingLoss
@@ -93,7 +134,7 @@ def fit(half: str, epochs: int, lr: float, batch: int, neg_from: int, neg_to: in
     torch.manual_seed(0)
     torch.set_num_threads(2)
     raw, texts = _load()
-    data = pairs(raw, texts, half, neg_from, neg_to, seed=0)
+    data = pairs(raw, texts, half, neg_from, neg_to, seed=0, issues=issues)
     model = SentenceTransformer(_base_path(), device="cpu")
     model.max_seq_length = max_len
     if lora:  # low-rank updates of every linear map of the encoder (peft), merged before saving
@@ -105,19 +146,19 @@ def fit(half: str, epochs: int, lr: float, batch: int, neg_from: int, neg_to: in
         print(f"LoRA rank {lora}: {sum(p.numel() for p in model.parameters() if p.requires_grad)} trainable weights")
     loss_fn = MultipleNegativesRankingLoss(model)
     opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=lr)
-    steps = epochs * ((len(data) + batch - 1) // batch)
+    steps = epochs * len(_batches(data, batch, np.random.default_rng(0), no_dup, by_group))
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / (0.1 * steps)) * max(0.0, 1 - s / steps))
     rng = np.random.default_rng(0)
     model.train()
     t0 = time.perf_counter()
     step = 0
     for ep in range(epochs):
-        order = rng.permutation(len(data))
         total = 0.0
-        for start in range(0, len(order), batch):
-            b = [data[i] for i in order[start:start + batch]]
-            # one question per batch row; a question with several gold turns may meet its own
-            # other gold turn as an in-batch negative, rare enough at this batch size
+        batches = _batches(data, batch, rng, no_dup, by_group)
+        for idx in batches:
+            b = [data[i][1:] for i in idx]
+            # without --no-dup a question with several gold turns may meet its own other gold
+            # turn as an in-batch negative
             feats = [model.tokenize([x[k] for x in b]) for k in range(3)]
             loss = loss_fn(feats, None)
             opt.zero_grad()
@@ -126,7 +167,7 @@ def fit(half: str, epochs: int, lr: float, batch: int, neg_from: int, neg_to: in
             sched.step()
             total += float(loss.detach())
             step += 1
-        print(f"epoch {ep + 1}: {len(data)} pairs, mean loss {total / max(1, (len(data) + batch - 1) // batch):.3f}, "
+        print(f"epoch {ep + 1}: {len(data)} pairs, mean loss {total / max(1, len(batches)):.3f}, "
               f"{time.perf_counter() - t0:.0f} s", flush=True)
     if lora:
         merged = peft_model.merge_and_unload()
@@ -258,6 +299,10 @@ def main() -> None:
     ap.add_argument("--neg-to", type=int, default=30)
     ap.add_argument("--max-len", type=int, default=128)
     ap.add_argument("--lora", type=int, default=0, help="fit: LoRA rank (0: every weight is trained)")
+    ap.add_argument("--no-dup", action="store_true", help="fit: a question and a gold text at most once per batch")
+    ap.add_argument("--by-group", action="store_true", help="fit: every batch from one group (in-batch negatives "
+                    "are the same conversation's turns)")
+    ap.add_argument("--issues", action="store_true", help="fit: Project's issue of each question as a second anchor")
     ap.add_argument("--tag", default="", help="suffix of the fitted model folders and the oof cache folder")
     a = ap.parse_args()
     if a.cmd == "delta":
@@ -265,7 +310,7 @@ def main() -> None:
     elif a.cmd == "fit":
         if not a.half:
             sys.exit("fit needs --half")
-        fit(a.half, a.epochs, a.lr, a.batch, a.neg_from, a.neg_to, a.max_len, a.lora, a.tag)
+        fit(a.half, a.epochs, a.lr, a.batch, a.neg_from, a.neg_to, a.max_len, a.lora, a.tag, a.no_dup, a.by_group, a.issues)
     else:
         encode(check=a.cmd == "check", tag=a.tag)
 

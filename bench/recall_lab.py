@@ -4,6 +4,7 @@ Usage:
     .venv/bin/python bench/recall_lab.py dump [--data ../shared/data] [--cache runs/lab/cache.pkl]
     .venv/bin/python bench/recall_lab.py run [--variants base,all] [--split] [--cats]
     .venv/bin/python bench/recall_lab.py misses [--variants base] [--out runs/lab/misses.tsv]
+    .venv/bin/python bench/recall_lab.py paired --cache A.pkl --against B.pkl [C.pkl ...]
     .venv/bin/python bench/recall_lab.py sentences   # after dump: vectors of single sentences
     .venv/bin/python bench/recall_lab.py words       # after dump: vectors of the vocabulary's words
 
@@ -993,6 +994,35 @@ def report(res: list[tuple[dict, list[float]]], groups: dict[str, Group], split:
             print(f"  {bench:9s} {label:12s} n={len(sub):4d} " + " ".join(f"R@{k} {100 * x:5.1f}" for k, x in zip(KS, m)))
 
 
+def _per_question(cache: Path) -> dict[str, tuple[str, float, float]]:
+    groups, questions, tv = load(cache)
+    v = dict(BASE)
+    out = {}
+    for q in questions:
+        ranked = pool(groups[q["group"]], q, tv, v)
+        out[q["id"]] = (q["bench"], recall(ranked, q["gold"], 10), recall(ranked, q["gold"], 40))
+    return out
+
+
+def paired(cache: Path, others: list[Path], draws: int = 2000) -> None:
+    """The landed recipe on ``cache`` against each of ``others`` (e.g. vectors of two encoders),
+    question by question: mean difference of R@10 and R@40 per benchmark, its 95% bootstrap
+    interval over questions (``draws`` resamples, seed 0), and how many questions gain or lose."""
+    a = _per_question(cache)
+    rng = np.random.default_rng(0)
+    for other in others:
+        b = _per_question(other)
+        print(f"== {other} against {cache}")
+        for bench in ("locomo", "socialmem"):
+            ids = [i for i in a if a[i][0] == bench and i in b]
+            for j, k in ((1, 10), (2, 40)):
+                d = np.array([b[i][j] - a[i][j] for i in ids])
+                boot = [d[rng.integers(len(d), size=len(d))].mean() for _ in range(draws)]
+                print(f"  {bench:9s} R@{k}: {d.mean():+.4f} (95% {np.percentile(boot, 2.5):+.4f} to "
+                      f"{np.percentile(boot, 97.5):+.4f}); {int((d > 0).sum())} questions better, "
+                      f"{int((d < 0).sum())} worse")
+
+
 def _bucket(r: int | None) -> str:
     if r is None:
         return "none"
@@ -1095,7 +1125,8 @@ def misses(cache: Path, name: str, out: Path) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("cmd", choices=("dump", "sentences", "words", "run", "misses"))
+    ap.add_argument("cmd", choices=("dump", "sentences", "words", "run", "misses", "paired"))
+    ap.add_argument("--against", type=Path, nargs="+", help="paired: the caches compared with --cache")
     ap.add_argument("--data", type=Path, default=Path("/work/shared/data"))
     ap.add_argument("--cache", type=Path, default=Path("runs/lab/cache.pkl"))
     ap.add_argument("--variants", default="base")
@@ -1110,6 +1141,8 @@ def main() -> None:
         sentences(args.cache)
     elif args.cmd == "words":
         words(args.cache)
+    elif args.cmd == "paired":
+        paired(args.cache, args.against or [])
     elif args.cmd == "misses":
         misses(args.cache, args.variants, args.out)
     else:
