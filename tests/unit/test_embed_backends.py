@@ -70,9 +70,9 @@ def test_the_default_model_is_minilm_with_the_chat_update_on_both_backends():
         assert 0.5 < cos.min() and cos.max() < 0.999, cos
 
 
-def test_the_chat_update_is_a_rank_16_delta_of_the_encoder_matrices():
+def test_the_chat_update_is_a_rank_64_delta_of_the_encoder_matrices():
     delta = read_delta(CHAT_DELTA)
-    assert delta and all(b.shape[1] == a.shape[0] == 16 for b, a in delta.values())
+    assert delta and all(b.shape[1] == a.shape[0] == 64 for b, a in delta.values())
     assert all(name.startswith("encoder.layer.") and name.endswith(".weight") for name in delta)
     w = {name: np.zeros((b.shape[0], a.shape[1]), dtype=np.float32) for name, (b, a) in delta.items()}
     merged = apply_delta(w, delta)
