@@ -60,12 +60,7 @@ def embed(
         filled = f", {summary.sentences} messages given sentence vectors" if sentences else ""
         if rebuild:
             filled += f" (rebuild: {summary.rebuilt} message vectors dropped, {summary.derived_rebuilt} derived records re-embedded)"
-        out.print(f"{group}: {summary.embedded} vectors written{filled}{waited}, {summary.messages} messages{scope}",
-                  **PLAIN)
-
-
-PLAIN = {"markup": False, "highlight": False}
-"""print() options for lines that hold a group id: ids are data (``[/]`` would be rich markup)."""
+        out.print(f"{group}: {summary.embedded} vectors written{filled}{waited}, {summary.messages} messages{scope}")
 
 
 def _embed_one(store: Any, embedder: Any, group: str, *, progress: bool, as_json: bool,
@@ -80,7 +75,7 @@ def _embed_one(store: Any, embedder: Any, group: str, *, progress: bool, as_json
         store, embedder, group, batch_size=max(s.embed_batch_size, 1000), exact_max=s.vector_exact_max,
         progress=show_progress(progress, as_json), sentences=sentences, rebuild=rebuild,
         on_wait=lambda runner: err.print(
-            f"{group}: another graphmem embed run ({runner[:8]}) is embedding this group; waiting for it", **PLAIN),
+            f"{group}: another graphmem embed run ({runner[:8]}) is embedding this group; waiting for it"),
     )
 
 
@@ -96,12 +91,12 @@ def _rebuild_stale(as_json: bool, progress: bool) -> None:
         for gid, stored in stale:
             if not as_json:
                 out.print(f"{gid}: vectors of {stored.describe() if stored else 'no recorded model'}; rebuilding "
-                          f"with {embedder.space.describe()}", **PLAIN)
+                          f"with {embedder.space.describe()}")
             summary = _embed_one(store, embedder, gid, progress=progress, as_json=as_json, rebuild=True)
             done.append(summary.as_dict() | {"group_id": gid})
             if not as_json:
                 out.print(f"{gid}: {summary.embedded} vectors written, {summary.derived_rebuilt} derived records "
-                          "re-embedded", **PLAIN)
+                          "re-embedded")
     if as_json:
         emit_json({"rebuilt": done})
     elif not stale:

@@ -131,5 +131,5 @@ def message(
         emit_json(msg.model_dump())
         return
     out.print(f"{msg.speaker} @ {msg.ts} (session {msg.session}, turn {msg.turn}, "
-              f"{msg.text_chars} characters)", markup=False, highlight=False)
+              f"{msg.text_chars} characters)", highlight=False)
     out.print(msg.text, markup=False, highlight=False, soft_wrap=True)

@@ -327,20 +327,21 @@ def _apply_chat_delta(st: SentenceTransformer) -> None:
     """
     import torch
 
-    from graphmem.core.bert_onnx import read_delta
+    from graphmem.core.bert_onnx import apply_delta, read_delta
 
     try:
         delta = read_delta(CHAT_DELTA)
     except (OSError, ValueError) as exc:
         raise ModelFileError(f"{CHAT_DELTA}: cannot be read ({exc}); reinstall graphmem", path=str(CHAT_DELTA)) from None
-    state = st[0].auto_model.state_dict()
+    state = st[0].auto_model.state_dict()  # the model is on the CPU here (TorchBackend moves it after)
+    keys = {name: name if name in state else f"bert.{name}" for name in delta}
+    try:  # the ONNX build's merge and shape check, on the loaded weights
+        merged = apply_delta({name: state[k].numpy() for name, k in keys.items() if k in state}, delta)
+    except ValueError as exc:
+        raise ModelFileError(f"{CHAT_DELTA}: {exc}", path=str(CHAT_DELTA)) from None
     with torch.no_grad():
-        for name, (b, a) in delta.items():
-            key = name if name in state else f"bert.{name}"
-            if key not in state or tuple(state[key].shape) != (b.shape[0], a.shape[1]):
-                raise ModelFileError(f"{CHAT_DELTA}: names {name!r}, which the model does not have in that shape",
-                                     path=str(CHAT_DELTA))
-            state[key].add_(torch.from_numpy(b.astype(np.float32) @ a.astype(np.float32)))
+        for name, k in keys.items():
+            state[k].copy_(torch.from_numpy(merged[name]))
 
 
 class TorchBackend:
