@@ -90,7 +90,7 @@ def _rebuild_stale(as_json: bool, progress: bool) -> None:
         stale = stale_groups(store, embedder)
         for gid, stored in stale:
             if not as_json:
-                out.print(f"{gid}: vectors of {stored.describe() if stored else 'no recorded model'}; rebuilding "
+                out.print(f"{gid}: vectors of {stored.describe()}; rebuilding "
                           f"with {embedder.space.describe()}")
             summary = _embed_one(store, embedder, gid, progress=progress, as_json=as_json, rebuild=True)
             done.append(summary.as_dict() | {"group_id": gid})
