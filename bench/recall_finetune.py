@@ -28,6 +28,15 @@ from one group, so the in-batch negatives are the same conversation's turns), ``
 question and a gold text at most once per batch), ``--issues`` (Project's issue as a second
 anchor).
 
+Thirteenth round's switches: ``--mine TAG`` (the hard negatives ranked by the model fitted on the
+same half with TAG instead of plain MiniLM, as ANCE mines with the model being trained), ``--negs
+N`` (hard negatives per pair), ``--seed S``; and ``soup --model A --model B --out C`` (the mean of
+fitted models' weights, e.g. of two seeds; for LoRA fits the mean of their updates):
+    .venv/bin/python bench/recall_finetune.py fit --half tune --lora 64 --lr 2e-4 --no-dup --by-group --issues \
+        --seed 1 --tag=_grp64i_s1
+    .venv/bin/python bench/recall_finetune.py soup --model runs/lab/ft/fitted_on_tune_grp64i \
+        --model runs/lab/ft/fitted_on_tune_grp64i_s1 --out runs/lab/ft/fitted_on_tune_soup
+
 Without ``--lora`` every weight is trained (``--lr 2e-5``); ``delta`` then needs a rank that
 holds the change (it is not low-rank), which is why the shipped update is a LoRA one.
 
@@ -70,11 +79,14 @@ def _load() -> tuple[dict, dict]:
 
 
 def pairs(raw: dict, texts: dict, half: str, neg_from: int, neg_to: int, seed: int,
-          issues: bool = False) -> list[tuple[str, str, str, str]]:
-    """(group, anchor, gold turn text, hard negative text) for every gold turn of the half's
+          issues: bool = False, negs: int = 1,
+          mined: tuple[dict[str, np.ndarray], dict[str, np.ndarray]] | None = None) -> list[tuple[str, ...]]:
+    """(group, anchor, gold turn text, hard negative text, ...) for every gold turn of the half's
     questions; the anchor is the question (and with ``issues`` also Project's issue, which the
-    pool's dense reads encode as well). The hard negative is a non-gold turn plain MiniLM (the
-    stored vectors) puts between places ``neg_from`` and ``neg_to``."""
+    pool's dense reads encode as well). The ``negs`` hard negatives are distinct non-gold turns
+    that plain MiniLM (the stored vectors), or the model whose vectors ``mined`` holds
+    (``({group: turn vectors}, {question: vector})``, thirteenth round), puts between places
+    ``neg_from`` and ``neg_to``."""
     rng = np.random.default_rng(seed)
     out = []
     for q in raw["questions"]:
@@ -85,17 +97,40 @@ def pairs(raw: dict, texts: dict, half: str, neg_from: int, neg_to: int, seed: i
         ids = [m["id"] for m in g["messages"]]
         text_of = dict(texts["messages"][gid])
         anchors = [q["question"]] + ([q["issue"]] if issues and q.get("issue") else [])
-        order = np.argsort(-(g["vectors"] @ raw["text_vectors"][q["question"]]))
+        if mined is None:
+            order = np.argsort(-(g["vectors"] @ raw["text_vectors"][q["question"]]))
+        else:
+            order = np.argsort(-(mined[0][gid] @ mined[1][q["question"]]))
         gold = set(q["gold"])
         cands = [ids[i] for i in order[neg_from:neg_to] if ids[i] not in gold]
         for gd in q["gold"]:
-            if gd in text_of and cands:
+            if gd in text_of and len(cands) >= negs:
                 for a in anchors:
-                    out.append((gid, a, text_of[gd], text_of[cands[int(rng.integers(len(cands)))]]))
+                    pick = ([rng.integers(len(cands))] if negs == 1  # the twelfth round's draw, kept
+                            else rng.choice(len(cands), size=negs, replace=False))
+                    out.append((gid, a, text_of[gd], *(text_of[cands[int(k)]] for k in pick)))
     return out
 
 
-def _batches(data: list[tuple[str, str, str, str]], batch: int, rng: np.random.Generator,
+def _mine_vectors(raw: dict, texts: dict, half: str, tag: str) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """The half's turns and questions encoded by the model fitted on that half with ``tag``
+    (in sample for the half it was fitted on, as ANCE mines with the model being trained)."""
+    from sentence_transformers import SentenceTransformer
+
+    model = SentenceTransformer(str(FT / f"fitted_on_{half}{tag}"), device="cpu")
+    model.max_seq_length = 256
+    gids = [g for g in raw["groups"] if half == "all" or _half(raw, g) == half]
+    turns = {}
+    for gid in gids:
+        text_of = dict(texts["messages"][gid])
+        turns[gid] = model.encode([text_of[m["id"]] for m in raw["groups"][gid]["messages"]], batch_size=64,
+                                  normalize_embeddings=True, convert_to_numpy=True)
+    qs = list(dict.fromkeys(q["question"] for q in raw["questions"] if q["group"] in turns))
+    qv = model.encode(qs, batch_size=64, normalize_embeddings=True, convert_to_numpy=True)
+    return turns, dict(zip(qs, qv))
+
+
+def _batches(data: list[tuple[str, ...]], batch: int, rng: np.random.Generator,
              no_dup: bool, by_group: bool) -> list[list[int]]:
     """Shuffled batches of pair indices (a pair is (group, question, gold text, negative text)).
 
@@ -126,15 +161,17 @@ def _batches(data: list[tuple[str, str, str, str]], batch: int, rng: np.random.G
 
 
 def fit(half: str, epochs: int, lr: float, batch: int, neg_from: int, neg_to: int, max_len: int, lora: int,
-        tag: str, no_dup: bool = False, by_group: bool = False, issues: bool = False) -> None:
+        tag: str, no_dup: bool = False, by_group: bool = False, issues: bool = False, negs: int = 1,
+        mine: str | None = None, seed: int = 0) -> None:
     import torch
     from sentence_transformers import SentenceTransformer
     from sentence_transformers.losses import MultipleNegativesRankingLoss
 
-    torch.manual_seed(0)
+    torch.manual_seed(seed)
     torch.set_num_threads(2)
     raw, texts = _load()
-    data = pairs(raw, texts, half, neg_from, neg_to, seed=0, issues=issues)
+    mined = _mine_vectors(raw, texts, half, mine) if mine is not None else None
+    data = pairs(raw, texts, half, neg_from, neg_to, seed=seed, issues=issues, negs=negs, mined=mined)
     model = SentenceTransformer(_base_path(), device="cpu")
     model.max_seq_length = max_len
     if lora:  # low-rank updates of every linear map of the encoder (peft), merged before saving
@@ -146,9 +183,9 @@ def fit(half: str, epochs: int, lr: float, batch: int, neg_from: int, neg_to: in
         print(f"LoRA rank {lora}: {sum(p.numel() for p in model.parameters() if p.requires_grad)} trainable weights")
     loss_fn = MultipleNegativesRankingLoss(model)
     opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=lr)
-    steps = epochs * len(_batches(data, batch, np.random.default_rng(0), no_dup, by_group))
+    steps = epochs * len(_batches(data, batch, np.random.default_rng(seed), no_dup, by_group))
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / (0.1 * steps)) * max(0.0, 1 - s / steps))
-    rng = np.random.default_rng(0)
+    rng = np.random.default_rng(seed)
     model.train()
     t0 = time.perf_counter()
     step = 0
@@ -159,7 +196,7 @@ def fit(half: str, epochs: int, lr: float, batch: int, neg_from: int, neg_to: in
             b = [data[i][1:] for i in idx]
             # without --no-dup a question with several gold turns may meet its own other gold
             # turn as an in-batch negative
-            feats = [model.tokenize([x[k] for x in b]) for k in range(3)]
+            feats = [model.tokenize([x[k] for x in b]) for k in range(len(b[0]))]
             loss = loss_fn(feats, None)
             opt.zero_grad()
             loss.backward()
@@ -286,10 +323,25 @@ def delta(model_dir: Path, out: Path, rank: int) -> None:
           f"({out.stat().st_size / 1e6:.2f} MB)")
 
 
+def soup(models: list[Path], out: Path) -> None:
+    """The mean of fitted models' weights (a "model soup" of runs that differ only in seed), in a
+    copy of the first model's folder: for LoRA fits the mean of their updates, W + mean(B_i A_i),
+    whose rank is at most the sum of theirs."""
+    import shutil
+
+    from safetensors.numpy import load_file, save_file
+
+    shutil.copytree(models[0], out, dirs_exist_ok=True)
+    ws = [load_file(str(m / "model.safetensors")) for m in models]
+    mean = {k: (sum(w[k].astype(np.float64) for w in ws) / len(ws)).astype(ws[0][k].dtype) for k in ws[0]}
+    save_file(mean, str(out / "model.safetensors"))
+    print(f"mean of {len(models)} models -> {out}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("cmd", choices=("fit", "encode", "check", "delta"))
-    ap.add_argument("--model", type=Path, help="delta: the fitted model folder")
+    ap.add_argument("cmd", choices=("fit", "encode", "check", "delta", "soup"))
+    ap.add_argument("--model", type=Path, action="append", help="delta: the fitted model folder (soup: each)")
     ap.add_argument("--out", type=Path, help="delta: the .npz to write")
     ap.add_argument("--half", choices=("tune", "held", "all"), help="fit: the half fitted on (all: the shipped delta)")
     ap.add_argument("--epochs", type=int, default=2)
@@ -304,13 +356,19 @@ def main() -> None:
                     "are the same conversation's turns)")
     ap.add_argument("--issues", action="store_true", help="fit: Project's issue of each question as a second anchor")
     ap.add_argument("--tag", default="", help="suffix of the fitted model folders and the oof cache folder")
+    ap.add_argument("--negs", type=int, default=1, help="fit: hard negatives per pair")
+    ap.add_argument("--mine", help="fit: mine the hard negatives with fitted_on_<half><MINE> instead of plain MiniLM")
+    ap.add_argument("--seed", type=int, default=0, help="fit: seed of the pairs' negatives, batches and LoRA init")
     a = ap.parse_args()
     if a.cmd == "delta":
-        delta(a.model, a.out, a.lora or 16)
+        delta(a.model[0], a.out, a.lora or 16)
+    elif a.cmd == "soup":
+        soup(a.model, a.out)
     elif a.cmd == "fit":
         if not a.half:
             sys.exit("fit needs --half")
-        fit(a.half, a.epochs, a.lr, a.batch, a.neg_from, a.neg_to, a.max_len, a.lora, a.tag, a.no_dup, a.by_group, a.issues)
+        fit(a.half, a.epochs, a.lr, a.batch, a.neg_from, a.neg_to, a.max_len, a.lora, a.tag, a.no_dup, a.by_group, a.issues,
+            a.negs, a.mine, a.seed)
     else:
         encode(check=a.cmd == "check", tag=a.tag)
 
