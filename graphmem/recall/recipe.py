@@ -118,7 +118,10 @@ class FusionStage(_Stage):
     Attributes:
         depth: how deep the fulltext and dense rankings enter the fusion.
         w_fulltext, w_vector, w_person, w_member, w_time: the rankings' weights (w_member: each
-            member's sub-pool in "each / every" questions).
+            member's sub-pool in "each / every" questions). w_fulltext is 0.7 since the encoder
+            carries graphmem's chat update: out of fold it lifts LoCoMo R@10 by 0.004 with
+            SocialMem equal (thirteenth round, docs/lab/recall-rounds.md; 1.0 before, the
+            ``fulltext-weight-1`` variant).
         rrf_k: the pool's constant; smaller lets a turn near the top of one ranking outrank one
             in the middle of all of them.
         head_n: with the context window on, the pool's first head_n come from the fusion with
@@ -133,7 +136,7 @@ class FusionStage(_Stage):
     """
 
     depth: int = Field(default=40, ge=1)
-    w_fulltext: float = Field(default=1.0, ge=0)
+    w_fulltext: float = Field(default=0.7, ge=0)
     w_vector: float = Field(default=1.0, ge=0)
     w_person: float = Field(default=0.5, ge=0)
     w_member: float = Field(default=0.0, ge=0)
@@ -245,11 +248,12 @@ RECIPE_VARIANTS: dict[str, dict[str, dict[str, Any]]] = {
     "no-learned-tail": {"learned": {"tail_places": 0}},
     "no-learned": {"learned": {"head": False, "head_sentences": False, "tail_places": 0}},
     "no-context": {"dense": {"context_share": 0.0}, "fusion": {"tail_rrf_k": None}, "learned": {"tail_places": 0}},
+    "fulltext-weight-1": {"fusion": {"w_fulltext": 1.0}},
 }
 """Named variants of :data:`SPEAKERMEM_POOL` for ablations (``graphmem eval run --recipe NAME``,
 ``bench/eval_retrieval.py --recipes``): name -> the stage fields changed (:meth:`RecallRecipe.evolve`).
 ``speakermem`` is the product's recipe; each ``no-...`` turns one stage (and what cannot run
-without it) off."""
+without it) off; ``fulltext-weight-1`` is the fusion's weights before the thirteenth round."""
 
 
 def named_recipe(name: str) -> RecallRecipe:

@@ -85,8 +85,9 @@ def test_a_turn_near_the_top_of_one_ranking_outranks_the_middle_of_both():
         return {i: order.index(i) for i in ("x", "m")}
 
     assert SPEAKERMEM_POOL.fusion.rrf_k == 20
-    assert ranks(SPEAKERMEM_POOL)["x"] < ranks(SPEAKERMEM_POOL)["m"]  # 1/22 + 1/50 > 2/32
-    flat = SPEAKERMEM_POOL.evolve(fusion={"rrf_k": 60})  # the usual constant favours agreement: 1/62 + 1/90 < 2/72
+    equal = SPEAKERMEM_POOL.evolve(fusion={"w_fulltext": 1.0})  # equal weights: this is about the constant
+    assert ranks(equal)["x"] < ranks(equal)["m"]  # 1/22 + 1/50 > 2/32
+    flat = equal.evolve(fusion={"rrf_k": 60})  # the usual constant favours agreement: 1/62 + 1/90 < 2/72
     assert ranks(flat)["x"] > ranks(flat)["m"]
 
 
@@ -109,9 +110,10 @@ def test_the_pools_head_is_fused_sharply_and_its_tail_broadly():
 
 
 def _head(n: int) -> RecallRecipe:
-    """The product's recipe with a fused head of ``n`` places (no learned head: 0 places)."""
-    return SPEAKERMEM_POOL.evolve(fusion={"head_n": n}, learned={"head": n > 0, "head_sentences": n > 0,
-                                                                 "tail_places": 10 if n else 0})
+    """The product's recipe with a fused head of ``n`` places (no learned head: 0 places) and
+    the rankings weighed equally (the cases are about the two fusions' constants)."""
+    return SPEAKERMEM_POOL.evolve(fusion={"head_n": n, "w_fulltext": 1.0},
+                                  learned={"head": n > 0, "head_sentences": n > 0, "tail_places": 10 if n else 0})
 
 
 def test_context_ranking_adds_a_share_of_the_neighbours_mean_cosine():

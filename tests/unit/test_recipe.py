@@ -37,7 +37,7 @@ def test_the_products_recipe_is_the_measured_configuration():
             a.person_exact_max, a.person_oversample) == (20, 2, 1, 20, 2, 0, 500, 2.0)
     f = r.fusion
     assert (f.depth, f.w_fulltext, f.w_vector, f.w_person, f.w_member, f.w_time, f.rrf_k, f.head_n,
-            f.tail_rrf_k, f.search_rrf_k) == (40, 1.0, 1.0, 0.5, 0.0, 1.0, 20, 10, 60, 60)
+            f.tail_rrf_k, f.search_rrf_k) == (40, 0.7, 1.0, 0.5, 0.0, 1.0, 20, 10, 60, 60)  # 0.7: thirteenth round
     assert SEARCH_RRF_K == 60
     assert (r.learned.head, r.learned.head_sentences, r.learned.tail_places, r.learned.sentence_load_max) == (
         True, True, 10, 5000)
