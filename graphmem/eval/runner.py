@@ -40,7 +40,7 @@ from pydantic import BaseModel, Field
 
 from graphmem.core.config import Settings
 from graphmem.store.db import Store
-from graphmem.core.embed import Embedder
+from graphmem.core.embed import Embedder, space_of
 from graphmem.core.errors import GraphMemError, InvalidInputError, LLMError
 from graphmem.eval.benchmarks import (
     BENCHES,
@@ -76,8 +76,8 @@ ERRORS_FILE = "errors.jsonl"
 
 #: Configuration fields that must be equal for a folder to be resumed.
 IDENTITY_FIELDS = (
-    "bench", "system", "ablate", "recipe", "ask_enabled", "s1_k", "s2_k", "recall_n", "top_k",
-    "group_prefix", "answer_model", "judge_model",
+    "bench", "system", "ablate", "recipe", "recipe_settings", "embed_model", "ask_enabled", "s1_k", "s2_k",
+    "recall_n", "top_k", "group_prefix", "answer_model", "judge_model",
 )
 
 
@@ -92,6 +92,10 @@ class RunConfig(BaseModel):
         bench / system / ablate: what is evaluated (ablate None = the full system).
         recipe: graphmem's recall recipe by name (:data:`graphmem.recall.recipe.RECIPE_VARIANTS`;
             None = the product's, ``speakermem``).
+        recipe_settings: every field of that recipe (speakermem; ``{}`` otherwise): a name stays
+            when the product's recipe changes, so a folder written by the recipe before a change
+            is not resumed as if it were this one's.
+        embed_model: the embedder's model (systems that embed; "" otherwise), for the same reason.
         data / questions: input paths as given.
         ask_enabled: False for ``--no-ask``.
         s1_k / s2_k / recall_n: graphmem budgets (None = the settings' defaults, recorded as
@@ -108,6 +112,8 @@ class RunConfig(BaseModel):
     system: str
     ablate: str | None = None
     recipe: str | None = None
+    recipe_settings: dict[str, Any] = Field(default_factory=dict)
+    embed_model: str = ""
     data: str
     questions: str | None = None
     ask_enabled: bool = True
@@ -333,9 +339,22 @@ def _identity_value(cfg: RunConfig, name: str) -> object:
     return value
 
 
+def _recipe_diff(old: dict[str, Any], new: dict[str, Any]) -> str:
+    """The fields two recipes' settings differ in, ``stage.field`` by name."""
+    if not old:
+        return "not recorded in the folder (made before runs recorded their recipe)"
+    out = []
+    for stage in sorted(set(old) | set(new)):
+        a, b = old.get(stage) or {}, new.get(stage) or {}
+        out += [f"{stage}.{k} {a.get(k)!r} in the folder, {b.get(k)!r} now"
+                for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
+    return ", ".join(out)
+
+
 def _check_identity(old: RunConfig, new: RunConfig, run_dir: Path) -> None:
     diffs = [
-        f"{name}: {getattr(old, name)!r} in the folder, {getattr(new, name)!r} now"
+        f"recipe_settings: {_recipe_diff(old.recipe_settings, new.recipe_settings)}" if name == "recipe_settings"
+        else f"{name}: {getattr(old, name)!r} in the folder, {getattr(new, name)!r} now"
         for name in IDENTITY_FIELDS
         if _identity_value(old, name) != _identity_value(new, name)
     ]
@@ -604,8 +623,11 @@ def run_eval(
                       units=opts.units)
     pairs = _select_questions(data, opts.limit)
     top_k = opts.s1_k if opts.s1_k is not None else settings.eval_baseline_top_k
+    space = space_of(embedder) if opts.system in ("speakermem", "embed") else None
     config = RunConfig(
-        bench=opts.bench, system=opts.system, ablate=opts.ablate, recipe=opts.recipe, data=str(opts.data),
+        bench=opts.bench, system=opts.system, ablate=opts.ablate, recipe=opts.recipe,
+        recipe_settings=named_recipe(opts.recipe or "speakermem").model_dump() if opts.system == "speakermem" else {},
+        embed_model=space.model if space is not None else "", data=str(opts.data),
         questions=str(opts.questions) if opts.questions else None,
         ask_enabled=opts.ask_enabled, s1_k=opts.s1_k, s2_k=opts.s2_k, recall_n=opts.recall_n, top_k=top_k,
         group_prefix=opts.group_prefix, units=opts.units, limit=opts.limit,

@@ -478,3 +478,22 @@ def test_resume_takes_no_recipe_as_the_products_recipe(tmp_path):
     _check_identity(cfg(None), cfg("speakermem"), tmp_path)
     with pytest.raises(InvalidInputError, match="recipe: None in the folder, 'no-learned' now"):
         _check_identity(cfg(None), cfg("no-learned"), tmp_path)
+
+
+def test_a_folder_of_another_recipe_or_embedder_is_not_resumed(tmp_path):
+    """A recipe keeps its name when the product's recipe changes (the thirteenth round moved
+    fusion.w_fulltext): records written before the change must not pass for this run's."""
+    from graphmem.eval.runner import RunConfig, _check_identity
+    from graphmem.recall.recipe import named_recipe
+
+    now = named_recipe("speakermem").model_dump()
+    before = named_recipe("fulltext-weight-1").model_dump()
+    base = dict(bench="locomo", system="speakermem", data="d", embed_model="m")
+    _check_identity(RunConfig(**base, recipe_settings=now), RunConfig(**base, recipe_settings=now), tmp_path)
+    with pytest.raises(InvalidInputError, match=r"fusion\.w_fulltext 1\.0 in the folder, 0\.7 now"):
+        _check_identity(RunConfig(**base, recipe_settings=before), RunConfig(**base, recipe_settings=now), tmp_path)
+    with pytest.raises(InvalidInputError, match="made before runs recorded their recipe"):
+        _check_identity(RunConfig(**base), RunConfig(**base, recipe_settings=now), tmp_path)
+    with pytest.raises(InvalidInputError, match="embed_model: 'old' in the folder, 'm' now"):
+        _check_identity(RunConfig(**{**base, "embed_model": "old"}, recipe_settings=now),
+                        RunConfig(**base, recipe_settings=now), tmp_path)
