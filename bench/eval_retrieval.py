@@ -53,6 +53,7 @@ def main() -> None:
         os.environ.pop(var, None)
     from graphmem.cli.eval import execute
     from graphmem.core.config import get_settings
+    from graphmem.core.errors import InvalidInputError
     from graphmem.eval.report import summarize, write_report
     from graphmem.eval.runner import ERRORS_FILE, read_records
 
@@ -70,11 +71,16 @@ def main() -> None:
             if args.fresh and out.exists():
                 shutil.rmtree(out)
             t = time.perf_counter()
-            outcome = execute(
-                bench=bench, data=args.data / DATA[bench], system=system, questions=None, ablate=None,
-                no_ask=False, s1_k=None, s2_k=None, recall_n=None, limit=None, units=None, concurrency=1,
-                group_prefix="", out_dir=out, settings=settings, quiet=True, recipe=recipe,
-            )
+            try:
+                outcome = execute(
+                    bench=bench, data=args.data / DATA[bench], system=system, questions=None, ablate=None,
+                    no_ask=False, s1_k=None, s2_k=None, recall_n=None, limit=None, units=None, concurrency=1,
+                    group_prefix="", out_dir=out, settings=settings, quiet=True, recipe=recipe,
+                )
+            except InvalidInputError as e:
+                if getattr(e, "field", None) != "out":
+                    raise
+                sys.exit(f"{e}\n(--fresh runs it again from the start)")
             wall = time.perf_counter() - t
             s = summarize(out)
             rows.append((bench, name, s, outcome, wall))
