@@ -27,6 +27,7 @@ from graphmem.derived.writer import derive_group
 from graphmem.groups.service import append_messages, forget_group
 from graphmem.verbatim.ingest import ingest_conversations
 from graphmem.verbatim.roster import read_roster, roster_page
+from graphmem.verbatim.space import claim_space
 from graphmem.views.graph import build_graph
 from tests.integration.test_paging import api_page, walk
 from tests.scripted_llm import Reply
@@ -51,6 +52,7 @@ def big(store, embedder, schema) -> Iterator[str]:
                           ts=(T0 + timedelta(seconds=i)).isoformat(), source_ref=str(i)) for i in range(N)]
     ingest_conversations(store, [Conversation(group_id=gid, name="big", messages=msgs, source="test")], None,
                          embed="later")
+    claim_space(store, gid, embedder)  # as derive does before it writes record vectors
     vector = [1.0] + [0.0] * (embedder.dimension - 1)
     records = [memory.NewRecord(id=f"e1.{i}", layer="per_speaker_core", utype="fact",
                                 content=f"Member{i:04d} likes hiking on weekends", owner=pid(i), source=pid(i),
