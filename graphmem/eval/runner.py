@@ -624,9 +624,10 @@ def run_eval(
     pairs = _select_questions(data, opts.limit)
     top_k = opts.s1_k if opts.s1_k is not None else settings.eval_baseline_top_k
     space = space_of(embedder) if opts.system in ("speakermem", "embed") else None
+    recipe = named_recipe(opts.recipe or "speakermem")  # the run's identity records what it runs
     config = RunConfig(
         bench=opts.bench, system=opts.system, ablate=opts.ablate, recipe=opts.recipe,
-        recipe_settings=named_recipe(opts.recipe or "speakermem").model_dump() if opts.system == "speakermem" else {},
+        recipe_settings=recipe.model_dump() if opts.system == "speakermem" else {},
         embed_model=space.model if space is not None else "", data=str(opts.data),
         questions=str(opts.questions) if opts.questions else None,
         ask_enabled=opts.ask_enabled, s1_k=opts.s1_k, s2_k=opts.s2_k, recall_n=opts.recall_n, top_k=top_k,
@@ -665,7 +666,7 @@ def run_eval(
         embedder = LockedEmbedder(embedder) if opts.concurrency > 1 else embedder
         sm = SpeakerMem(store, embedder, model=answer, settings=settings, ask_enabled=opts.ask_enabled,
                         s1_k=opts.s1_k, s2_k=opts.s2_k, recall_n=opts.recall_n, ablate=opts.ablate,
-                        recipe=named_recipe(opts.recipe or "speakermem"))
+                        recipe=recipe)
         system = sm
     elif opts.system in ("bm25", "embed"):
         if opts.system == "embed" and embedder is None:
