@@ -37,6 +37,9 @@ fitted models' weights, e.g. of two seeds; for LoRA fits the mean of their updat
     .venv/bin/python bench/recall_finetune.py soup --model runs/lab/ft/fitted_on_tune_grp64i \
         --model runs/lab/ft/fitted_on_tune_grp64i_s1 --out runs/lab/ft/fitted_on_tune_soup
 
+Fourteenth round's switch: ``--balance E`` (a group with fewer gold turns than the half's mean
+has its pairs drawn round((mean / n) ** E) times, each with fresh negatives).
+
 Without ``--lora`` every weight is trained (``--lr 2e-5``); ``delta`` then needs a rank that
 holds the change (it is not low-rank), which is why the shipped update is a LoRA one.
 
@@ -80,15 +83,29 @@ def _load() -> tuple[dict, dict]:
 
 def pairs(raw: dict, texts: dict, half: str, neg_from: int, neg_to: int, seed: int,
           issues: bool = False, negs: int = 1,
-          mined: tuple[dict[str, np.ndarray], dict[str, np.ndarray]] | None = None) -> list[tuple[str, ...]]:
+          mined: tuple[dict[str, np.ndarray], dict[str, np.ndarray]] | None = None,
+          balance: float = 0.0) -> list[tuple[str, ...]]:
     """(group, anchor, gold turn text, hard negative text, ...) for every gold turn of the half's
     questions; the anchor is the question (and with ``issues`` also Project's issue, which the
     pool's dense reads encode as well). The ``negs`` hard negatives are distinct non-gold turns
     that plain MiniLM (the stored vectors), or the model whose vectors ``mined`` holds
     (``({group: turn vectors}, {question: vector})``, thirteenth round), puts between places
-    ``neg_from`` and ``neg_to``."""
+    ``neg_from`` and ``neg_to``.
+
+    ``balance`` (fourteenth round): a group with fewer gold turns than the half's mean per group
+    has its pairs drawn ``round((mean / n) ** balance)`` times (each time with fresh negatives),
+    so small conversations are not drowned by long ones; 0 draws every pair once."""
     rng = np.random.default_rng(seed)
     out = []
+    reps: dict[str, int] = {}
+    if balance:
+        n_gold: dict[str, int] = {}
+        for q in raw["questions"]:
+            if half == "all" or _half(raw, q["group"]) == half:
+                n_gold[q["group"]] = n_gold.get(q["group"], 0) + len(q["gold"])
+        mean = sum(n_gold.values()) / len(n_gold)
+        reps = {gid: max(1, round((mean / n) ** balance)) for gid, n in n_gold.items()}
+        print("pairs drawn per group:", dict(sorted(reps.items())))
     for q in raw["questions"]:
         gid = q["group"]
         if half != "all" and _half(raw, gid) != half:
@@ -104,7 +121,9 @@ def pairs(raw: dict, texts: dict, half: str, neg_from: int, neg_to: int, seed: i
         gold = set(q["gold"])
         cands = [ids[i] for i in order[neg_from:neg_to] if ids[i] not in gold]
         for gd in q["gold"]:
-            if gd in text_of and len(cands) >= negs:
+            if gd not in text_of or len(cands) < negs:
+                continue
+            for _ in range(reps.get(gid, 1)):
                 for a in anchors:
                     pick = ([rng.integers(len(cands))] if negs == 1  # the twelfth round's draw, kept
                             else rng.choice(len(cands), size=negs, replace=False))
@@ -162,7 +181,7 @@ def _batches(data: list[tuple[str, ...]], batch: int, rng: np.random.Generator,
 
 def fit(half: str, epochs: int, lr: float, batch: int, neg_from: int, neg_to: int, max_len: int, lora: int,
         tag: str, no_dup: bool = False, by_group: bool = False, issues: bool = False, negs: int = 1,
-        mine: str | None = None, seed: int = 0) -> None:
+        mine: str | None = None, seed: int = 0, balance: float = 0.0) -> None:
     import torch
     from sentence_transformers import SentenceTransformer
     from sentence_transformers.losses import MultipleNegativesRankingLoss
@@ -171,7 +190,8 @@ def fit(half: str, epochs: int, lr: float, batch: int, neg_from: int, neg_to: in
     torch.set_num_threads(2)
     raw, texts = _load()
     mined = _mine_vectors(raw, texts, half, mine) if mine is not None else None
-    data = pairs(raw, texts, half, neg_from, neg_to, seed=seed, issues=issues, negs=negs, mined=mined)
+    data = pairs(raw, texts, half, neg_from, neg_to, seed=seed, issues=issues, negs=negs, mined=mined,
+                 balance=balance)
     model = SentenceTransformer(_base_path(), device="cpu")
     model.max_seq_length = max_len
     if lora:  # low-rank updates of every linear map of the encoder (peft), merged before saving
@@ -359,6 +379,8 @@ def main() -> None:
     ap.add_argument("--negs", type=int, default=1, help="fit: hard negatives per pair")
     ap.add_argument("--mine", help="fit: mine the hard negatives with fitted_on_<half><MINE> instead of plain MiniLM")
     ap.add_argument("--seed", type=int, default=0, help="fit: seed of the pairs' negatives, batches and LoRA init")
+    ap.add_argument("--balance", type=float, default=0.0, help="fit: a group below the mean gold turns per group "
+                    "has its pairs drawn round((mean/n)**BALANCE) times (0: once)")
     a = ap.parse_args()
     if a.cmd == "delta":
         delta(a.model[0], a.out, a.lora or 16)
@@ -368,7 +390,7 @@ def main() -> None:
         if not a.half:
             sys.exit("fit needs --half")
         fit(a.half, a.epochs, a.lr, a.batch, a.neg_from, a.neg_to, a.max_len, a.lora, a.tag, a.no_dup, a.by_group, a.issues,
-            a.negs, a.mine, a.seed)
+            a.negs, a.mine, a.seed, a.balance)
     else:
         encode(check=a.cmd == "check", tag=a.tag)
 
