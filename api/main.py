@@ -126,6 +126,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             if app.state.jobs is not None:
                 app.state.jobs.shutdown()
             rt.close()
+            # the app object may outlive its lifespan (a test client, an embedding host): what the
+            # Runtime loaded (the embedder's model, the vector cache) goes with the lifespan
+            app.state.jobs = None
+            app.state.runtime = None
 
     app = FastAPI(
         title="graphmem",

@@ -283,3 +283,19 @@ def test_an_unknown_message_field_is_refused_not_dropped(client, store, group_id
     stored = store.read_text("MATCH (m:Message {group_id: $g}) RETURN m.id AS id, m.text AS text ORDER BY id",
                              g=group_id)
     assert stored == [{"id": "a1", "text": "lake or ridge?"}]
+
+
+def test_an_app_lets_go_of_its_runtime_when_its_lifespan_ends(store, schema):
+    # the app object can outlive its lifespan (a test client, a host that embeds the app); the
+    # embedder's model and the vector cache the lifespan loaded must go with it, or every app
+    # built in one process keeps about 100 MB
+    import gc
+    import weakref
+
+    app = create_app(settings())
+    with TestClient(app) as c:
+        assert c.get("/health").status_code == 200
+        runtime = weakref.ref(app.state.runtime)
+        embedder = weakref.ref(app.state.runtime.embedder)
+    gc.collect()
+    assert runtime() is None and embedder() is None
