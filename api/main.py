@@ -1,7 +1,7 @@
 """The FastAPI application: :func:`create_app` (``graphmem serve`` runs it with uvicorn).
 
-Lifespan: one :class:`graphmem.runtime.Runtime` per process (opened at start, closed at
-shutdown): the Neo4j driver (when Neo4j is down at start the app still starts and answers 503
+Lifespan: one :class:`graphmem.runtime.Runtime` per process (opened at start, closed and
+dropped from ``app.state`` at shutdown): the Neo4j driver (when Neo4j is down at start the app still starts and answers 503
 until it is back), the embedder, the answer and Writer models from the settings (None when not
 configured), the group cache and the tracer. The app keeps no other state
 between requests, so it scales by running more replicas.
