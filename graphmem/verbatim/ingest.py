@@ -31,6 +31,10 @@ Guarantees (docs/reliability.md):
   ``text_history`` (with ``edited_at``), the search documents of it and its next turn rebuilt,
   and the message taken out of its Writer segment, so it is pending for the next derive. Any
   other changed field (speaker, session, channel, ts, reply_to) is refused.
+- A renamed channel keeps its first name: when every stored message of an input channel lies
+  in one other channel, the input channel is that channel under a new name (a later export of
+  a Slack, Discord or Telegram channel renamed since; their message ids do not change), and
+  all of the input channel's messages are filed under the stored name (:func:`follow_renamed_channels`).
 
 Identity: a person is keyed by ``speaker_id`` when the input has one, else by display name,
 always inside one group (the same name in two groups is two persons). A display name joins the
@@ -515,6 +519,35 @@ def _join_unkeyed_edits(store: Store, gid: str, deliveries: list[_Delivery], sto
             stored[row["id"]] = row
 
 
+def follow_renamed_channels(conv: Conversation, stored_channel: dict[str, str]) -> Conversation:
+    """``conv`` with each renamed channel filed under the name it was stored with.
+
+    A channel of the input is a renamed one when it has stored messages (``stored_channel``:
+    message id -> stored channel) and all of them lie in one other, named channel: the
+    platform's message ids say it is that channel (Slack, Discord and Telegram keep a message's
+    id when its channel is renamed, and their exports write the name of the export's day). Its
+    messages, new ones included, take the stored channel and their sessions its prefix, as a
+    renamed person keeps the name their messages were stored with. A channel whose stored
+    messages lie in two or more channels, or an input without channels, is left as it is (the
+    conflict check then names the message that differs)."""
+    seen: dict[str, set[str]] = defaultdict(set)
+    for m in conv.messages:
+        if m.channel and m.id in stored_channel:
+            seen[m.channel].add(stored_channel[m.id])
+    renamed = {new: next(iter(old)) for new, old in seen.items()
+               if len(old) == 1 and next(iter(old)) not in ("", new)}
+    if not renamed:
+        return conv
+
+    def refile(m: MessageRecord) -> MessageRecord:
+        old = renamed.get(m.channel)
+        if old is None:
+            return m
+        return m.model_copy(update={"channel": old, "session": old + m.session[len(m.channel):]})
+
+    return conv.model_copy(update={"messages": [refile(m) for m in conv.messages]})
+
+
 def _ingest_one(
     store: Store, conv: Conversation, embedder: Embedder | None, batch_size: int,
     summary: IngestSummary, bar: tqdm | _LockedBar,
@@ -523,6 +556,9 @@ def _ingest_one(
     deliveries = collapse(conv)
     stored = {r["id"]: r for r in store.read("ingest/stored_messages", group_id=gid,
                                               ids=[d.m.id for d in deliveries])}
+    followed = follow_renamed_channels(conv, {i: r["channel"] for i, r in stored.items()})
+    if followed is not conv:  # channel order and placement are per channel: collapse again
+        conv, deliveries = followed, collapse(followed)
     # display names join the person of their identity form (person_ids); checked again under
     # the group's lock by the first batch (_write_batch), which refuses a race
     by_name = any(not m.speaker_id for m in conv.messages)

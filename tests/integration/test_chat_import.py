@@ -137,6 +137,53 @@ def test_discord_export_fields_and_a_later_export_appends_only_what_is_new(store
         k: v for k, v in got.items() if k != "1000000000000000003"}
 
 
+def test_a_renamed_channel_keeps_its_stored_name_in_later_exports(store, group_id, tmp_path):
+    """A later export of a channel renamed since (Discord, Slack): its message ids are the same,
+    so it is the same channel. Nothing stored changes, and its new messages join the channel
+    and sessions under the name it was stored with (before, the load was refused: "stored with
+    another channel")."""
+    first = ingest_cli(DISCORD, group_id)
+    before = rows(store, group_id)
+    data = json.loads(DISCORD.read_text(encoding="utf-8"))
+    data["channel"]["name"] = "trip-planning"
+    new = dict(data["messages"][-1], id="1000000000000000009", timestamp="2025-07-02T09:00:00.000+02:00",
+               content="same day, new name")
+    data["messages"].append(new)
+    later = tmp_path / "Trip Crew - trip-planning.json"
+    later.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    second = ingest_cli(later, group_id)
+    assert (second["messages_written"], second["messages_skipped"]) == (1, first["messages_written"])
+    now = rows(store, group_id)
+    assert {k: v for k, v in now.items() if k != "1000000000000000009"} == before
+    added = now["1000000000000000009"]
+    assert (added["channel"], added["session"]) == ("general", "general/2025-07-02")
+    assert added["turn"] == max(r["turn"] for r in before.values() if r["session"] == "general/2025-07-02") + 1
+    sessions = store.read_text("MATCH (s:Session {group_id: $g}) RETURN collect(s.id) AS ids", g=group_id)[0]["ids"]
+    assert not [s for s in sessions if s.startswith("trip-planning")]
+
+    # Slack: the channel's folder and channels.json entry carry the new name
+    slack_gid = group_id + "-slack"
+    src = EXPORTS / "slack" / "acme-export"
+    ingest_cli(src, slack_gid)
+    stored = rows(store, slack_gid)
+    copy = tmp_path / "acme-renamed"
+    shutil.copytree(src, copy)
+    (copy / "general").rename(copy / "announcements")
+    channels = json.loads((copy / "channels.json").read_text(encoding="utf-8"))
+    channels[0]["name"] = "announcements"
+    (copy / "channels.json").write_text(json.dumps(channels), encoding="utf-8")
+    day = json.loads((copy / "announcements" / "2025-07-02.json").read_text(encoding="utf-8"))
+    day.append({"type": "message", "ts": "1751450000.000100", "user": "U02BEN", "text": "renamed, still here"})
+    (copy / "announcements" / "2025-07-02.json").write_text(json.dumps(day), encoding="utf-8")
+    again = ingest_cli(copy, slack_gid)
+    assert (again["messages_written"], again["messages_skipped"]) == (1, len(stored))
+    after = rows(store, slack_gid)
+    assert {k: v for k, v in after.items() if k != "C01GEN:1751450000.000100"} == stored
+    assert (after["C01GEN:1751450000.000100"]["channel"], after["C01GEN:1751450000.000100"]["session"]) == (
+        "general", "general/2025-07-02")
+    assert after["C02TRIP:1751360100.000200"]["channel"] == "trip"  # the other channel is untouched
+
+
 def test_telegram_export_fields(store, group_id):
     ingest_cli(EXPORTS / "telegram" / "result.json", group_id)
     got = rows(store, group_id)
