@@ -12,9 +12,11 @@ Line formats read (a message starts with a date line; other lines continue the m
 Mapping (docs/import.md):
 
 - Day/month order: day first when a date of the file has a first number above 12, month first
-  when one has a second number above 12; when every date reads both ways, month first if the
-  dates are written without leading zeros on a 12-hour clock (``7/1/25, 9:59 PM``, the US
-  format), else day first (``01/07/2025``, ``1/7/25, 21:41``); two-digit years are 20xx. Times are local without
+  when one has a second number above 12; when every date reads both ways, the reading that
+  keeps the chat in time order with its dates closest together (:func:`_month_first`), and
+  for a chat of one day month first if the dates are written without leading zeros on a
+  12-hour clock (``7/1/25, 9:59 PM``, the US format), else day first (``01/07/2025``,
+  ``1/7/25, 21:41``); two-digit years are 20xx. Times are local without
   offset, as WhatsApp writes them (stored without offset).
 - id: WhatsApp exports have no message ids, so the id is derived and stable:
   ``"wa-" + sha1("<ts>|<speaker>|<text>|<n>")[:16]`` where ``n`` counts the earlier messages of
@@ -32,7 +34,10 @@ Mapping (docs/import.md):
   ``edited``. ``<Media omitted>`` and ``image omitted`` / ``video omitted`` / ... are
   attachments without a name (text ""); ``<attached: NAME>`` and ``NAME (file attached)`` are
   attachments with their file name (the rest of the message is its caption).
-- System lines (no author on Android; U+200E-led text on iOS: encryption notice, joins, adds,
+- The chat of an export "with media" (a zip or its folder) is ``_chat.txt`` or ``WhatsApp Chat
+  ….txt``, not a ``.txt`` document shared in the chat (:func:`_chat_member`).
+- System lines (no author on Android; U+200E-led text on iOS, split at ``": \u200e"`` since a
+  group name may hold ": ", unless it is an attachment, poll, location or video note: encryption notice, joins, adds,
   subject changes, "Missed voice call"; on both, the placeholder of a deleted message, "This
   message was deleted" / "You deleted this message"): kind "system", spoken by the system.
 """
@@ -46,8 +51,9 @@ import re
 import zipfile
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from collections.abc import Callable
 from typing import Literal
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from graphmem.core.errors import InvalidInputError
 from graphmem.core.model import Attachment, Conversation
@@ -64,8 +70,10 @@ _EDITED = re.compile(r"[ \u200e]*<This message was edited>$")
 # the placeholder of a deleted message: the platform's words, not the sender's (iOS leads it with
 # U+200E, which makes it a system line; Android writes it bare under the sender's name)
 _DELETED = re.compile(r"^\u200e?(This message was deleted\.?|You deleted this message\.?)$")
-_OMITTED = re.compile(r"^\u200e?(<Media omitted>|(image|video|audio|sticker|GIF|document|Contact card) omitted)$")
-_ATTACHED = re.compile(r"^\u200e?<attached: ([^>]+)>")
+_OMITTED = re.compile(r"^\u200e?(<Media omitted>|(image|video|audio|sticker|GIF|document|Contact card|Video note) omitted)$")
+# a shared document is labelled before its file ("\u200eplan.pdf • \u200e3 pages \u200e<attached: …>"):
+# the label is WhatsApp's, not the sender's words, and is dropped with the mark
+_ATTACHED = re.compile(r"^\u200e?(?:[^\n<]* \u2022 [^\n<]*)?<attached: ([^>]+)>")
 _FILE_ATTACHED = re.compile(r"^\u200e?(.+?) \(file attached\)")
 
 
@@ -78,18 +86,51 @@ class _Line:
     more: list[str] = field(default_factory=list)
 
 
+def _chat_member(names: list[str], head: Callable[[str], bytes], where: str) -> str:
+    """The chat among the ``.txt`` files of an export "with media" (a zip or its unzipped
+    folder), which also holds the documents shared in the chat, some of them ``.txt`` too: iOS
+    names it ``_chat.txt``, Android ``WhatsApp Chat with <name>.txt``; else the one ``.txt``
+    whose first non-blank line is a message line. ``head(name)`` reads a file's first bytes.
+
+    Raises:
+        InvalidInputError: no ``.txt``, or none (or several) that reads as a chat (field ``path``)."""
+    txt = sorted(n for n in names if n.endswith(".txt"))
+    if not txt:
+        raise InvalidInputError("the export holds no .txt chat", source=where, field="path")
+    named = [n for n in txt if PurePosixPath(n).name == "_chat.txt" or PurePosixPath(n).name.startswith("WhatsApp Chat")]
+    if len(named) == 1:
+        return named[0]
+    if len(txt) == 1:
+        return txt[0]
+
+    def reads_as_chat(name: str) -> bool:
+        lines = head(name).decode("utf-8-sig", errors="replace").splitlines()
+        first = next((ln for ln in lines if ln.strip()), "")
+        return bool(_ANDROID.match(first) or _IOS.match(first))
+
+    chats = [n for n in (named or txt) if reads_as_chat(n)]
+    if len(chats) != 1:
+        raise InvalidInputError(
+            f"cannot tell which .txt is the chat ({', '.join((named or txt)[:5])}): "
+            + ("none starts with a message line" if not chats else "several start with a message line")
+            + "; pass the chat's .txt itself", source=where, field="path")
+    return chats[0]
+
+
 def _read_lines(p: Path) -> tuple[str, list[str]]:
-    if zipfile.is_zipfile(p):
+    if p.is_dir():  # an unzipped export "with media"
+        files = [f.relative_to(p).as_posix() for f in p.rglob("*.txt") if f.is_file()]
+        name = _chat_member(files, lambda n: (p / n).open("rb").read(4096), str(p))
+        raw, where = (p / name).read_bytes(), str(p / name)
+    elif zipfile.is_zipfile(p):
         try:
             z = zipfile.ZipFile(p)
         except zipfile.BadZipFile as e:
             raise InvalidInputError("not a readable zip file", source=str(p), field="path") from e
         with z:
-            txt = sorted(n for n in z.namelist() if n.endswith(".txt"))
-            if not txt:
-                raise InvalidInputError("the zip holds no .txt chat", source=str(p), field="path")
-            where = f"{p}:{txt[0]}"
-            raw = read_zip_member(z, txt[0], where)
+            name = _chat_member(z.namelist(), lambda n: read_zip_member(z, n, f"{p}:{n}")[:4096], str(p))
+            where = f"{p}:{name}"
+            raw = read_zip_member(z, name, where)
     else:
         raw, where = p.read_bytes(), str(p)
     try:
@@ -100,8 +141,11 @@ def _read_lines(p: Path) -> tuple[str, list[str]]:
 
 
 def is_whatsapp(path: Path) -> bool:
-    """Whether ``path`` is a WhatsApp chat export (its first non-blank line is a date line)."""
-    if path.is_dir():
+    """Whether ``path`` is a WhatsApp chat export (its first non-blank line is a date line): a
+    ``.txt``, the ``.zip`` WhatsApp shares, or that zip unzipped (a folder with ``_chat.txt`` or
+    ``WhatsApp Chat ….txt`` at its top)."""
+    if path.is_dir() and not any(f.name == "_chat.txt" or (f.name.startswith("WhatsApp Chat") and f.suffix == ".txt")
+                                 for f in path.iterdir()):
         return False
     try:
         _, lines = _read_lines(path)
@@ -161,6 +205,17 @@ def load_conversations(path: PathLike, group: str | None = None,
     return finish(gid, stem, drafts, source=where)
 
 
+# what iOS leads with U+200E in a person's message: a shared document ("\u200eplan.pdf •
+# \u200e3 pages \u200e<attached: …>"), a poll, a location, a video note
+_PERSON_MARKED = re.compile(r"^\u200e(POLL:|Location: |Live location|Video note omitted)|<attached: [^>]+>")
+
+
+def _person_content(text: str) -> bool:
+    """Whether a U+200E-led iOS text is a person's (an attachment, an omitted medium, a poll, a
+    location), not a system line."""
+    return bool(_ATTACHED.match(text) or _OMITTED.match(text) or _PERSON_MARKED.search(text))
+
+
 def _open_quote(sender: str) -> bool:
     """Whether the part before ``": "`` stops inside a quotation: an Android subject change
     (``Mei changed the subject to "plan: day 1"``) splits there, a contact saved as
@@ -169,19 +224,47 @@ def _open_quote(sender: str) -> bool:
 
 
 def _month_first(entries: list[_Line]) -> bool:
-    """Whether the file's dates are month first: a second number above 12 (and no first one)
-    says so, a first number above 12 says day first; when every date could be read both ways,
-    dates written without leading zeros on a 12-hour clock (``7/1/25, 9:59 PM``: the US
-    format) say month first, anything else day first (``01/07/2025``; Spanish and others write
-    ``1/7/25, 21:41``), so two exports of one chat, one of them holding a ``7/13/25`` or a
-    ``13/7/25``, read their common dates alike (they flipped before)."""
+    """Whether the file's dates are month first.
+
+    A second number above 12 (and no first one) says so, a first number above 12 says day
+    first. When every date could be read both ways, the chat's order decides: an export lists
+    its messages in time order, so a reading that puts a later line on an earlier day is wrong,
+    and of two readings in order the one whose days lie closer together is taken (``1/7/25``
+    then ``2/7/25`` is one day apart read day first, a month read month first; a chat read month
+    first where it is written day first jumps a month for every day). So two exports of one
+    chat, one of them holding a ``13/7/25`` or a ``7/13/25``, read their common dates alike,
+    whatever the phone's locale and clock. Only dates of a single day (or readings equally
+    close) fall back to the form: without leading zeros on a 12-hour clock (``7/1/25, 9:59
+    PM``, the US format) month first, else day first (``01/07/2025``, ``1/7/25, 21:41``)."""
     if any(int(e.nums[0]) > 12 for e in entries):
         return False
     if any(int(e.nums[1]) > 12 for e in entries):
         return True
+    spans = [_span(entries, month_first) for month_first in (False, True)]
+    if spans[0] != spans[1]:
+        if spans[0] is None or spans[1] is None:
+            return spans[0] is None
+        return spans[1] < spans[0]
     unpadded = any(len(e.nums[0]) == 1 or len(e.nums[1]) == 1 for e in entries)
     twelve_hour = any(e.nums[6] for e in entries)  # AM/PM
     return unpadded and twelve_hour
+
+
+def _span(entries: list[_Line], month_first: bool) -> int | None:
+    """Days from the first to the last date of the file read day first or month first, or None
+    when that reading puts a line on an earlier day than one above it, or is no date at all."""
+    days: list[int] = []
+    for e in entries:
+        a, b, y = int(e.nums[0]), int(e.nums[1]), int(e.nums[2])
+        try:
+            d = datetime(y + 2000 if len(e.nums[2]) == 2 else y, a if month_first else b, b if month_first else a)
+        except ValueError:
+            return None
+        day = d.toordinal()
+        if days and day < days[-1]:
+            return None
+        days.append(day)
+    return days[-1] - days[0] if days else None
 
 
 def _draft(e: _Line, where: str, gid: str, month_first: bool, seen: dict[tuple[str, str, str], int],
@@ -202,12 +285,18 @@ def _draft(e: _Line, where: str, gid: str, month_first: bool, seen: dict[tuple[s
     ts = dt.isoformat()
     body = "\n".join([e.rest, *e.more])
     sender, sep, text = body.partition(": ")
+    if e.ios and not text.startswith("\u200e") and ": \u200e" in body.split("\n", 1)[0]:
+        # iOS writes a system line as "<group name>: \u200e<text>", and a group name may hold
+        # ": " itself ("Trip: Rome 2025"): split where the mark is, not at the first ": "
+        sender, sep, text = body.partition(": \u200e")
+        text = "\u200e" + text
     kind: Literal["", "system"] = ""
-    # a system line: no "name: " (Android), a U+200E-led text (iOS), a "sender" that stops inside
-    # a quotation (an Android subject change: 'Mei changed the subject to "plan: day 1"'), or the
-    # placeholder of a deleted message
+    # a system line: no "name: " (Android), a U+200E-led text (iOS) that is not a person's
+    # attachment, poll or location, a "sender" that stops inside a quotation (an Android
+    # subject change: 'Mei changed the subject to "plan: day 1"'), or the placeholder of a
+    # deleted message
     if not sep or _open_quote(sender) or _DELETED.match(text) or (
-            e.ios and text.startswith("\u200e") and not _ATTACHED.match(text) and not _OMITTED.match(text)):
+            e.ios and text.startswith("\u200e") and not _person_content(text)):
         kind, speaker = "system", SYSTEM_SPEAKER
         text = text if sep and e.ios and not _open_quote(sender) else body
     else:

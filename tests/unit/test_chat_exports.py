@@ -220,6 +220,84 @@ def test_whatsapp_spanish_dates_and_a_quoted_contact_name(tmp_path):
     assert (subject.kind, subject.text) == ("system", 'Mei changed the subject to "plan: day 1"')
 
 
+def test_whatsapp_dates_that_read_both_ways_follow_the_chats_own_order(tmp_path):
+    """A third trial, by an attacker of the importers: day-first dates without leading zeros on
+    a 12-hour clock (``1/7/25, 10:00 am``) were read month first (1 July as 7 January, 2 July as
+    7 February) and a later export with a 13/7/25 day first, so every message came again; a US
+    iOS export on a 24-hour clock flipped the other way. The chat's dates are in time order and
+    close together only when read the right way round."""
+    cases = {
+        "au": ("1/7/25, 10:00 am - Mei: deposit due\n2/7/25, 8:15 pm - Ben: booked\n", "13/7/25, 9:00 am - Ben: trip\n"),
+        "us24": ("[7/1/25, 21:41:05] Mei: hi\n[7/2/25, 08:00:00] Ben: morning\n", "[7/13/25, 09:00:00] Mei: back\n"),
+        "eu": ("01/07/2025, 10:00 - Mei: hi\n05/07/2025, 10:00 - Ben: yo\n", "13/07/2025, 10:00 - Mei: later\n"),
+    }
+    for name, (base, more) in cases.items():
+        first, later = tmp_path / f"{name}1.txt", tmp_path / f"{name}2.txt"
+        first.write_text(base, encoding="utf-8")
+        later.write_text(base + more, encoding="utf-8")
+        a = load_conversations(first, "whatsapp", group="g")[0].messages
+        b = load_conversations(later, "whatsapp", group="g")[0].messages
+        assert [m.ts[:7] for m in a] == ["2025-07", "2025-07"], name
+        assert [(m.id, m.ts) for m in a] == [(m.id, m.ts) for m in b[:2]], name
+    # a reading that puts a later line on an earlier day is refused: 3/1 then 2/2 read month
+    # first (the old rule for unpadded 12-hour dates) is 1 March then 2 February
+    order = tmp_path / "order.txt"
+    order.write_text("3/1/25, 10:00 am - Mei: a\n2/2/25, 10:00 am - Ben: b\n", encoding="utf-8")
+    assert [m.ts[:10] for m in load_conversations(order, "whatsapp", group="g")[0].messages] == [
+        "2025-01-03", "2025-02-02"]
+
+
+def test_whatsapp_ios_group_names_with_a_colon_and_marked_person_content(tmp_path):
+    """iOS writes a system line as "<group name>: \u200e<text>": with a group named "Trip: Rome
+    2025" the split at the first ": " made "Trip" a person saying "Rome 2025: Mei added Ben". And
+    a shared document, a poll or a location (also led by U+200E) became system lines, losing
+    their sender."""
+    chat = tmp_path / "_chat.txt"
+    chat.write_text(
+        "\u200e[13/07/2025, 10:00:01] Trip: Rome 2025: \u200eMei added Ben\n"
+        "[13/07/2025, 10:01:00] Mei: hi: see you\n"
+        "\u200e[13/07/2025, 10:02:00] Mei: \u200eTrip plan.pdf \u2022 \u200e3 pages \u200e<attached: 00000013-Trip plan.pdf>\n"
+        "\u200e[13/07/2025, 10:03:00] Ben: \u200ePOLL:\n\u200eWhere to eat?\n"
+        "[13/07/2025, 10:04:00] Mei: \u200eLocation: https://maps.google.com/?q=1,2\n"
+        "\u200e[13/07/2025, 10:05:00] Ben: \u200eVideo note omitted\n", encoding="utf-8")
+    got = [(m.kind, m.speaker, m.text, [a.name for a in m.attachments])
+           for m in load_conversations(chat, "whatsapp", group="g")[0].messages]
+    assert got == [
+        ("system", "system", "Mei added Ben", []),
+        ("", "Mei", "hi: see you", []),
+        ("", "Mei", "", ["00000013-Trip plan.pdf"]),
+        ("", "Ben", "POLL:\n\u200eWhere to eat?", []),
+        ("", "Mei", "Location: https://maps.google.com/?q=1,2", []),
+        ("", "Ben", "", [""]),
+    ]
+
+
+def test_whatsapp_export_with_media_reads_the_chat_not_a_shared_text_file(tmp_path):
+    """An export "with media" holds the documents shared in the chat; a shared ``packing.txt``
+    sorted before ``_chat.txt`` and was read as the chat (an error, or a forwarded chat export
+    imported in its place). The unzipped folder was a traceback."""
+    chat = "[13/07/2025, 10:01:00] Mei: hi\n"
+    for shared in ("00000013-packing.txt", "DOC-20250701-WA0003.txt"):
+        z = tmp_path / f"{shared}.zip"
+        with zipfile.ZipFile(z, "w") as f:
+            f.writestr(shared, "[13/07/2025, 09:00:00] Eve: a forwarded chat\n")  # reads as a chat too
+            f.writestr("_chat.txt", chat)
+        assert [m.speaker for m in load_conversations(z, "whatsapp", group="g")[0].messages] == ["Mei"]
+    folder = tmp_path / "unzipped"
+    folder.mkdir()
+    (folder / "WhatsApp Chat with Trip.txt").write_text(chat, encoding="utf-8")
+    (folder / "notes.txt").write_text("packing list\n", encoding="utf-8")
+    assert detect_format(folder) == "whatsapp"
+    assert [m.text for m in load_conversations(folder, "whatsapp", group="g")[0].messages] == ["hi"]
+    two = tmp_path / "two.zip"
+    with zipfile.ZipFile(two, "w") as f:
+        f.writestr("a.txt", chat)
+        f.writestr("b.txt", chat)
+    with pytest.raises(InvalidInputError, match="cannot tell which .txt is the chat") as e:
+        load_conversations(two, "whatsapp", group="g")
+    assert e.value.field == "path"
+
+
 def _dce(guild: tuple[str, str], channel: tuple[str, str], mid: str, ts: str) -> dict:
     return {"guild": {"id": guild[0], "name": guild[1]}, "channel": {"id": channel[0], "name": channel[1]},
             "messages": [{"id": mid, "type": "Default", "timestamp": ts, "content": "hi",
