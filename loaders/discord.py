@@ -16,7 +16,9 @@ of one name in two categories share it: a name made unique from the files presen
 with them, and refuse a later export of one of the two);
 session = the local day of ``timestamp`` (its offset kept); speaker_id = ``author.id``, speaker =
 ``author.nickname`` (the name shown in the server), else ``author.name``; reply_to =
-``reference.messageId`` (same channel); ``timestampEdited`` = edited_ts; attachments =
+``reference.messageId`` when ``reference.channelId`` is the export's channel (a reference into
+another channel is a forward, not a reply; a thread's ThreadStarterMessage keeps its link to
+the parent channel's message); ``timestampEdited`` = edited_ts; attachments =
 ``attachments`` (``fileName``, type from the extension) and ``stickers`` (``sticker``);
 ``mentions`` = the mentioned users' ids (the text keeps ``@Name`` as exported);
 ``author.isBot`` -> kind "bot"; a ``type`` other than Default / Reply / ThreadStarterMessage
@@ -100,14 +102,15 @@ def load_conversations(path: PathLike, group: str | None = None,
             ch = data["channel"]
             channel = safe_id(str(ch.get("name") or ""), safe_id(str(ch.get("id") or ""), "channel"))
             for i, raw in enumerate(data["messages"]):
-                d = guarded(rejects, raw, functools.partial(_draft, raw, i, str(f), gid, channel, len(drafts)))
+                d = guarded(rejects, raw, functools.partial(_draft, raw, i, str(f), gid, channel, len(drafts),
+                                                            str(ch.get("id") or "")))
                 if d is not None:
                     drafts.append(d)
         out.extend(finish(gid, name, drafts, source=str(root)))
     return out
 
 
-def _draft(raw: Any, i: int, where: str, gid: str, channel: str, position: int) -> Draft:
+def _draft(raw: Any, i: int, where: str, gid: str, channel: str, position: int, channel_id: str = "") -> Draft:
     record = f"messages[{i}]"
 
     def bad(field: str, why: str) -> InvalidInputError:
@@ -150,8 +153,12 @@ def _draft(raw: Any, i: int, where: str, gid: str, channel: str, position: int) 
         kind = "bot"
     ref = obj(raw.get("reference"))
     reply_to = str(ref.get("messageId") or "") if mtype == "Reply" or ref.get("messageId") else ""
-    if ref.get("channelId") and raw.get("channelId") not in (None, ref.get("channelId")):
-        reply_to = ""  # a reference into another channel (a forward) is no reply here
+    # a reference into another channel is a forward (Discord replies stay in their channel),
+    # except a thread's first message, which points at the message in the parent channel
+    # that opened the thread
+    here = str(raw.get("channelId") or channel_id)
+    if ref.get("channelId") and here and str(ref["channelId"]) != here and mtype != "ThreadStarterMessage":
+        reply_to = ""
     edited_raw = raw.get("timestampEdited")
     edited_ts = times.parse_ts(edited_raw, source=where, record=record, field="timestampEdited").text \
         if edited_raw else ""

@@ -21,7 +21,7 @@ Mapping (docs/import.md):
 - ``edited.ts``: edited_ts. ``files``: attachments (name, mimetype); a message of files only
   has text "".
 - a message of a user whose ``users.json`` entry says ``"is_bot": true`` (an app posting as its
-  bot user): kind "bot", speaker_id = the user id.
+  bot user), or of Slackbot (``USLACKBOT``, listed as no bot): kind "bot", speaker_id = the user id.
 - ``subtype`` ``bot_message`` (or a ``bot_id`` without ``user``): kind "bot", speaker_id =
   ``bot_id``, speaker = ``username`` / ``bot_profile.name``. Other subtypes of platform events
   (``channel_join``, ``channel_leave``, ``channel_topic``, ``channel_purpose``, ``channel_name``,
@@ -50,6 +50,7 @@ __all__ = ["is_slack", "load_conversations"]
 
 _PERSON_SUBTYPES = frozenset({"", "thread_broadcast", "file_share", "me_message", "reply_broadcast"})
 _BOT_SUBTYPES = frozenset({"bot_message"})
+SLACKBOT = "USLACKBOT"  # Slack's own bot user
 _CHANNEL_FILES = ("channels.json", "groups.json", "mpims.json", "dms.json")
 _DAY_FILE = re.compile(r"^\d{4}-\d{2}-\d{2}\.json$")
 _LINK = re.compile(r"<([^<>]*)>")
@@ -177,7 +178,9 @@ def load_conversations(path: PathLike, group: str | None = None,
             if isinstance(u, dict) and isinstance(u.get("id"), str):
                 users[u["id"]] = u
     names = {uid: _user_name(u) for uid, u in users.items()}
-    bots = frozenset(uid for uid, u in users.items() if u.get("is_bot") is True)  # app accounts
+    # app accounts, and Slackbot (USLACKBOT: reminders, auto-responses), which users.json lists
+    # with "is_bot": false
+    bots = frozenset({SLACKBOT} | {uid for uid, u in users.items() if u.get("is_bot") is True})
     channel_rows: list[dict[str, Any]] = []
     for fname in _CHANNEL_FILES:
         if fname in names_in:

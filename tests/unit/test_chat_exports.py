@@ -182,9 +182,14 @@ def test_slack_messages_of_a_bot_user_are_bot_messages(tmp_path):
     (root / "channels.json").write_text(json.dumps([{"id": "C01", "name": "general"}]))
     (root / "general" / "2025-07-01.json").write_text(json.dumps([
         {"type": "message", "user": "U06BOT", "bot_id": "B01DEPLOY", "text": "deployed v2", "ts": "1751360000.000100"},
-        {"type": "message", "user": "U01MEI", "text": "thanks", "ts": "1751360060.000200"}]))
+        {"type": "message", "user": "U01MEI", "text": "thanks", "ts": "1751360060.000200"},
+        # Slackbot, which users.json lists with "is_bot": false, was a person saying its reminders
+        {"type": "message", "user": "USLACKBOT", "text": "Reminder: pay the deposit.", "ts": "1751360120.000300"}]))
+    users = json.loads((root / "users.json").read_text())
+    (root / "users.json").write_text(json.dumps(users + [
+        {"id": "USLACKBOT", "name": "slackbot", "profile": {"display_name": "Slackbot"}, "is_bot": False}]))
     ms = load_conversations(root, "slack", group="g")[0].messages
-    assert [(m.speaker_id, m.kind) for m in ms] == [("U06BOT", "bot"), ("U01MEI", "")]
+    assert [(m.speaker_id, m.kind) for m in ms] == [("U06BOT", "bot"), ("U01MEI", ""), ("USLACKBOT", "bot")]
 
 
 def test_whatsapp_date_order_does_not_flip_between_two_exports_of_a_us_chat(tmp_path):
@@ -328,3 +333,34 @@ def test_discord_exports_of_two_servers_are_two_groups_and_a_channel_name_is_sta
     alone.write_text(json.dumps(files["archive.json"]), encoding="utf-8")
     together = next(c for c in convs if c.name == "Trip Crew")
     assert {m.id: m.channel for m in together.messages}["1002"] == load_conversations(alone, "discord")[0].messages[0].channel
+
+
+def test_discord_forward_is_no_reply_and_two_exports_in_one_folder_may_rename_an_author(tmp_path):
+    """A forward carries a reference into another channel; it was stored as a reply across
+    channels (the check read a per-message channelId the exporter never writes). Two exports of
+    one channel in one folder, an author renamed between them, were refused ("appears again with
+    another speaker"), where loading them one after the other works."""
+    deals = _dce(("9", "Trip"), ("55", "deals"), "5001", "2025-07-01T09:00:00+02:00")
+    general = _dce(("9", "Trip"), ("42", "general"), "6001", "2025-07-01T10:00:00+02:00")
+    general["messages"][0]["reference"] = {"messageId": "5001", "channelId": "55", "guildId": "9"}
+    reply = dict(general["messages"][0], id="6002", type="Reply", timestamp="2025-07-01T10:01:00+02:00",
+                 reference={"messageId": "6001", "channelId": "42", "guildId": "9"})
+    general["messages"].append(reply)
+    thread = _dce(("9", "Trip"), ("77", "plans"), "7001", "2025-07-01T10:02:00+02:00")
+    thread["messages"][0].update(type="ThreadStarterMessage",
+                                 reference={"messageId": "6001", "channelId": "42", "guildId": "9"})
+    for name, data in (("deals", deals), ("general", general), ("plans", thread)):
+        (tmp_path / f"{name}.json").write_text(json.dumps(data), encoding="utf-8")
+    got = {m.id: m.reply_to for m in load_conversations(tmp_path, "discord", group="g")[0].messages}
+    assert got == {"5001": "", "6001": "", "6002": "6001", "7001": "6001"}
+
+    two = tmp_path / "two"
+    two.mkdir()
+    early = _dce(("9", "Trip"), ("42", "general"), "8001", "2025-07-01T10:00:00+02:00")
+    late = json.loads(json.dumps(early))
+    late["messages"][0]["author"]["nickname"] = "Mei (away)"
+    (two / "early.json").write_text(json.dumps(early), encoding="utf-8")
+    (two / "late.json").write_text(json.dumps(late), encoding="utf-8")
+    ms = load_conversations(two, "discord", group="g")[0].messages
+    assert {(m.id, m.speaker_id) for m in ms} == {("8001", "7")}
+    validate(load_conversations(two, "discord", group="g")[0])  # ingest's own check agrees
