@@ -16,7 +16,7 @@ ts = ``date`` with the offset recovered from ``date_unixtime`` (Telegram writes 
 machine's local time without offset; the difference to the epoch seconds is that offset), else
 ``date`` as written; session = the local day; speaker_id = ``from_id``, speaker = ``from`` as
 written (a deleted account has ``from`` null: the id stands); reply_to from
-``reply_to_message_id``; ``edited`` -> edited_ts; text = the entities' texts joined (a string
+``reply_to_message_id`` (none with ``reply_to_peer_id``: a reply to another chat's message); ``edited`` -> edited_ts; text = the entities' texts joined (a string
 stays as is); ``mention_name`` entities' ``user_id`` -> mentions (``user<id>``), ``mention``
 entities (``@name``) are kept as text; ``photo`` / ``file`` with ``media_type`` / ``mime_type``
 -> attachments; ``type: "service"`` -> kind "system" (text = the entities, else the
@@ -158,7 +158,10 @@ def _draft(raw: Any, i: int, where: str, gid: str, channel: str, prefix: str, po
     for key in ("photo", "file"):
         if isinstance(raw.get(key), str):
             media = raw.get("media_type") or raw.get("mime_type") or ("photo" if key == "photo" else "")
-            attachments.append(Attachment(name=raw[key], media_type=str(media)))
+            # an export without media writes "(File not included. Change data exporting settings
+            # to download.)" where the file's path would be: no file name
+            fname = "" if raw[key].startswith("(File ") else raw[key]
+            attachments.append(Attachment(name=fname, media_type=str(media)))
     kind: Literal["", "bot", "system"] = ""
     if raw.get("type") == "service":
         kind = "system"
@@ -169,6 +172,8 @@ def _draft(raw: Any, i: int, where: str, gid: str, channel: str, prefix: str, po
             got = raw.get("members")
             members: list[Any] = got if isinstance(got, list) else []
             bits = [str(raw.get("actor") or ""), str(raw.get("action") or ""), *[str(m) for m in members if m]]
+            if isinstance(raw.get("title"), str) and raw["title"].strip():  # a group made or renamed
+                bits.append(f'"{raw["title"]}"')
             text = " ".join(b for b in bits if b)
         speaker_id, speaker = SYSTEM_ID, SYSTEM_SPEAKER
     else:
@@ -190,6 +195,8 @@ def _draft(raw: Any, i: int, where: str, gid: str, channel: str, prefix: str, po
             mark = f"[forwarded from {origin}]" if isinstance(origin, str) and origin.strip() else "[forwarded]"
             text = f"{mark} {text}" if text else mark
     reply = raw.get("reply_to_message_id")
+    if raw.get("reply_to_peer_id"):  # written only for a reply to a message of another chat, whose
+        reply = None                   # id is not this chat's message (this chat may have its own)
     edited_ts = ""
     if raw.get("edited"):
         edited_ts = _local_ts(raw["edited"], raw.get("edited_unixtime"), where=where, record=record,

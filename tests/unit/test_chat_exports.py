@@ -364,3 +364,26 @@ def test_discord_forward_is_no_reply_and_two_exports_in_one_folder_may_rename_an
     ms = load_conversations(two, "discord", group="g")[0].messages
     assert {(m.id, m.speaker_id) for m in ms} == {("8001", "7")}
     validate(load_conversations(two, "discord", group="g")[0])  # ingest's own check agrees
+
+
+def test_telegram_cross_chat_replies_group_titles_and_files_not_included(tmp_path):
+    """A reply to another chat's message (``reply_to_peer_id``) pointed at this chat's message of
+    the same number; a group's new title was dropped from its service line; an export without
+    media stored its placeholder "(File not included. …)" as the file's name."""
+    chat = {"name": "TG", "type": "private_group", "id": 7, "messages": [
+        {"id": 1, "type": "service", "date": "2025-07-01T10:00:00", "actor": "Mei", "actor_id": "user111",
+         "action": "edit_group_title", "title": "Trip 2025", "text": "", "text_entities": []},
+        {"id": 2, "type": "message", "date": "2025-07-01T10:01:00", "from": "Ben", "from_id": "user222",
+         "text": "same here", "reply_to_message_id": 1},
+        {"id": 3, "type": "message", "date": "2025-07-01T10:02:00", "from": "Ben", "from_id": "user222",
+         "text": "quoting the other chat", "reply_to_message_id": 1, "reply_to_peer_id": "channel1234"},
+        {"id": 4, "type": "message", "date": "2025-07-01T10:03:00", "from": "Mei", "from_id": "user111",
+         "file": "(File not included. Change data exporting settings to download.)", "mime_type": "application/pdf",
+         "text": ""},
+    ]}
+    path = tmp_path / "result.json"
+    path.write_text(json.dumps(chat), encoding="utf-8")
+    ms = load_conversations(path, "telegram", group="g")[0].messages
+    assert ms[0].text == 'Mei edit_group_title "Trip 2025"'
+    assert [m.reply_to for m in ms] == ["", "1", "", ""]
+    assert [(a.name, a.media_type) for a in ms[3].attachments] == [("", "application/pdf")]
