@@ -27,6 +27,8 @@ Mapping (docs/import.md):
   (``channel_join``, ``channel_leave``, ``channel_topic``, ``channel_purpose``, ``channel_name``,
   ``pinned_item``, ...): kind "system", speaker :data:`loaders._chat.SYSTEM_SPEAKER`, the actor
   in ``mentions``. ``thread_broadcast``, ``file_share``, ``me_message`` are a person's messages.
+- A message whose ``text`` is empty takes the words of its ``blocks`` or legacy
+  ``attachments`` (apps and integrations post so), else it is text-less.
 - Text as Slack shows it: ``<@U02>`` -> ``@<display name>`` (U02 in ``mentions``),
   ``<#C01|general>`` -> ``#general``, ``<!here>`` -> ``@here``, ``<url|label>`` -> ``label``,
   ``<url>`` -> ``url``; then ``&lt;`` ``&gt;`` ``&amp;`` unescaped. Nothing else is changed.
@@ -221,6 +223,54 @@ def load_conversations(path: PathLike, group: str | None = None,
     return finish(gid, gid, drafts, source=source)
 
 
+def _block_text(raw: dict[str, Any]) -> str:
+    """The words of a message whose ``text`` is empty: its ``blocks`` (rich text, section and
+    header texts, context elements) or else its legacy ``attachments`` (``pretext``, ``title``,
+    ``text``, else ``fallback``), in Slack's markup (rendered like ``text``); "" when none."""
+    parts: list[str] = []
+
+    def rich(el: Any) -> None:
+        if not isinstance(el, dict):
+            return
+        kind = el.get("type")
+        if kind in ("text", "emoji") and isinstance(el.get("text" if kind == "text" else "name"), str):
+            parts.append(el["text"] if kind == "text" else f":{el['name']}:")
+        elif kind == "link" and isinstance(el.get("url"), str):
+            parts.append(f"<{el['url']}|{el['text']}>" if isinstance(el.get("text"), str) else f"<{el['url']}>")
+        elif kind == "user" and isinstance(el.get("user_id"), str):
+            parts.append(f"<@{el['user_id']}>")
+        elif kind == "channel" and isinstance(el.get("channel_id"), str):
+            parts.append(f"<#{el['channel_id']}>")
+        for child in el.get("elements") or []:
+            rich(child)
+        if kind in ("rich_text_section", "rich_text_preformatted", "rich_text_quote"):
+            parts.append("\n")
+
+    for block in raw.get("blocks") or []:
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "rich_text":
+            rich(block)
+        t = obj(block.get("text")).get("text")  # section, header
+        if isinstance(t, str) and t.strip():
+            parts.append(t + "\n")
+        for el in block.get("fields") or []:
+            if isinstance(obj(el).get("text"), str):
+                parts.append(obj(el)["text"] + "\n")
+        if block.get("type") == "context":
+            for el in block.get("elements") or []:
+                if isinstance(obj(el).get("text"), str):
+                    parts.append(obj(el)["text"] + "\n")
+    if not "".join(parts).strip():
+        for att in raw.get("attachments") or []:
+            a = obj(att)
+            words = [a[k] for k in ("pretext", "title", "text") if isinstance(a.get(k), str) and a[k].strip()]
+            if not words and isinstance(a.get("fallback"), str):
+                words = [a["fallback"]]
+            parts.extend(w + "\n" for w in words)
+    return "".join(parts).strip()
+
+
 def _draft(raw: Any, i: int, where: str, gid: str, cid: str, channel: str, names: dict[str, str],
            channel_names: dict[str, str], position: int, bots: frozenset[str] = frozenset()) -> Draft | None:
     record = f"message {i}"
@@ -244,6 +294,8 @@ def _draft(raw: Any, i: int, where: str, gid: str, cid: str, channel: str, names
     if user is not None and not isinstance(user, str):
         raise bad("user", f"user must be a string, got {type(user).__name__}")
     prof = obj(raw.get("user_profile"))
+    if not text.strip():  # words held only in blocks or legacy attachments (apps, integrations)
+        text = _block_text(raw)
     shown, mentions = render(text, names, channel_names)
     files = raw.get("files") or []
     if not isinstance(files, list):

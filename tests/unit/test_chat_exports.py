@@ -387,3 +387,33 @@ def test_telegram_cross_chat_replies_group_titles_and_files_not_included(tmp_pat
     assert ms[0].text == 'Mei edit_group_title "Trip 2025"'
     assert [m.reply_to for m in ms] == ["", "1", "", ""]
     assert [(a.name, a.media_type) for a in ms[3].attachments] == [("", "application/pdf")]
+
+
+def test_slack_words_held_only_in_blocks_or_attachments_are_kept(tmp_path):
+    """A message with an empty ``text`` whose words sit in ``blocks`` (rich text, a section) or
+    in legacy ``attachments`` (an integration's post) was stored text-less: its words lost."""
+    root = tmp_path / "acme"
+    (root / "general").mkdir(parents=True)
+    (root / "users.json").write_text(json.dumps([
+        {"id": "U01MEI", "name": "mei", "profile": {"display_name": "Mei"}},
+        {"id": "U02BEN", "name": "ben", "profile": {"display_name": "Ben"}}]))
+    (root / "channels.json").write_text(json.dumps([{"id": "C01", "name": "general"}]))
+    rich = {"type": "rich_text", "elements": [{"type": "rich_text_section", "elements": [
+        {"type": "text", "text": "see you at the airport, "}, {"type": "user", "user_id": "U02BEN"},
+        {"type": "text", "text": " "}, {"type": "link", "url": "https://example.org/plan", "text": "plan"}]}]}
+    (root / "general" / "2025-07-01.json").write_text(json.dumps([
+        {"type": "message", "user": "U01MEI", "text": "", "blocks": [rich], "ts": "1751360000.000100"},
+        {"type": "message", "subtype": "bot_message", "bot_id": "B01", "username": "jira", "text": "",
+         "attachments": [{"fallback": "PROJ-1 created: Book hotel", "title": "PROJ-1 Book hotel",
+                          "text": "Assignee: Ben"}], "ts": "1751360060.000200"},
+        {"type": "message", "subtype": "bot_message", "bot_id": "B02", "username": "weather", "text": "",
+         "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": "*Sunny* 30C"}}],
+         "ts": "1751360120.000300"},
+        {"type": "message", "user": "U02BEN", "text": "", "files": [{"name": "a.png"}], "ts": "1751360180.000400"}]))
+    ms = load_conversations(root, "slack", group="g")[0].messages
+    assert [(m.text, m.mentions) for m in ms] == [
+        ("see you at the airport, @Ben plan", ("U02BEN",)),
+        ("PROJ-1 Book hotel\nAssignee: Ben", ()),
+        ("*Sunny* 30C", ()),
+        ("", ()),
+    ]
