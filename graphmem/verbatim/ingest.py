@@ -494,8 +494,10 @@ def _join_unkeyed_edits(store: Store, gid: str, deliveries: list[_Delivery], sto
     not stored and was derived from its text (``id_from_content``: WhatsApp, whose export has
     no message ids, :mod:`loaders.whatsapp`) is the new text of the one stored message with its
     time, person and channel that the input no longer holds; its delivery takes that message's
-    id (added to ``stored``), so it is written as an edit. Nothing is joined when there are
-    several such stored messages, or several edited messages for one: they stay new messages.
+    id (added to ``stored``), so it is written as an edit. A stored message of that slot that
+    already holds the edited text is the one (an edit loaded before: a redelivery). Otherwise
+    nothing is joined when there are several such stored messages, or several edited messages
+    for one: they stay new messages.
     A platform with real message ids never reaches this (an edit keeps its id, and a new message
     that arrives already edited must not take the id of another sent in the same second)."""
     orphans = [d for d in deliveries if d.m.edited and d.m.id_from_content and d.m.id not in stored]
@@ -511,12 +513,23 @@ def _join_unkeyed_edits(store: Store, gid: str, deliveries: list[_Delivery], sto
     edited_at: dict[tuple[str, str, str], list[_Delivery]] = defaultdict(list)
     for d in orphans:
         edited_at[slot(d.m.ts, _person(d.m, ids), d.m.channel)].append(d)
+    def join(d: _Delivery, row: dict[str, Any]) -> None:
+        d.m = d.m.model_copy(update={"id": row["id"]})
+        stored[row["id"]] = row
+
     for key, ds in edited_at.items():
-        candidates = stored_at.get(key, [])
+        candidates = list(stored_at.get(key, []))
+        # an edit stored before keeps its first id, so every later export must find it again:
+        # the one candidate that holds this very text is that message (a later export that no
+        # longer holds another message of the minute made two candidates, and the edit came twice)
+        for d in list(ds):
+            same = [r for r in candidates if r["text"] == d.m.text]
+            if len(same) == 1:
+                join(d, same[0])
+                ds.remove(d)
+                candidates.remove(same[0])
         if len(ds) == 1 and len(candidates) == 1:
-            row = candidates[0]
-            ds[0].m = ds[0].m.model_copy(update={"id": row["id"]})
-            stored[row["id"]] = row
+            join(ds[0], candidates[0])
 
 
 def follow_renamed_channels(conv: Conversation, stored_channel: dict[str, str]) -> Conversation:

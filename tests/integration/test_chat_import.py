@@ -284,6 +284,22 @@ def test_whatsapp_later_exports_edit_the_right_message_and_shift_no_other(store,
     assert list(changed.values()) == [("me, edited again", ["me"])], changed
     assert sorted(r["text"] for r in after.values() if r["ts"] == "2025-07-01T10:02:00") == ["a", "b", "c"]
     assert ingest_cli(later, group_id)["messages_written"] == 0  # and again: nothing
+    # "b" edited in a later export, then an export that starts after "a" (the window slid): two
+    # stored messages of that minute are missing from it, and the edit came again as a new
+    # message. The stored message that holds the edited text is the one.
+    edit_b = tmp_path / "edit_b.txt"
+    edit_b.write_text(src.replace("me <This message was edited>", "me, edited again <This message was edited>")
+                      + busy.replace("Ben: b\n", "Ben: b2 <This message was edited>\n"), encoding="utf-8")
+    got = ingest_cli(edit_b, group_id)
+    assert (got["messages_written"], got["messages_edited"]) == (0, 1), got
+    slid = tmp_path / "slid.txt"
+    slid.write_text("01/07/2025, 10:02 - Ben: b2 <This message was edited>\n01/07/2025, 10:02 - Ben: c\n",
+                    encoding="utf-8")
+    now = rows(store, group_id)
+    got = ingest_cli(slid, group_id)
+    assert (got["messages_written"], got["messages_edited"], got["messages_skipped"]) == (0, 0, 2), got
+    assert rows(store, group_id) == now
+    assert sorted(r["text"] for r in now.values() if r["ts"] == "2025-07-01T10:02:00") == ["a", "b2", "c"]
 
 
 def test_flagged_messages_are_not_writer_evidence_nor_search_documents(store, group_id):
