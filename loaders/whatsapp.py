@@ -63,14 +63,29 @@ from loaders._common import Draft, PathLike, existing_path, read_zip_member
 __all__ = ["is_whatsapp", "load_conversations"]
 
 _SP = r"[ \u00a0\u202f]"
-_AMPM = rf"(?:{_SP}?([AaPp])\.?{_SP}?[Mm]\.?)?"
-_ANDROID = re.compile(rf"^(\d{{1,2}})[./-](\d{{1,2}})[./-](\d{{2,4}}),?{_SP}(\d{{1,2}}):(\d{{2}})(?::(\d{{2}}))?{_AMPM}{_SP}-{_SP}(.*)$")
-_IOS = re.compile(rf"^\u200e?\[(\d{{1,2}})[./-](\d{{1,2}})[./-](\d{{2,4}}),?{_SP}(\d{{1,2}}):(\d{{2}})(?::(\d{{2}}))?{_AMPM}\]{_SP}(.*)$")
+_AMPM = rf"(?:{_SP}?(?P<ap>[AaPp])\.?{_SP}?[Mm]\.?)?"
+# day and month in either order with a 2- or 4-digit year last, or a 4-digit year first
+# (Swedish 2025-07-01, Japanese 2025/07/13: always year, month, day)
+_DATE = r"(?:(?P<a>\d{1,2})[./-](?P<b>\d{1,2})[./-](?P<y>\d{2,4})|(?P<Y>\d{4})[./-](?P<M>\d{1,2})[./-](?P<D>\d{1,2}))"
+# then a comma, a space, or a word (French "à", Finnish "klo"); the time with ":" or "." (Danish,
+# Finnish 21.41)
+_WHEN = rf"{_DATE},?{_SP}(?:(?:à|klo){_SP})?(?P<hh>\d{{1,2}})[:.](?P<mm>\d{{2}})(?:[:.](?P<ss>\d{{2}}))?{_AMPM}"
+_ANDROID = re.compile(rf"^{_WHEN}{_SP}-{_SP}(?P<rest>.*)$")
+_IOS = re.compile(rf"^\u200e?\[{_WHEN}\]{_SP}(?P<rest>.*)$")
 _EDITED = re.compile(r"[ \u200e]*<This message was edited>$")
 # the placeholder of a deleted message: the platform's words, not the sender's (iOS leads it with
 # U+200E, which makes it a system line; Android writes it bare under the sender's name)
-_DELETED = re.compile(r"^\u200e?(This message was deleted\.?|You deleted this message\.?)$")
-_OMITTED = re.compile(r"^\u200e?(<Media omitted>|(image|video|audio|sticker|GIF|document|Contact card|Video note) omitted)$")
+# (English, German, Spanish, French, Portuguese, Italian, Dutch: the phone writes its own language)
+_DELETED = re.compile(
+    r"^\u200e?(This message was deleted|You deleted this message"
+    r"|Diese Nachricht wurde gelöscht|Du hast diese Nachricht gelöscht"
+    r"|Se eliminó este mensaje|Eliminaste este mensaje"
+    r"|Ce message a été supprimé|Vous avez supprimé ce message"
+    r"|Mensagem apagada|Esta mensagem foi apagada|Você apagou esta mensagem"
+    r"|Questo messaggio è stato eliminato|Hai eliminato questo messaggio"
+    r"|Dit bericht is verwijderd|Je hebt dit bericht verwijderd)\.?$")
+_OMITTED = re.compile(r"^\u200e?(<(?:Media omitted|Medien ausgeschlossen|Multimedia omitido|Médias omis|Mídia oculta"
+                      r"|Media omessi|Media weggelaten)>|(image|video|audio|sticker|GIF|document|Contact card|Video note) omitted)$")
 # a shared document is labelled before its file ("\u200eplan.pdf • \u200e3 pages \u200e<attached: …>"):
 # the label is WhatsApp's, not the sender's words, and is dropped with the mark
 _ATTACHED = re.compile(r"^\u200e?(?:[^\n<]* \u2022 [^\n<]*)?<attached: ([^>]+)>")
@@ -81,9 +96,10 @@ _FILE_ATTACHED = re.compile(r"^\u200e?(.+?) \(file attached\)")
 class _Line:
     lineno: int
     ios: bool
-    nums: tuple[str, ...]
+    nums: tuple[str, ...]  # day-or-month, month-or-day, year, hour, minute, second, a/p (None: absent)
     rest: str
     more: list[str] = field(default_factory=list)
+    year_first: bool = False  # written year, month, day: nums are day, month, year (no doubt)
 
 
 def _chat_member(names: list[str], head: Callable[[str], bytes], where: str) -> str:
@@ -178,7 +194,10 @@ def load_conversations(path: PathLike, group: str | None = None,
     for n, ln in enumerate(lines, start=1):
         m = _IOS.match(ln) or _ANDROID.match(ln)
         if m is not None:
-            entries.append(_Line(n, m.re is _IOS, m.groups()[:7], m.group(8)))
+            g = m.groupdict()
+            day_month = (g["a"], g["b"], g["y"]) if g["a"] is not None else (g["D"], g["M"], g["Y"])
+            entries.append(_Line(n, m.re is _IOS, (*day_month, g["hh"], g["mm"], g["ss"], g["ap"]), g["rest"],
+                                 year_first=g["Y"] is not None))
         elif entries:
             entries[-1].more.append(ln)
         elif ln.strip():
@@ -218,9 +237,20 @@ def _person_content(text: str) -> bool:
 
 def _open_quote(sender: str) -> bool:
     """Whether the part before ``": "`` stops inside a quotation: an Android subject change
-    (``Mei changed the subject to "plan: day 1"``) splits there, a contact saved as
-    ``Tom "Tommy" Berg`` does not (it was read as a system line and Tom lost his message)."""
-    return (sender.count('"') % 2 == 1) or sender.count("\u201c") > sender.count("\u201d")
+    (``Mei changed the subject to "plan: day 1"``, German ``Mei hat den Betreff zu „Plan: Tag 1“
+    geändert``) splits there, a contact saved as ``Tom "Tommy" Berg`` does not (it was read as
+    a system line and Tom lost his message). Quotes pair as written: ``"…"``, ``“…”``, ``„…“``."""
+    if sender.count('"') % 2 == 1:
+        return True
+    closing: list[str] = []  # the quote that closes each open one, innermost last
+    for ch in sender:
+        if closing and ch == closing[-1]:
+            closing.pop()
+        elif ch == "\u201e":  # „ (German, Czech, ...) closes with “
+            closing.append("\u201c")
+        elif ch == "\u201c":
+            closing.append("\u201d")
+    return bool(closing)
 
 
 def _month_first(entries: list[_Line]) -> bool:
@@ -236,6 +266,8 @@ def _month_first(entries: list[_Line]) -> bool:
     whatever the phone's locale and clock. Only dates of a single day (or readings equally
     close) fall back to the form: without leading zeros on a 12-hour clock (``7/1/25, 9:59
     PM``, the US format) month first, else day first (``01/07/2025``, ``1/7/25, 21:41``)."""
+    if any(e.year_first for e in entries):  # stored day first: the file's order is known
+        return False
     if any(int(e.nums[0]) > 12 for e in entries):
         return False
     if any(int(e.nums[1]) > 12 for e in entries):

@@ -417,3 +417,33 @@ def test_slack_words_held_only_in_blocks_or_attachments_are_kept(tmp_path):
         ("*Sunny* 30C", ()),
         ("", ()),
     ]
+
+
+def test_whatsapp_dates_and_placeholders_of_other_languages(tmp_path):
+    """Valid exports were refused as "not a WhatsApp export" (year-first dates, a "." in the time,
+    French "à", Finnish "klo"), the deleted-message and media placeholders of other languages
+    were a person's words, and a German subject change („…“) was split inside its quotation."""
+    forms = {
+        "2025-07-13 21:41 - Mei: hej\n": "2025-07-13T21:41:00",  # Swedish
+        "2025/07/13 21:41 - Mei: hi\n": "2025-07-13T21:41:00",  # Japanese
+        "[2025/7/13 21:41:05] Mei: hi\n": "2025-07-13T21:41:05",  # Chinese iOS
+        "13.07.2025 21.41 - Mei: hej\n": "2025-07-13T21:41:00",  # Danish
+        "[13.7.2025 klo 21.41.05] Mei: moi\n": "2025-07-13T21:41:05",  # Finnish iOS
+        "13/07/2025 à 21:41 - Mei: salut\n": "2025-07-13T21:41:00",  # French
+    }
+    for i, (line, ts) in enumerate(forms.items()):
+        path = tmp_path / f"{i}.txt"
+        path.write_text(line, encoding="utf-8")
+        assert detect_format(path) == "whatsapp", line
+        (m,) = load_conversations(path, "whatsapp", group="g")[0].messages
+        assert (m.ts, m.speaker) == (ts, "Mei"), line
+    de = tmp_path / "de.txt"
+    de.write_text("13.07.25, 21:41 - Mei: <Medien ausgeschlossen>\n"
+                  "13.07.25, 21:43 - Ben: Diese Nachricht wurde gelöscht.\n"
+                  "13.07.25, 21:44 - Mei hat die Gruppe „Reise: 2025“ erstellt\n"
+                  "13.07.25, 21:45 - Ana: „Zitat“ sagt sie: ja\n"
+                  "13.07.25, 21:46 - Luis: Se eliminó este mensaje.\n", encoding="utf-8")
+    got = [(m.kind, m.speaker, m.text, len(m.attachments)) for m in load_conversations(de, "whatsapp", group="g")[0].messages]
+    assert got == [("", "Mei", "", 1), ("system", "system", "Ben: Diese Nachricht wurde gelöscht.", 0),
+                   ("system", "system", "Mei hat die Gruppe „Reise: 2025“ erstellt", 0),
+                   ("", "Ana", "„Zitat“ sagt sie: ja", 0), ("system", "system", "Luis: Se eliminó este mensaje.", 0)]
