@@ -176,14 +176,20 @@ def _fixed(m: MessageRecord, person: str | None = None) -> dict[str, object]:
         person = m.speaker_id or limits.identity_form(person_key(m))
     ts = times.parse_ts(m.ts)
     return {"person": person, "speaker": None if m.speaker_id else m.speaker, "session": m.session,
-            "channel": m.channel, "ts": ts.instant, "reply_to": m.reply_to, "offset": times.offset_of(ts.text)}
+            "channel": m.channel, "ts": ts.instant, "reply_to": m.reply_to, **_offset_and_local(ts.text)}
+
+
+def _offset_and_local(text: str) -> dict[str, str]:
+    """The UTC offset of a normalised timestamp ("" when naive) and its local time without it."""
+    offset = times.offset_of(text)
+    return {"offset": offset, "local": text[: -len(offset)] if offset else text}
 
 
 def _stored_fixed(row: dict[str, Any]) -> dict[str, object]:
     ts = times.parse_ts(row["ts"])
     return {"person": row["person_id"], "speaker": None if row.get("speaker_id") else row["speaker"],
             "session": row["session"], "channel": row["channel"], "ts": ts.instant,
-            "reply_to": row["reply_to"], "offset": times.offset_of(ts.text)}
+            "reply_to": row["reply_to"], **_offset_and_local(ts.text)}
 
 
 def _first_difference(a: dict[str, object], b: dict[str, object]) -> str | None:
@@ -191,10 +197,16 @@ def _first_difference(a: dict[str, object], b: dict[str, object]) -> str | None:
 
     The same instant written in another UTC offset (an export made on a computer in another
     time zone: Discord and Telegram Desktop write local time) may fall on another local day, so
-    its session (the day) may differ: that is the same message, placed where it was stored."""
+    its session (the day) may differ: that is the same message, placed where it was stored.
+    A time without offset is a local time of unknown zone: the same local time with an offset
+    (an older Telegram export wrote no ``date_unixtime``, a newer one does) is the same
+    message too."""
+    naive_twin = (a["offset"] == "") != (b["offset"] == "") and a["local"] == b["local"]
     for f in FIXED_FIELDS:
         if a[f] != b[f]:
-            if f == "session" and a["ts"] == b["ts"] and a["offset"] != b["offset"]:
+            if f == "session" and (naive_twin or (a["ts"] == b["ts"] and a["offset"] != b["offset"])):
+                continue
+            if f == "ts" and naive_twin:
                 continue
             return f
     return None

@@ -204,6 +204,32 @@ def test_telegram_export_fields(store, group_id):
     assert (got["8"]["text"], got["8"]["no_text"], got["8"]["search_text"]) == ("   ", True, None)
 
 
+def test_an_older_telegram_export_without_offsets_then_a_newer_one_is_a_redelivery(store, group_id, tmp_path):
+    """Telegram Desktop wrote no ``date_unixtime`` before 2021, so its times carry no offset; a
+    newer export of the same chat writes it, and every message was refused as "stored with
+    another ts". A local time without offset is the same time as that local time with one."""
+    src = EXPORTS / "telegram" / "result.json"
+    data = json.loads(src.read_text(encoding="utf-8"))
+    for m in data["messages"]:
+        m.pop("date_unixtime", None)
+        m.pop("edited_unixtime", None)
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    first = ingest_cli(old, group_id)
+    before = rows(store, group_id)
+    assert all(not r["ts"].endswith(("+03:00", "Z")) and "+" not in r["ts"][19:] for r in before.values())
+    again = ingest_cli(src, group_id)
+    assert (again["messages_written"], again["messages_edited"], again["messages_skipped"]) == (
+        0, 0, first["messages_written"])
+    assert rows(store, group_id) == before  # kept as stored
+    moved = json.loads(src.read_text(encoding="utf-8"))
+    moved["messages"][1]["date"] = "2025-07-02T10:01:00"  # another local time is another ts: still refused
+    bad = tmp_path / "moved.json"
+    bad.write_text(json.dumps(moved, ensure_ascii=False), encoding="utf-8")
+    res = cli("ingest", str(bad), "--format", "auto", "--group", group_id, "--json", "--no-progress")
+    assert res.returncode != 0 and "another ts" in res.stderr
+
+
 def test_telegram_full_export_keeps_each_chat_apart_and_replies_to_a_photo(store, group_id, tmp_path):
     """A full Telegram export (``chats.list`` and ``left_chats``): each chat a channel, ids
     ``<chat id>:<id>`` (two chats both have a message 2), replies resolved inside their own chat
