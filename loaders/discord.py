@@ -157,7 +157,8 @@ def _draft(raw: Any, i: int, where: str, gid: str, channel: str, position: int, 
     # except a thread's first message, which points at the message in the parent channel
     # that opened the thread
     here = str(raw.get("channelId") or channel_id)
-    if ref.get("channelId") and here and str(ref["channelId"]) != here and mtype != "ThreadStarterMessage":
+    # (DiscordChatExporter writes a kind it has no name for as its number: 21 is a thread starter)
+    if ref.get("channelId") and here and str(ref["channelId"]) != here and mtype not in ("ThreadStarterMessage", "21"):
         reply_to = ""
     edited_raw = raw.get("timestampEdited")
     edited_ts = times.parse_ts(edited_raw, source=where, record=record, field="timestampEdited").text \

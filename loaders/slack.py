@@ -223,10 +223,14 @@ def load_conversations(path: PathLike, group: str | None = None,
     return finish(gid, gid, drafts, source=source)
 
 
-def _block_text(raw: dict[str, Any]) -> str:
+def _block_text(raw: dict[str, Any], shares: bool = False) -> str:
     """The words of a message whose ``text`` is empty: its ``blocks`` (rich text, section and
     header texts, context elements) or else its legacy ``attachments`` (``pretext``, ``title``,
-    ``text``, else ``fallback``), in Slack's markup (rendered like ``text``); "" when none."""
+    ``text``, else ``fallback``), in Slack's markup (rendered like ``text``); "" when none.
+
+    An attachment that shares or unfurls another message (``is_share``, ``is_msg_unfurl``, or
+    one with an ``author_id``) holds that message's author's words, not the poster's: it is
+    left out (``shares`` False), so a shared message without comment stays text-less."""
     parts: list[str] = []
 
     def rich(el: Any) -> None:
@@ -241,6 +245,8 @@ def _block_text(raw: dict[str, Any]) -> str:
             parts.append(f"<@{el['user_id']}>")
         elif kind == "channel" and isinstance(el.get("channel_id"), str):
             parts.append(f"<#{el['channel_id']}>")
+        elif kind == "broadcast" and isinstance(el.get("range"), str):
+            parts.append(f"<!{el['range']}>")
         for child in el.get("elements") or []:
             rich(child)
         if kind in ("rich_text_section", "rich_text_preformatted", "rich_text_quote"):
@@ -264,6 +270,8 @@ def _block_text(raw: dict[str, Any]) -> str:
     if not "".join(parts).strip():
         for att in raw.get("attachments") or []:
             a = obj(att)
+            if not shares and (a.get("is_share") or a.get("is_msg_unfurl") or a.get("author_id")):
+                continue
             words = [a[k] for k in ("pretext", "title", "text") if isinstance(a.get(k), str) and a[k].strip()]
             if not words and isinstance(a.get("fallback"), str):
                 words = [a["fallback"]]
@@ -295,7 +303,7 @@ def _draft(raw: Any, i: int, where: str, gid: str, cid: str, channel: str, names
         raise bad("user", f"user must be a string, got {type(user).__name__}")
     prof = obj(raw.get("user_profile"))
     if not text.strip():  # words held only in blocks or legacy attachments (apps, integrations)
-        text = _block_text(raw)
+        text = _block_text(raw, shares=False)
     shown, mentions = render(text, names, channel_names)
     files = raw.get("files") or []
     if not isinstance(files, list):

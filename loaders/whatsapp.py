@@ -100,6 +100,7 @@ class _Line:
     rest: str
     more: list[str] = field(default_factory=list)
     year_first: bool = False  # written year, month, day: nums are day, month, year (no doubt)
+    marked: bool = False  # the line starts with U+200E (iOS marks system lines and attachments so)
 
 
 def _chat_member(names: list[str], head: Callable[[str], bytes], where: str) -> str:
@@ -191,13 +192,20 @@ def load_conversations(path: PathLike, group: str | None = None,
     root = existing_path(path)
     where, lines = _read_lines(root)
     entries: list[_Line] = []
+    form: tuple[bool, bool, str] | None = None  # the file's header form: one per export
     for n, ln in enumerate(lines, start=1):
         m = _IOS.match(ln) or _ANDROID.match(ln)
-        if m is not None:
-            g = m.groupdict()
+        g = m.groupdict() if m is not None else {}
+        # (iOS, year first, time separator): a body line that reads as a header of another form
+        # ("2025-07-14 09:00 - kickoff" in a 7/1/25 chat, "14.30 - Abfahrt" where times have
+        # ":") is the message's text, not a message
+        this = (m.re is _IOS, g["Y"] is not None, m.group(0)[m.start("mm") - 1]) if m is not None else None
+        if m is not None and form is None:
+            form = this
+        if m is not None and this == form:
             day_month = (g["a"], g["b"], g["y"]) if g["a"] is not None else (g["D"], g["M"], g["Y"])
             entries.append(_Line(n, m.re is _IOS, (*day_month, g["hh"], g["mm"], g["ss"], g["ap"]), g["rest"],
-                                 year_first=g["Y"] is not None))
+                                 year_first=g["Y"] is not None, marked=ln.startswith("\u200e")))
         elif entries:
             entries[-1].more.append(ln)
         elif ln.strip():
@@ -258,24 +266,28 @@ def _month_first(entries: list[_Line]) -> bool:
 
     A second number above 12 (and no first one) says so, a first number above 12 says day
     first. When every date could be read both ways, the chat's order decides: an export lists
-    its messages in time order, so a reading that puts a later line on an earlier day is wrong,
-    and of two readings in order the one whose days lie closer together is taken (``1/7/25``
-    then ``2/7/25`` is one day apart read day first, a month read month first; a chat read month
-    first where it is written day first jumps a month for every day). So two exports of one
-    chat, one of them holding a ``13/7/25`` or a ``7/13/25``, read their common dates alike,
-    whatever the phone's locale and clock. Only dates of a single day (or readings equally
-    close) fall back to the form: without leading zeros on a 12-hour clock (``7/1/25, 9:59
-    PM``, the US format) month first, else day first (``01/07/2025``, ``1/7/25, 21:41``)."""
-    if any(e.year_first for e in entries):  # stored day first: the file's order is known
+    its messages in time order, so a reading that puts a later line on an earlier day is wrong.
+    When both readings keep the order and the chat has three or more dates, the one whose days
+    lie closer together is taken (``1/7/25``, ``2/7/25``, ``3/7/25`` are consecutive days read
+    day first and the 7th of three months read month first: a chat's days are usually close,
+    monthly messages on one day rare). So two exports of one chat, one of them holding a
+    ``13/7/25`` or a ``7/13/25``, read their common dates alike, whatever the phone's locale
+    and clock. Two dates say too little (``01/07`` and ``01/08`` are a month apart one way, a
+    day the other): they, one day's dates and readings equally close fall back to the form,
+    month first without leading zeros on a 12-hour clock (``7/1/25, 9:59 PM``, the US format),
+    else day first (``01/07/2025``, ``1/7/25, 21:41``). Year-first dates say nothing here."""
+    entries = [e for e in entries if not e.year_first]  # their order is written out
+    if not entries:
         return False
     if any(int(e.nums[0]) > 12 for e in entries):
         return False
     if any(int(e.nums[1]) > 12 for e in entries):
         return True
     spans = [_span(entries, month_first) for month_first in (False, True)]
-    if spans[0] != spans[1]:
-        if spans[0] is None or spans[1] is None:
-            return spans[0] is None
+    if (spans[0] is None) != (spans[1] is None):  # only one reading keeps the chat in order
+        return spans[0] is None
+    if spans[0] is not None and spans[1] is not None and spans[0] != spans[1] \
+            and len({(int(e.nums[0]), int(e.nums[1])) for e in entries}) >= 3:
         return spans[1] < spans[0]
     unpadded = any(len(e.nums[0]) == 1 or len(e.nums[1]) == 1 for e in entries)
     twelve_hour = any(e.nums[6] for e in entries)  # AM/PM
@@ -303,7 +315,7 @@ def _draft(e: _Line, where: str, gid: str, month_first: bool, seen: dict[tuple[s
            position: int) -> Draft:
     record = f"line {e.lineno}"
     a, b, y, hh, mm, ss, ampm = e.nums
-    day, month = (int(b), int(a)) if month_first else (int(a), int(b))
+    day, month = (int(b), int(a)) if month_first and not e.year_first else (int(a), int(b))
     year = int(y) + 2000 if len(y) == 2 else int(y)
     hour = int(hh)
     if ampm:
@@ -317,9 +329,10 @@ def _draft(e: _Line, where: str, gid: str, month_first: bool, seen: dict[tuple[s
     ts = dt.isoformat()
     body = "\n".join([e.rest, *e.more])
     sender, sep, text = body.partition(": ")
-    if e.ios and not text.startswith("\u200e") and ": \u200e" in body.split("\n", 1)[0]:
-        # iOS writes a system line as "<group name>: \u200e<text>", and a group name may hold
-        # ": " itself ("Trip: Rome 2025"): split where the mark is, not at the first ": "
+    if e.ios and e.marked and not text.startswith("\u200e") and ": \u200e" in body.split("\n", 1)[0]:
+        # iOS writes a system line as "\u200e[…] <group name>: \u200e<text>", and a group name
+        # may hold ": " itself ("Trip: Rome 2025"): split where the mark is, not at the first
+        # ": " (only on a marked line: a person's plain message may hold ": \u200e" in its text)
         sender, sep, text = body.partition(": \u200e")
         text = "\u200e" + text
     kind: Literal["", "system"] = ""

@@ -200,13 +200,17 @@ def _first_difference(a: dict[str, object], b: dict[str, object]) -> str | None:
     its session (the day) may differ: that is the same message, placed where it was stored.
     A time without offset is a local time of unknown zone: the same local time with an offset
     (an older Telegram export wrote no ``date_unixtime``, a newer one does) is the same
-    message too."""
+    message too. So is one with a reply link and one without (a loader that no longer reads
+    a forward as a reply, a link an export did not write): the message keeps what it was
+    stored with."""
     naive_twin = (a["offset"] == "") != (b["offset"] == "") and a["local"] == b["local"]
     for f in FIXED_FIELDS:
         if a[f] != b[f]:
             if f == "session" and (naive_twin or (a["ts"] == b["ts"] and a["offset"] != b["offset"])):
                 continue
             if f == "ts" and naive_twin:
+                continue
+            if f == "reply_to" and "" in (a[f], b[f]):  # one side knows no link: keep what is stored
                 continue
             return f
     return None
@@ -553,14 +557,20 @@ def follow_renamed_channels(conv: Conversation, stored_channel: dict[str, str]) 
     id when its channel is renamed, and their exports write the name of the export's day). Its
     messages, new ones included, take the stored channel and their sessions its prefix, as a
     renamed person keeps the name their messages were stored with. A channel whose stored
-    messages lie in two or more channels, or an input without channels, is left as it is (the
+    messages lie in two or more channels, one whose stored name is also a channel of the input
+    (the old name given to a new channel), or an input without channels, is left as it is (the
     conflict check then names the message that differs)."""
     seen: dict[str, set[str]] = defaultdict(set)
     for m in conv.messages:
         if m.channel and m.id in stored_channel:
             seen[m.channel].add(stored_channel[m.id])
+    # not when the stored name is also a channel of this input whose stored messages do not say
+    # it is that channel: "general" renamed "archive" and a new "general" made, both exported,
+    # would merge two channels (refused, as before). An old and a new export of one renamed
+    # channel side by side ("general" stored as "general", "archive" too) are one channel.
+    claimed = {m.channel for m in conv.messages} - {c for c, old in seen.items() if old == {c}}
     renamed = {new: next(iter(old)) for new, old in seen.items()
-               if len(old) == 1 and next(iter(old)) not in ("", new)}
+               if len(old) == 1 and next(iter(old)) not in ("", new) and next(iter(old)) not in claimed}
     if not renamed:
         return conv
 

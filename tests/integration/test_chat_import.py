@@ -230,6 +230,33 @@ def test_an_older_telegram_export_without_offsets_then_a_newer_one_is_a_redelive
     assert res.returncode != 0 and "another ts" in res.stderr
 
 
+def test_a_reply_link_a_later_load_no_longer_gives_is_kept_not_refused(store, group_id, tmp_path):
+    """Loaders that stopped reading a forward (Discord) or another chat's message (Telegram) as
+    a reply re-send those messages without ``reply_to``; every later export of a chat loaded
+    before was refused ("stored with another reply_to"). The stored link is kept; a different
+    link is still refused."""
+    def jsonl(name: str, reply: str) -> Path:
+        path = tmp_path / name
+        rows_ = [{"id": "p1", "speaker": "Mei", "speaker_id": "u1", "text": "deal: Rome 49 EUR",
+                  "session": "s1", "ts": "2025-07-01T10:00:00+00:00"},
+                 {"id": "p2", "speaker": "Ben", "speaker_id": "u2", "text": "fwd", "session": "s1",
+                  "ts": "2025-07-01T10:01:00+00:00",
+                  "reply_to": reply},
+                 {"id": "p3", "speaker": "Li", "speaker_id": "u3", "text": "nice", "session": "s1",
+                  "ts": "2025-07-01T10:02:00+00:00"}]
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows_), encoding="utf-8")
+        return path
+
+    assert ingest_cli(jsonl("old.jsonl", "p1"), group_id)["messages_written"] == 3
+    before = rows(store, group_id)
+    again = ingest_cli(jsonl("new.jsonl", ""), group_id)
+    assert (again["messages_written"], again["messages_edited"], again["messages_skipped"]) == (0, 0, 3)
+    assert rows(store, group_id) == before and before["p2"]["reply_link"] == "p1"
+    res = cli("ingest", str(jsonl("other.jsonl", "p3")), "--format", "jsonl", "--group", group_id, "--json",
+              "--no-progress")
+    assert res.returncode != 0 and "another reply_to" in res.stderr
+
+
 def test_telegram_full_export_keeps_each_chat_apart_and_replies_to_a_photo(store, group_id, tmp_path):
     """A full Telegram export (``chats.list`` and ``left_chats``): each chat a channel, ids
     ``<chat id>:<id>`` (two chats both have a message 2), replies resolved inside their own chat

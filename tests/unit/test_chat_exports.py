@@ -232,9 +232,15 @@ def test_whatsapp_dates_that_read_both_ways_follow_the_chats_own_order(tmp_path)
     iOS export on a 24-hour clock flipped the other way. The chat's dates are in time order and
     close together only when read the right way round."""
     cases = {
-        "au": ("1/7/25, 10:00 am - Mei: deposit due\n2/7/25, 8:15 pm - Ben: booked\n", "13/7/25, 9:00 am - Ben: trip\n"),
-        "us24": ("[7/1/25, 21:41:05] Mei: hi\n[7/2/25, 08:00:00] Ben: morning\n", "[7/13/25, 09:00:00] Mei: back\n"),
+        "au": ("1/7/25, 10:00 am - Mei: deposit due\n2/7/25, 8:15 pm - Ben: booked\n4/7/25, 9:00 am - Li: ok\n",
+               "13/7/25, 9:00 am - Ben: trip\n"),
+        "us24": ("[7/1/25, 21:41:05] Mei: hi\n[7/2/25, 08:00:00] Ben: morning\n[7/5/25, 08:00:00] Li: yo\n",
+                 "[7/13/25, 09:00:00] Mei: back\n"),
         "eu": ("01/07/2025, 10:00 - Mei: hi\n05/07/2025, 10:00 - Ben: yo\n", "13/07/2025, 10:00 - Mei: later\n"),
+        # two dates a month apart day first, a day apart month first: too little to say, so the
+        # form decides (padded, 24-hour: day first), as it will when a 13th comes
+        "uk-rent": ("01/07/2025, 21:41 - Anna: July rent paid\n01/08/2025, 09:00 - Anna: August rent paid\n",
+                    "13/08/2025, 10:00 - Ben: thanks\n"),
     }
     for name, (base, more) in cases.items():
         first, later = tmp_path / f"{name}1.txt", tmp_path / f"{name}2.txt"
@@ -242,14 +248,33 @@ def test_whatsapp_dates_that_read_both_ways_follow_the_chats_own_order(tmp_path)
         later.write_text(base + more, encoding="utf-8")
         a = load_conversations(first, "whatsapp", group="g")[0].messages
         b = load_conversations(later, "whatsapp", group="g")[0].messages
-        assert [m.ts[:7] for m in a] == ["2025-07", "2025-07"], name
-        assert [(m.id, m.ts) for m in a] == [(m.id, m.ts) for m in b[:2]], name
+        assert a[0].ts[:10] == "2025-07-01", name
+        assert [(m.id, m.ts) for m in a] == [(m.id, m.ts) for m in b[:len(a)]], name
     # a reading that puts a later line on an earlier day is refused: 3/1 then 2/2 read month
     # first (the old rule for unpadded 12-hour dates) is 1 March then 2 February
     order = tmp_path / "order.txt"
     order.write_text("3/1/25, 10:00 am - Mei: a\n2/2/25, 10:00 am - Ben: b\n", encoding="utf-8")
     assert [m.ts[:10] for m in load_conversations(order, "whatsapp", group="g")[0].messages] == [
         "2025-01-03", "2025-02-02"]
+
+
+def test_whatsapp_body_lines_that_read_as_a_header_of_another_form_stay_text(tmp_path):
+    """A body line starting with a year-first date or a dotted time read as a message of its own
+    once those forms were read, and a year-first line flipped every date of a US chat. An
+    export writes one header form: a line of another form is text."""
+    us = tmp_path / "us.txt"
+    us.write_text("7/1/25, 9:59 PM - Anna: agenda for the offsite:\n2025-07-14 09:00 - kickoff\n"
+                  "7/2/25, 8:01 AM - Ben: looks good\n7/3/25, 10:00 AM - Anna: see you\n7/13/25, 10:00 AM - Li: hi\n",
+                  encoding="utf-8")
+    ms = load_conversations(us, "whatsapp", group="g")[0].messages
+    assert [(m.speaker, m.ts[:10]) for m in ms] == [
+        ("Anna", "2025-07-01"), ("Ben", "2025-07-02"), ("Anna", "2025-07-03"), ("Li", "2025-07-13")]
+    assert ms[0].text == "agenda for the offsite:\n2025-07-14 09:00 - kickoff"
+    de = tmp_path / "de.txt"
+    de.write_text("13.07.25, 14:00 - Mei: Plan:\n13.07.25 14.30 - Abfahrt Bahnhof\n13.07.25, 14:05 - Ben: ok\n",
+                  encoding="utf-8")
+    ms = load_conversations(de, "whatsapp", group="g")[0].messages
+    assert [(m.speaker, m.text) for m in ms] == [("Mei", "Plan:\n13.07.25 14.30 - Abfahrt Bahnhof"), ("Ben", "ok")]
 
 
 def test_whatsapp_ios_group_names_with_a_colon_and_marked_person_content(tmp_path):
@@ -261,6 +286,7 @@ def test_whatsapp_ios_group_names_with_a_colon_and_marked_person_content(tmp_pat
     chat.write_text(
         "\u200e[13/07/2025, 10:00:01] Trip: Rome 2025: \u200eMei added Ben\n"
         "[13/07/2025, 10:01:00] Mei: hi: see you\n"
+        "[13/07/2025, 10:01:30] Anna: Plan: \u200eColosseum first\n"  # a mark inside a plain message
         "\u200e[13/07/2025, 10:02:00] Mei: \u200eTrip plan.pdf \u2022 \u200e3 pages \u200e<attached: 00000013-Trip plan.pdf>\n"
         "\u200e[13/07/2025, 10:03:00] Ben: \u200ePOLL:\n\u200eWhere to eat?\n"
         "[13/07/2025, 10:04:00] Mei: \u200eLocation: https://maps.google.com/?q=1,2\n"
@@ -270,6 +296,7 @@ def test_whatsapp_ios_group_names_with_a_colon_and_marked_person_content(tmp_pat
     assert got == [
         ("system", "system", "Mei added Ben", []),
         ("", "Mei", "hi: see you", []),
+        ("", "Anna", "Plan: \u200eColosseum first", []),
         ("", "Mei", "", ["00000013-Trip plan.pdf"]),
         ("", "Ben", "POLL:\n\u200eWhere to eat?", []),
         ("", "Mei", "Location: https://maps.google.com/?q=1,2", []),
@@ -447,3 +474,27 @@ def test_whatsapp_dates_and_placeholders_of_other_languages(tmp_path):
     assert got == [("", "Mei", "", 1), ("system", "system", "Ben: Diese Nachricht wurde gelöscht.", 0),
                    ("system", "system", "Mei hat die Gruppe „Reise: 2025“ erstellt", 0),
                    ("", "Ana", "„Zitat“ sagt sie: ja", 0), ("system", "system", "Luis: Se eliminó este mensaje.", 0)]
+
+
+def test_slack_a_shared_message_is_not_the_sharers_words_and_a_thread_starter_numbered_21_keeps_its_link(tmp_path):
+    """A shared message without comment carries the original author's words in an attachment;
+    taking them as the text made the sharer say them. DiscordChatExporter writes a thread
+    starter whose kind it has no name for as "21": its link to the parent channel stays."""
+    root = tmp_path / "acme"
+    (root / "general").mkdir(parents=True)
+    (root / "users.json").write_text(json.dumps([{"id": "U01MEI", "name": "mei"}, {"id": "U02BEN", "name": "ben"}]))
+    (root / "channels.json").write_text(json.dumps([{"id": "C01", "name": "general"}]))
+    (root / "general" / "2025-07-01.json").write_text(json.dumps([
+        {"type": "message", "user": "U02BEN", "text": "", "ts": "1751360000.000100",
+         "attachments": [{"is_share": True, "is_msg_unfurl": True, "author_id": "U01MEI",
+                          "text": "I will resign on Friday", "fallback": "[July 1st] Mei: I will resign on Friday"}]},
+        {"type": "message", "user": "U01MEI", "text": "", "ts": "1751360060.000200", "blocks": [
+            {"type": "rich_text", "elements": [{"type": "rich_text_section", "elements": [
+                {"type": "broadcast", "range": "here"}, {"type": "text", "text": " lunch?"}]}]}]}]))
+    ms = load_conversations(root, "slack", group="g")[0].messages
+    assert [(m.speaker_id, m.text) for m in ms] == [("U02BEN", ""), ("U01MEI", "@here lunch?")]
+    thread = _dce(("9", "Trip"), ("77", "plans"), "7001", "2025-07-01T10:02:00+02:00")
+    thread["messages"][0].update(type="21", reference={"messageId": "6001", "channelId": "42", "guildId": "9"})
+    (tmp_path / "t.json").write_text(json.dumps(thread), encoding="utf-8")
+    (m,) = load_conversations(tmp_path / "t.json", "discord", group="g")[0].messages
+    assert m.reply_to == "6001"

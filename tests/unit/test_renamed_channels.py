@@ -36,3 +36,14 @@ def test_nothing_is_refiled_when_the_stored_channels_disagree_or_are_unnamed():
     assert follow_renamed_channels(plain, {"1": "general"}) is plain  # an input without channels
     new = conv(msg("1", "news"))
     assert follow_renamed_channels(new, {}) is new
+
+
+def test_the_old_name_given_to_a_new_channel_is_not_followed():
+    """"general" renamed "archive", a new "general" made, both in one export: following the
+    rename would merge two channels under "general"; the input is left as it is (refused)."""
+    both = conv(msg("1", "archive"), msg("9", "general"))
+    assert follow_renamed_channels(both, {"1": "general"}) is both
+    # an old and a later export of the one renamed channel side by side are one channel
+    old_and_new = conv(msg("1", "general"), msg("1", "archive"), msg("2", "archive"))
+    got = follow_renamed_channels(old_and_new, {"1": "general"})
+    assert {m.channel for m in got.messages} == {"general"}
