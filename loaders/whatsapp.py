@@ -13,10 +13,12 @@ Mapping (docs/import.md):
 
 - Day/month order: day first when a date of the file has a first number above 12, month first
   when one has a second number above 12; when every date reads both ways, the reading that
-  keeps the chat in time order with its dates closest together (:func:`_month_first`), and
-  for a chat of one day month first if the dates are written without leading zeros on a
-  12-hour clock (``7/1/25, 9:59 PM``, the US format), else day first (``01/07/2025``,
-  ``1/7/25, 21:41``); two-digit years are 20xx. Times are local without
+  keeps the chat in time order, and of two such with three or more dates the one whose dates
+  lie closest together (:func:`_month_first`); else (one or two dates) month first if the
+  dates are written without leading zeros on a 12-hour clock (``7/1/25, 9:59 PM``, the US
+  format), else day first (``01/07/2025``, ``1/7/25, 21:41``); year-first dates are year,
+  month, day; two-digit years are 20xx. One header form per file: a line that reads as a
+  header of another form is text of the message above. Times are local without
   offset, as WhatsApp writes them (stored without offset).
 - id: WhatsApp exports have no message ids, so the id is derived and stable:
   ``"wa-" + sha1("<ts>|<speaker>|<text>|<n>")[:16]`` where ``n`` counts the earlier messages of
@@ -137,7 +139,11 @@ def _chat_member(names: list[str], head: Callable[[str], bytes], where: str) -> 
 def _read_lines(p: Path) -> tuple[str, list[str]]:
     if p.is_dir():  # an unzipped export "with media"
         files = [f.relative_to(p).as_posix() for f in p.rglob("*.txt") if f.is_file()]
-        name = _chat_member(files, lambda n: (p / n).open("rb").read(4096), str(p))
+        def head(n: str) -> bytes:
+            with (p / n).open("rb") as f:
+                return f.read(4096)
+
+        name = _chat_member(files, head, str(p))
         raw, where = (p / name).read_bytes(), str(p / name)
     elif zipfile.is_zipfile(p):
         try:
