@@ -65,6 +65,7 @@ class _Tree:
         self.root = root
         self.zip: zipfile.ZipFile | None = None
         self.prefix = ""
+        self.problem: InvalidInputError | None = None
         if root.is_file():
             try:
                 self.zip = zipfile.ZipFile(root)
@@ -72,9 +73,13 @@ class _Tree:
                 raise InvalidInputError("not a zip file nor a folder", source=str(root), field="path") from e
             names = self.zip.namelist()
             tops = [n for n in names if PurePosixPath(n).name == "channels.json" or PurePosixPath(n).name == "users.json"]
+            folders = sorted({str(PurePosixPath(n).parent).strip(".") for n in tops})
+            if len(folders) > 1:  # reading one would drop the others without a word: refused on load
+                self.problem = InvalidInputError(
+                    f"the zip holds {len(folders)} Slack exports ({', '.join(f or '(top)' for f in folders[:4])}): "
+                    "load each export on its own", source=str(root), field="path")
             if tops:
-                self.prefix = str(PurePosixPath(tops[0]).parent).strip(".")
-                self.prefix = self.prefix + "/" if self.prefix else ""
+                self.prefix = folders[0] + "/" if folders[0] else ""
 
     def names(self) -> list[str]:
         if self.zip is not None:
@@ -170,6 +175,8 @@ def load_conversations(path: PathLike, group: str | None = None,
     """
     root = existing_path(path)
     tree = _Tree(root)
+    if tree.problem is not None:
+        raise tree.problem
     source = str(root)
     names_in = set(tree.names())
     if not names_in & {"channels.json", "users.json"}:

@@ -498,3 +498,19 @@ def test_slack_a_shared_message_is_not_the_sharers_words_and_a_thread_starter_nu
     (tmp_path / "t.json").write_text(json.dumps(thread), encoding="utf-8")
     (m,) = load_conversations(tmp_path / "t.json", "discord", group="g")[0].messages
     assert m.reply_to == "6001"
+
+
+def test_a_zip_of_two_slack_exports_is_refused_not_half_read(tmp_path):
+    """A zip holding two exports was read from the first one found, the other dropped without a
+    word (the same two as folders were refused)."""
+    z = tmp_path / "two.zip"
+    with zipfile.ZipFile(z, "w") as f:
+        for top in ("r1", "acme"):
+            f.writestr(f"{top}/users.json", json.dumps([{"id": "U01", "name": "mei"}]))
+            f.writestr(f"{top}/channels.json", json.dumps([{"id": "C01", "name": "general"}]))
+            f.writestr(f"{top}/general/2025-07-01.json", json.dumps(
+                [{"type": "message", "user": "U01", "text": top, "ts": "1751360000.000100"}]))
+    assert detect_format(z) == "slack"  # so the load names the cause
+    with pytest.raises(InvalidInputError, match="holds 2 Slack exports") as e:
+        load_conversations(z, "slack", group="g")
+    assert e.value.field == "path"
