@@ -92,7 +92,7 @@ def finish(gid: str, name: str, drafts: list[Draft], *, source: str) -> list[Con
     """
     if not drafts:
         return []
-    check_unique_ids(drafts, source=source, edits=True)
+    check_unique_ids(drafts, source=source, edits=True, renames=True)
     return [Conversation(group_id=gid, name=name or gid, messages=assemble_messages(drafts, by_time=True),
                          source=source)]
 

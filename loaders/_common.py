@@ -379,7 +379,7 @@ def assemble_messages(drafts: list[Draft], *, by_time: bool) -> list[MessageReco
 
 
 def check_unique_ids(
-    messages: Sequence[MessageRecord | Draft], *, source: str, edits: bool = False
+    messages: Sequence[MessageRecord | Draft], *, source: str, edits: bool = False, renames: bool = False
 ) -> None:
     """Check that a repeated message id within a group is a redelivery (or, where the format
     carries edits, an edit).
@@ -395,6 +395,9 @@ def check_unique_ids(
         messages: messages or drafts, in input order (the later occurrence is reported).
         source: file path for the error.
         edits: whether the format may repeat an id with new text.
+        renames: whether a repeat may show the same ``speaker_id`` under another display name
+            (platform exports, which write each export day's name; two exports of one channel
+            in one folder).
 
     Raises:
         InvalidInputError: record = the second occurrence (its ``source_ref``).
@@ -406,11 +409,11 @@ def check_unique_ids(
         where = record_label(m.source_ref, source) or m.id
         if key in seen:
             first_where, first = seen[key]
-            # with a platform user id the person is the id: two exports of one channel in one
-            # input write the display name of their day (a renamed user), as ingest allows
-            same_person = bool(m.speaker_id) and first.speaker_id == m.speaker_id
+            # platform exports: the person is the user id, and two exports of one channel in
+            # one input write the display name of their day (a renamed user), as ingest allows
+            same_person = renames and bool(m.speaker_id) and first.speaker_id == m.speaker_id
             diff = next((f for f in fixed if getattr(first, f) != getattr(m, f)
-                         and not (f == "speaker" and same_person and edits)), None)
+                         and not (f == "speaker" and same_person)), None)
             if diff is None and not edits and first.text != m.text:
                 diff = "text"
             if diff is not None:
