@@ -148,12 +148,31 @@ def load_conversations(path: PathLike, fmt: str, group: str | None = None,
     if fmt == "auto":
         fmt = detect_format(path)
     if fmt in _CHAT_LOADERS:
-        return _CHAT_LOADERS[fmt](path, group, rejects)
+        try:
+            return _CHAT_LOADERS[fmt](path, group, rejects)
+        except InvalidInputError as e:
+            raise _with_format_hint(e, path, fmt) from e.__cause__
     if rejects is not None:
         raise InvalidInputError(
             f"skipping bad records is supported for {', '.join(TOLERANT_FORMATS)}, not {fmt!r} "
             "(a benchmark file is loaded whole or not at all)", source=str(path), field="on_bad_record")
     return _CONVERSATION_LOADERS[fmt](path, group)
+
+
+def _with_format_hint(e: InvalidInputError, path: PathLike, fmt: str) -> InvalidInputError:
+    """``e`` saying which format ``path`` is, when a chat loader refused the whole input (no
+    record named, or WhatsApp's text before the first message line) and the input's layout is
+    another format's (``--format slack`` given a WhatsApp ``.txt``); else ``e`` itself."""
+    if e.field not in ("path", "json", "line", "guild") or (e.record and e.field != "line"):
+        return e
+    try:
+        found = detect_format(path)
+    except InvalidInputError:
+        return e
+    if found == fmt:
+        return e
+    return InvalidInputError(f"{e.reason}; it reads as a {found} export: load it as {found} (--format {found}, or auto)",
+                             source=e.source, record=e.record, field=e.field)
 
 
 def load_questions(path: PathLike, fmt: str, group: str | None = None) -> list[Question]:

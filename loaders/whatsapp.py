@@ -15,9 +15,9 @@ Mapping (docs/import.md):
   when one has a second number above 12; when every date reads both ways, the reading that
   keeps the chat in time order, and of two such with three or more dates the one whose dates
   lie closest together (:func:`_month_first`); else (one or two dates) month first if the
-  dates are written without leading zeros on a 12-hour clock (``7/1/25, 9:59 PM``, the US
-  format), else day first (``01/07/2025``, ``1/7/25, 21:41``); year-first dates are year,
-  month, day; two-digit years are 20xx. One header form per file: a line that reads as a
+  dates are written without leading zeros on a 12-hour clock in capitals (``7/1/25, 9:59 PM``,
+  the US format), else day first (``01/07/2025``, ``1/7/25, 21:41``, Australian and British
+  ``1/7/25, 10:00 am``); year-first dates are year, month, day; two-digit years are 20xx. One header form per file: a line that reads as a
   header of another form is text of the message above. Times are local without
   offset, as WhatsApp writes them (stored without offset).
 - id: WhatsApp exports have no message ids, so the id is derived and stable:
@@ -280,8 +280,9 @@ def _month_first(entries: list[_Line]) -> bool:
     ``13/7/25`` or a ``7/13/25``, read their common dates alike, whatever the phone's locale
     and clock. Two dates say too little (``01/07`` and ``01/08`` are a month apart one way, a
     day the other): they, one day's dates and readings equally close fall back to the form,
-    month first without leading zeros on a 12-hour clock (``7/1/25, 9:59 PM``, the US format),
-    else day first (``01/07/2025``, ``1/7/25, 21:41``). Year-first dates say nothing here."""
+    month first without leading zeros on a 12-hour clock written AM/PM (``7/1/25, 9:59 PM``, the
+    US format), else day first (``01/07/2025``, ``1/7/25, 21:41``, and the Australian or British
+    ``1/7/25, 10:00 am``). Year-first dates say nothing here."""
     entries = [e for e in entries if not e.year_first]  # their order is written out
     if not entries:
         return False
@@ -296,8 +297,10 @@ def _month_first(entries: list[_Line]) -> bool:
             and len({(int(e.nums[0]), int(e.nums[1])) for e in entries}) >= 3:
         return spans[1] < spans[0]
     unpadded = any(len(e.nums[0]) == 1 or len(e.nums[1]) == 1 for e in entries)
-    twelve_hour = any(e.nums[6] for e in entries)  # AM/PM
-    return unpadded and twelve_hour
+    # AM/PM in capitals is the US clock; English locales that write the day first (Australia,
+    # Britain, India) write "am" / "pm"
+    us_clock = any(e.nums[6] and e.nums[6].isupper() for e in entries)
+    return unpadded and us_clock
 
 
 def _span(entries: list[_Line], month_first: bool) -> int | None:

@@ -237,6 +237,10 @@ def test_whatsapp_dates_that_read_both_ways_follow_the_chats_own_order(tmp_path)
         "us24": ("[7/1/25, 21:41:05] Mei: hi\n[7/2/25, 08:00:00] Ben: morning\n[7/5/25, 08:00:00] Li: yo\n",
                  "[7/13/25, 09:00:00] Mei: back\n"),
         "eu": ("01/07/2025, 10:00 - Mei: hi\n05/07/2025, 10:00 - Ben: yo\n", "13/07/2025, 10:00 - Mei: later\n"),
+        # two dates: too little for the order to say; the form decides. Australian phones write
+        # "am"/"pm" (US ones "AM"/"PM"): day first, as a later 13th confirms
+        "au-two-days": ("1/7/25, 10:00 am - Mei: deposit due\n2/7/25, 8:15 pm - Ben: booked\n",
+                        "13/7/25, 9:00 am - Ben: trip\n"),
         # two dates a month apart day first, a day apart month first: too little to say, so the
         # form decides (padded, 24-hour: day first), as it will when a 13th comes
         "uk-rent": ("01/07/2025, 21:41 - Anna: July rent paid\n01/08/2025, 09:00 - Anna: August rent paid\n",
@@ -514,3 +518,30 @@ def test_a_zip_of_two_slack_exports_is_refused_not_half_read(tmp_path):
     with pytest.raises(InvalidInputError, match="holds 2 Slack exports") as e:
         load_conversations(z, "slack", group="g")
     assert e.value.field == "path"
+
+
+def test_a_chat_export_loaded_as_another_platform_says_which_it_is(tmp_path):
+    """A new user gave --format slack to a WhatsApp .txt ("not a zip file nor a folder") and
+    --format whatsapp to a Slack folder ("the export holds no .txt chat"): neither said what to
+    do. A refusal of the whole input now names the format the input reads as."""
+    wa = tmp_path / "chat.txt"
+    wa.write_text("01/07/2025, 10:00 - Mei: hi\n", encoding="utf-8")
+    with pytest.raises(InvalidInputError, match="reads as a whatsapp export: load it as whatsapp") as e:
+        load_conversations(wa, "slack", group="g")
+    assert e.value.field == "path"
+    slack_dir = tmp_path / "acme"
+    (slack_dir / "general").mkdir(parents=True)
+    (slack_dir / "channels.json").write_text(json.dumps([{"id": "C01", "name": "general"}]))
+    with pytest.raises(InvalidInputError, match="reads as a slack export"):
+        load_conversations(slack_dir, "whatsapp", group="g")
+    discord_file = tmp_path / "d.json"
+    discord_file.write_text(json.dumps(_dce(("9", "Trip"), ("42", "general"), "1", "2025-07-01T10:00:00+02:00")))
+    with pytest.raises(InvalidInputError, match="reads as a discord export"):
+        load_conversations(discord_file, "whatsapp", group="g")
+    with pytest.raises(InvalidInputError, match="reads as a discord export"):
+        load_conversations(discord_file, "telegram", group="g")
+    bad = tmp_path / "bad.txt"  # nothing else either: the error as it was
+    bad.write_text("hello\n", encoding="utf-8")
+    with pytest.raises(InvalidInputError) as e:
+        load_conversations(bad, "whatsapp", group="g")
+    assert "reads as" not in str(e.value)
