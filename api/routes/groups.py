@@ -72,6 +72,7 @@ def post_messages(
         messages_edited=summary.messages_edited, messages_skipped=summary.messages_skipped,
         persons_created=summary.persons_created,
         sessions_created=summary.sessions_created, group_created=bool(summary.groups_created),
+        channels_renamed=summary.channels_renamed,
     )
 
 

@@ -127,5 +127,6 @@ def post_import(
         messages_edited=summary.messages_edited, messages_skipped=summary.messages_skipped,
         persons_created=summary.persons_created, sessions_created=summary.sessions_created,
         group_created=bool(summary.groups_created), messages_rejected=len(rejects or []),
+        channels_renamed=summary.channels_renamed,
         rejects=shown, rejects_truncated=len(rejects or []) > MAX_REJECTS_SHOWN,
     )

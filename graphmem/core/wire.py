@@ -120,7 +120,9 @@ class MessagesCreate(BaseModel):
 class IngestPublic(BaseModel):
     """What an append wrote: ``messages_written`` new, ``messages_edited`` new text under a
     stored id (or a later version of an id earlier in the request), ``messages_skipped``
-    identical to what is stored or a text the message had before (a stale redelivery)."""
+    identical to what is stored or a text the message had before (a stale redelivery).
+    ``channels_renamed``: channels of the input filed under the name they were stored with
+    (renamed since; ``"<group>: <input name> -> <stored name>"``)."""
 
     group_id: str
     messages_written: int
@@ -129,6 +131,7 @@ class IngestPublic(BaseModel):
     persons_created: int
     sessions_created: int
     group_created: bool
+    channels_renamed: list[str] = Field(default_factory=list)
 
 
 class EmbedPublic(BaseModel):

@@ -92,6 +92,9 @@ class IngestSummary:
     group_ids: list[str] = field(default_factory=list)
     messages_rejected: int = 0
     """Bad records left out under ``--on-bad-record skip`` (written to the rejects file)."""
+    channels_renamed: list[str] = field(default_factory=list)
+    """Input channels filed under the name they were stored with (a channel renamed since):
+    ``"<group>: <input name> -> <stored name>"`` (:func:`follow_renamed_channels`)."""
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -593,6 +596,9 @@ def _ingest_one(
                                               ids=[d.m.id for d in deliveries])}
     followed = follow_renamed_channels(conv, {i: r["channel"] for i, r in stored.items()})
     if followed is not conv:  # channel order and placement are per channel: collapse again
+        renames = sorted({(a.channel, b.channel) for a, b in zip(conv.messages, followed.messages)
+                          if a.channel != b.channel})
+        summary.channels_renamed.extend(f"{gid}: {new} -> {old}" for new, old in renames)
         conv, deliveries = followed, collapse(followed)
     # display names join the person of their identity form (person_ids); checked again under
     # the group's lock by the first batch (_write_batch), which refuses a race

@@ -83,7 +83,8 @@ def test_round_trip_append_derive_read_ask(store, schema, group_id):
             r = c.post(f"/groups/{group_id}/messages", json=body)
             assert r.status_code == 200, r.text
             assert r.json() == {"group_id": group_id, "messages_written": 16, "messages_edited": 0, "messages_skipped": 0,
-                                "persons_created": 5, "sessions_created": 3, "group_created": True}
+                                "persons_created": 5, "sessions_created": 3, "group_created": True,
+                                "channels_renamed": []}
             again = c.post(f"/groups/{group_id}/messages", json=body).json()  # idempotent by id
             assert (again["messages_written"], again["messages_skipped"], again["group_created"]) == (0, 16, False)
             more = [

@@ -153,6 +153,9 @@ def test_a_renamed_channel_keeps_its_stored_name_in_later_exports(store, group_i
     later.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
     second = ingest_cli(later, group_id)
     assert (second["messages_written"], second["messages_skipped"]) == (1, first["messages_written"])
+    assert second["channels_renamed"] == [f"{group_id}: trip-planning -> general"]
+    human = cli("ingest", str(later), "--format", "discord", "--group", group_id, "--no-progress")
+    assert "kept under its stored name: " + f"{group_id}: trip-planning -> general" in human.stdout + human.stderr
     now = rows(store, group_id)
     assert {k: v for k, v in now.items() if k != "1000000000000000009"} == before
     added = now["1000000000000000009"]

@@ -56,6 +56,21 @@ def test_an_upload_stores_what_the_cli_stores(url, store, make_group, fmt):
     assert len(api_rows) == first.messages_written and api_rows == cli_rows
 
 
+def test_a_renamed_channel_is_reported_by_the_api_as_by_the_cli(url, store, group_id, tmp_path):
+    """A later export of a renamed channel is filed under the stored name; the API and the typed
+    client say so in ``channels_renamed`` (a new user saw the CLI file it silently)."""
+    data = json.loads(DISCORD.read_text(encoding="utf-8"))
+    with GraphMemClient(url, api_key=KEY) as gm:
+        first = gm.import_chat(group_id, DISCORD)
+        assert first.channels_renamed == []
+        data["channel"]["name"] = "trip-planning"
+        later = tmp_path / "later.json"
+        later.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+        again = gm.import_chat(group_id, later)
+    assert (again.messages_written, again.messages_skipped) == (0, first.messages_written)
+    assert again.channels_renamed == [f"{group_id}: trip-planning -> general"]
+
+
 def test_a_bad_record_is_named_or_skipped_and_returned(url, store, group_id, tmp_path):
     data = json.loads(DISCORD.read_text(encoding="utf-8"))
     data["messages"][3]["timestamp"] = "yesterday"
