@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -43,6 +44,16 @@ def ingest_cli(path: Path, gid: str, *extra: str) -> dict:
     res = cli("ingest", str(path), "--format", "auto", "--group", gid, "--json", "--no-progress", *extra)
     assert res.returncode == 0, res.stderr
     return json.loads(res.stdout)
+
+
+def later_discord(path: Path, ts: str, content: str, change: Callable[[dict], object]) -> Path:
+    """A later export of the Discord fixture at ``path``: ``change`` applied to its JSON, and one
+    new message (id ``1000000000000000009``) at ``ts`` saying ``content``."""
+    data = json.loads(DISCORD.read_text(encoding="utf-8"))
+    change(data)
+    data["messages"].append(dict(data["messages"][-1], id="1000000000000000009", timestamp=ts, content=content))
+    path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    return path
 
 
 def test_slack_export_stored_field_by_field_and_reimport_changes_nothing(store, group_id, tmp_path):
@@ -117,14 +128,11 @@ def test_discord_export_fields_and_a_later_export_appends_only_what_is_new(store
     assert (sticker["person"], sticker["speaker"], sticker["types"]) == ("111111111111111111", "Mei 🌸", ["sticker"])
     assert got["1000000000000000008"]["text"] == "押金什么时候退？\n第二行"
     # a later export: one message edited, one new; the rest unchanged
-    data = json.loads(DISCORD.read_text(encoding="utf-8"))
-    data["messages"][2]["content"] = "ok 👍 (paid)"
-    data["messages"][2]["timestampEdited"] = "2025-07-02T10:00:00.000+02:00"
-    new = dict(data["messages"][-1], id="1000000000000000009", timestamp="2025-07-03T00:00:00.000+02:00",
-               content="new day")
-    data["messages"].append(new)
-    later = tmp_path / "later.json"
-    later.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    def edit(data: dict) -> None:
+        data["messages"][2]["content"] = "ok 👍 (paid)"
+        data["messages"][2]["timestampEdited"] = "2025-07-02T10:00:00.000+02:00"
+
+    later = later_discord(tmp_path / "later.json", "2025-07-03T00:00:00.000+02:00", "new day", edit)
     second = ingest_cli(later, group_id)
     assert (second["messages_written"], second["messages_edited"], second["messages_skipped"]) == (1, 1, 7)
     now = rows(store, group_id)
@@ -144,13 +152,8 @@ def test_a_renamed_channel_keeps_its_stored_name_in_later_exports(store, group_i
     another channel")."""
     first = ingest_cli(DISCORD, group_id)
     before = rows(store, group_id)
-    data = json.loads(DISCORD.read_text(encoding="utf-8"))
-    data["channel"]["name"] = "trip-planning"
-    new = dict(data["messages"][-1], id="1000000000000000009", timestamp="2025-07-02T09:00:00.000+02:00",
-               content="same day, new name")
-    data["messages"].append(new)
-    later = tmp_path / "Trip Crew - trip-planning.json"
-    later.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    later = later_discord(tmp_path / "Trip Crew - trip-planning.json", "2025-07-02T09:00:00.000+02:00",
+                          "same day, new name", lambda data: data["channel"].update(name="trip-planning"))
     second = ingest_cli(later, group_id)
     assert (second["messages_written"], second["messages_skipped"]) == (1, first["messages_written"])
     assert second["channels_renamed"] == [f"{group_id}: trip-planning -> general"]
