@@ -171,8 +171,10 @@ def _with_format_hint(e: InvalidInputError, path: PathLike, fmt: str) -> Invalid
         return e
     if found == fmt:
         return e
-    return InvalidInputError(f"{e.reason}; it reads as a {found} export: load it as {found} (--format {found}, or auto)",
-                             source=e.source, record=e.record, field=e.field)
+    hinted = InvalidInputError(f"{e.reason}; it reads as a {found} export: load it as {found} (--format {found}, "
+                               "or auto)", source=e.source, record=e.record, field=e.field)
+    hinted.value = e.value
+    return hinted
 
 
 def load_questions(path: PathLike, fmt: str, group: str | None = None) -> list[Question]:

@@ -40,6 +40,11 @@ def obj(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def arr(value: Any) -> list[Any]:
+    """``value`` when it is a JSON array, else ``[]`` (an optional nested list)."""
+    return value if isinstance(value, list) else []
+
+
 def guarded(rejects: list[Reject] | None, raw: Any, fn: Callable[[], Draft | None]) -> Draft | None:
     """Run ``fn`` (which builds one draft or returns None for nothing to keep); with ``rejects``
     given, an :class:`InvalidInputError` becomes a :class:`Reject` of ``raw`` and None.

@@ -45,7 +45,7 @@ from typing import Any, Literal
 
 from graphmem.core.errors import InvalidInputError
 from graphmem.core.model import Attachment, Conversation
-from loaders._chat import SYSTEM_ID, SYSTEM_SPEAKER, Reject, obj, finish, group_from, guarded, safe_id, session_of
+from loaders._chat import SYSTEM_ID, SYSTEM_SPEAKER, Reject, arr, obj, finish, group_from, guarded, safe_id, session_of
 from loaders._common import parse_json_bytes, Draft, PathLike, existing_path, read_zip_member
 
 __all__ = ["is_slack", "load_conversations"]
@@ -230,18 +230,19 @@ def load_conversations(path: PathLike, group: str | None = None,
     return finish(gid, gid, drafts, source=source)
 
 
-def _block_text(raw: dict[str, Any], shares: bool = False) -> str:
+def _block_text(raw: dict[str, Any]) -> str:
     """The words of a message whose ``text`` is empty: its ``blocks`` (rich text, section and
     header texts, context elements) or else its legacy ``attachments`` (``pretext``, ``title``,
     ``text``, else ``fallback``), in Slack's markup (rendered like ``text``); "" when none.
 
     An attachment that shares or unfurls another message (``is_share``, ``is_msg_unfurl``, or
     one with an ``author_id``) holds that message's author's words, not the poster's: it is
-    left out (``shares`` False), so a shared message without comment stays text-less."""
+    left out, so a shared message without comment stays text-less. Parts of another type than
+    Slack writes are passed over; rich text is read 8 levels deep (Slack nests 4)."""
     parts: list[str] = []
 
-    def rich(el: Any) -> None:
-        if not isinstance(el, dict):
+    def rich(el: Any, depth: int) -> None:
+        if not isinstance(el, dict) or depth > 8:
             return
         kind = el.get("type")
         if kind in ("text", "emoji") and isinstance(el.get("text" if kind == "text" else "name"), str):
@@ -254,30 +255,27 @@ def _block_text(raw: dict[str, Any], shares: bool = False) -> str:
             parts.append(f"<#{el['channel_id']}>")
         elif kind == "broadcast" and isinstance(el.get("range"), str):
             parts.append(f"<!{el['range']}>")
-        for child in el.get("elements") or []:
-            rich(child)
+        for child in arr(el.get("elements")):
+            rich(child, depth + 1)
         if kind in ("rich_text_section", "rich_text_preformatted", "rich_text_quote"):
             parts.append("\n")
 
-    for block in raw.get("blocks") or []:
-        if not isinstance(block, dict):
-            continue
+    def line(value: Any) -> None:
+        if isinstance(value, str) and value.strip():
+            parts.append(value + "\n")
+
+    for block in map(obj, arr(raw.get("blocks"))):
         if block.get("type") == "rich_text":
-            rich(block)
-        t = obj(block.get("text")).get("text")  # section, header
-        if isinstance(t, str) and t.strip():
-            parts.append(t + "\n")
-        for el in block.get("fields") or []:
-            if isinstance(obj(el).get("text"), str):
-                parts.append(obj(el)["text"] + "\n")
+            rich(block, 0)
+        line(obj(block.get("text")).get("text"))  # section, header
+        for el in arr(block.get("fields")):
+            line(obj(el).get("text"))
         if block.get("type") == "context":
-            for el in block.get("elements") or []:
-                if isinstance(obj(el).get("text"), str):
-                    parts.append(obj(el)["text"] + "\n")
+            for el in arr(block.get("elements")):
+                line(obj(el).get("text"))
     if not "".join(parts).strip():
-        for att in raw.get("attachments") or []:
-            a = obj(att)
-            if not shares and (a.get("is_share") or a.get("is_msg_unfurl") or a.get("author_id")):
+        for a in map(obj, arr(raw.get("attachments"))):
+            if a.get("is_share") or a.get("is_msg_unfurl") or a.get("author_id"):
                 continue
             words = [a[k] for k in ("pretext", "title", "text") if isinstance(a.get(k), str) and a[k].strip()]
             if not words and isinstance(a.get("fallback"), str):
@@ -310,7 +308,7 @@ def _draft(raw: Any, i: int, where: str, gid: str, cid: str, channel: str, names
         raise bad("user", f"user must be a string, got {type(user).__name__}")
     prof = obj(raw.get("user_profile"))
     if not text.strip():  # words held only in blocks or legacy attachments (apps, integrations)
-        text = _block_text(raw, shares=False)
+        text = _block_text(raw)
     shown, mentions = render(text, names, channel_names)
     files = raw.get("files") or []
     if not isinstance(files, list):

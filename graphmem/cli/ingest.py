@@ -69,7 +69,7 @@ def load_input(path: Path, fmt: str, group: str | None, on_bad_record: str,
 def _summary_line(summary: Any) -> str:
     rejected = f", {summary.messages_rejected} rejected" if summary.messages_rejected else ""
     renamed = "".join(f"\nchannel renamed since it was stored, kept under its stored name: {r}"
-                      for r in getattr(summary, "channels_renamed", []))
+                      for r in summary.channels_renamed)
     return (f"{summary.groups} group(s), {summary.sessions} sessions, {summary.persons} persons: "
             f"{summary.messages_written} messages written, {summary.messages_edited} edited, "
             f"{summary.messages_skipped} skipped{rejected}{renamed}")

@@ -572,8 +572,8 @@ def follow_renamed_channels(conv: Conversation, stored_channel: dict[str, str]) 
     # would merge two channels (refused, as before). An old and a new export of one renamed
     # channel side by side ("general" stored as "general", "archive" too) are one channel.
     claimed = {m.channel for m in conv.messages} - {c for c, old in seen.items() if old == {c}}
-    renamed = {new: next(iter(old)) for new, old in seen.items()
-               if len(old) == 1 and next(iter(old)) not in ("", new) and next(iter(old)) not in claimed}
+    renamed = {new: old for new, (old, *more) in seen.items()
+               if not more and old not in ("", new) and old not in claimed}
     if not renamed:
         return conv
 

@@ -429,6 +429,12 @@ def test_slack_words_held_only_in_blocks_or_attachments_are_kept(tmp_path):
         {"id": "U01MEI", "name": "mei", "profile": {"display_name": "Mei"}},
         {"id": "U02BEN", "name": "ben", "profile": {"display_name": "Ben"}}]))
     (root / "channels.json").write_text(json.dumps([{"id": "C01", "name": "general"}]))
+    deep: dict = {"type": "rich_text", "elements": []}
+    cur = deep
+    for _ in range(300):
+        cur["elements"].append({"type": "rich_text_section", "elements": []})
+        cur = cur["elements"][0]
+    cur["elements"].append({"type": "text", "text": "too deep to be a real message"})
     rich = {"type": "rich_text", "elements": [{"type": "rich_text_section", "elements": [
         {"type": "text", "text": "see you at the airport, "}, {"type": "user", "user_id": "U02BEN"},
         {"type": "text", "text": " "}, {"type": "link", "url": "https://example.org/plan", "text": "plan"}]}]}
@@ -440,12 +446,20 @@ def test_slack_words_held_only_in_blocks_or_attachments_are_kept(tmp_path):
         {"type": "message", "subtype": "bot_message", "bot_id": "B02", "username": "weather", "text": "",
          "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": "*Sunny* 30C"}}],
          "ts": "1751360120.000300"},
-        {"type": "message", "user": "U02BEN", "text": "", "files": [{"name": "a.png"}], "ts": "1751360180.000400"}]))
+        {"type": "message", "user": "U02BEN", "text": "", "files": [{"name": "a.png"}], "ts": "1751360180.000400"},
+        # malformed parts (a number where a list goes, rich text nested 300 deep) are passed over:
+        # a text-less message, not a traceback
+        {"type": "message", "user": "U02BEN", "text": "", "ts": "1751360240.000500",
+         "blocks": [{"type": "rich_text", "elements": 7}, {"fields": 3}, {"type": "context", "elements": 1}, 5],
+         "attachments": 9},
+        {"type": "message", "user": "U02BEN", "text": "", "ts": "1751360300.000600", "blocks": [deep]}]))
     ms = load_conversations(root, "slack", group="g")[0].messages
     assert [(m.text, m.mentions) for m in ms] == [
         ("see you at the airport, @Ben plan", ("U02BEN",)),
         ("PROJ-1 Book hotel\nAssignee: Ben", ()),
         ("*Sunny* 30C", ()),
+        ("", ()),
+        ("", ()),
         ("", ()),
     ]
 
