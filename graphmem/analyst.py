@@ -190,6 +190,12 @@ _PLAIN_UNWIND_RANGE = re.compile(
 """``UNWIND range(a, b[, step]) AS x`` with plain arguments (literals, parameters, variables):
 rows, which the server stops at the time limit."""
 
+_REGEX_MATCH = re.compile(r"=~")
+"""A regular-expression match (``x =~ 'pattern'``): Java's matcher backtracks inside one
+expression, so ``'aaaa...a!' =~ '(.*a){20}'`` kept a core busy long after its transaction was
+terminated at the time limit (an attacker trial: still running at 84 s past a 2 s limit; only a
+restart of Neo4j ended it)."""
+
 _EXPRESSION_LOOP = re.compile(
     r"\breduce\s*\(|\[\s*`?[\w]+`?\s+IN\b|\b(?:any|all|none|single)\s*\(\s*`?[\w]+`?\s+IN\b", re.IGNORECASE)
 """A loop inside one expression: ``reduce(...)``, a list comprehension ``[x IN list | ...]`` and
@@ -210,9 +216,9 @@ def check_read_plan(plan: Any) -> None:
     reads, procedure calls, ``LOAD CSV``, ``SHOW``/``TERMINATE``, every writing or admin
     operator, every subquery the planner nests inside an expression (``COLLECT``/``COUNT``/
     ``EXISTS { ... }`` in an operator's details: its reads are not operators here), loops
-    inside one expression (``reduce``, list comprehensions, ``any/all/none/single``) and
-    ``range()`` anywhere but as the plain source of an ``UNWIND`` (such loops outlive the time
-    limit) are refused.
+    inside one expression (``reduce``, list comprehensions, ``any/all/none/single``),
+    ``range()`` anywhere but as the plain source of an ``UNWIND`` and regular-expression
+    matches (``=~``: backtracking) are refused (such loops outlive the time limit).
     Expansions from pinned nodes stay inside the group because graphmem never links nodes of
     two groups.
 
@@ -237,6 +243,11 @@ def check_read_plan(plan: Any) -> None:
                 f"read_cypher refuses a loop inside one expression ({loop.group().strip()} ... in {op}): "
                 "the server runs it to its end whatever the time limit; UNWIND the list and use WHERE and "
                 "aggregations (count, collect, sum) instead", field="query")
+        if _REGEX_MATCH.search(details):
+            raise InvalidInputError(
+                f"read_cypher refuses a regular-expression match (=~ in {op}): a backtracking pattern "
+                "runs in the server past the time limit; use STARTS WITH, ENDS WITH or CONTAINS "
+                "(toLower() on both sides for a match in any case)", field="query")
         nested = _NESTED_PLAN.search(details)
         if nested is not None:
             raise InvalidInputError(

@@ -48,7 +48,7 @@ ESCAPES = [
 ]
 
 
-RANGE, LOOP = "range() inside an expression", "loop inside one expression"
+RANGE, LOOP, REGEX = "range() inside an expression", "loop inside one expression", "regular-expression match"
 RUNAWAY = [  # an attacker trial: the first ran on for 740 s after its 10 s limit, a core pinned
     ("MATCH (m:Message {group_id: $group_id}) RETURN reduce(s = '', i IN range(1, 100000000) | s + 'aaaaaaaaaa') AS x",
      RANGE),
@@ -59,6 +59,11 @@ RUNAWAY = [  # an attacker trial: the first ran on for 740 s after its 10 s limi
     ("UNWIND range(1, size([i IN range(1, 100000000) | i])) AS x RETURN x", RANGE),
     ("WITH reduce(s = [0], i IN [1,1,1,1,1,1,1,1,1,1,1,1,1,1] | s + s) AS l "
      "RETURN reduce(a = 0, x IN l | a + reduce(b = 0, y IN l | b + 1)) AS n", LOOP),
+    # a third: a backtracking regex ran on at 84 s past a 2 s limit ('aaaa...a!' =~ '(.*a){20}');
+    # these patterns are cheap, so the code before the rule answers them instead of refusing
+    ("RETURN 'aaaa!' =~ '(.*a){2}' AS x", REGEX),
+    ("MATCH (m:Message {group_id: $group_id}) WHERE m.text =~ '(?i).*trail.*' RETURN m.id AS id", REGEX),
+    ("MATCH (m:Message {group_id: $group_id}) WITH m, '.*trail.*' AS p WHERE m.text =~ p RETURN m.id AS id", REGEX),
     ("UNWIND range(1, 20000) AS i WITH collect(i) AS l RETURN size([x IN l | [y IN l | x * y]]) AS n", LOOP),
     ("UNWIND range(1, 20000) AS i WITH collect(i) AS l RETURN any(x IN l WHERE all(y IN l WHERE y < x)) AS n", LOOP),
 ]
