@@ -189,6 +189,15 @@ def short_repr(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def one_line(text: str) -> str:
+    """``text`` on one line, for a line-structured model prompt or a label: every run of
+    whitespace (line breaks, tabs, U+2028/U+2029, U+0085, any Unicode space) as one space, the
+    ends trimmed. Chat-controlled names and texts pass through it wherever they enter such a
+    prompt, so none can begin a line of its own (a forged message line, candidate or fence
+    line; docs/security.md "Attribution")."""
+    return " ".join(text.split())
+
+
 def fence(label: str, lines: list[str], basis: str | None = None) -> list[str]:
     """Quoted chat text for a model prompt, between an opening and a closing fence line.
 

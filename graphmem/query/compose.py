@@ -40,20 +40,21 @@ from graphmem.llm import ChatModel, Usage, estimate_tokens
 from graphmem.query import prompts
 from graphmem.query.types import Cell, Excerpt, Projection, RecordVersion, Row
 from graphmem.verbatim.roster import Roster
-from graphmem.core.text import STOP_WORDS, strip_think, fence
+from graphmem.core.text import STOP_WORDS, fence, one_line, strip_think
 
 _WORD = re.compile(r"\w+")
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
 
 
 def speaker_label(name: str, person_id: str, roster: Roster | None) -> str:
     """``name``, or ``"name (person_id)"`` when the name is shared by several persons of the
     roster (as display name, id or alias) or is ``GROUP`` - the Writer's labelling rule. A
     person keyed by its name (no speaker id: its id is the name) is labelled too, so a
-    lookalike such as ``"Dad\u200b"`` beside Dad is marked as in the roster."""
+    lookalike such as ``"Dad\u200b"`` beside Dad is marked as in the roster. Always one line
+    (:func:`graphmem.core.text.one_line`): a name cannot begin an excerpt line of its own."""
+    return one_line(_speaker_label(name, person_id, roster)) or name
+
+
+def _speaker_label(name: str, person_id: str, roster: Roster | None) -> str:
     if roster is None or not person_id:
         return name
     entry = roster.entry(person_id)
@@ -144,7 +145,7 @@ def excerpt_line(e: Excerpt, roster: Roster | None = None, max_chars: int = 0,
     """
     where = f" #{e.channel}" if e.channel else ""
     extra = f", context of msg {e.expanded_from}" if e.via == "expand" and e.expanded_from else ""
-    text, was_clipped = clip_text(_one_line(e.text), terms, max_chars)
+    text, was_clipped = clip_text(one_line(e.text), terms, max_chars)
     if was_clipped and clipped is not None and e.id not in clipped:
         clipped.append(e.id)
     who = speaker_label(e.speaker, e.person_id, roster)
@@ -168,11 +169,11 @@ def _cell_lines(c: Cell, roster: Roster | None = None, history: bool = True) -> 
     if c.via == "source":
         about = ("the group" if c.owner_kind == "group"
                  else speaker_label(c.owner_name or c.owner_id, c.owner_id, roster))
-        lines = [f"  + said about {about}: {_one_line(c.current.content)} {_tag(c.current, owner, roster)}"]
-        lines += [f"    - history: {_one_line(v.content)} @ {v.ts} [rec {v.id}]" for v in past]
+        lines = [f"  + said about {about}: {one_line(c.current.content)} {_tag(c.current, owner, roster)}"]
+        lines += [f"    - history: {one_line(v.content)} @ {v.ts} [rec {v.id}]" for v in past]
         return lines
-    lines = [f"  * current: {_one_line(c.current.content)} {_tag(c.current, owner, roster)}"]
-    lines += [f"  - history: {_one_line(v.content)} @ {v.ts} [rec {v.id}]" for v in past]
+    lines = [f"  * current: {one_line(c.current.content)} {_tag(c.current, owner, roster)}"]
+    lines += [f"  - history: {one_line(v.content)} @ {v.ts} [rec {v.id}]" for v in past]
     return lines
 
 

@@ -32,7 +32,7 @@ from graphmem.query import prompts
 from graphmem.query.types import Projection, RosterMember, Tense, View
 from graphmem.recall.anchors import ALL_MEMBERS_WORDS as _ALL_WORDS
 from graphmem.verbatim.roster import find_persons, name_pattern, resolve_person
-from graphmem.core.text import STOP_WORDS
+from graphmem.core.text import STOP_WORDS, fence, one_line
 
 _NEVER_WORDS = re.compile(
     r"\b(who\s+never|never\s+once|nobody|no\s+one|"
@@ -130,11 +130,14 @@ def issue_focus(issue: str) -> tuple[bool, list[str]]:
 
 
 def roster_text(roster: Sequence[RosterMember]) -> str:
-    """Roster as shown to the model: ``Name (also: alias, ...)``, comma-separated."""
+    """Roster as shown to the model: ``Name (also: alias, ...)``, comma-separated, on one line
+    (names are chat text: :func:`graphmem.core.text.one_line`; a member's label where the
+    roster marks it, ``"Ana (U1)"`` beside another Ana)."""
     parts = []
     for p in roster:
-        extra = [a for a in p.aliases if a != p.name]
-        parts.append(f"{p.name} (also: {', '.join(extra)})" if extra else p.name)
+        name = one_line(p.label or p.name) or p.name
+        extra = [one_line(a) for a in p.aliases if a != p.name]
+        parts.append(f"{name} (also: {', '.join(extra)})" if extra else name)
     return ", ".join(parts) or "(empty roster)"
 
 
@@ -306,7 +309,8 @@ def project(
         return fallback_projection(question, roster), []
     messages = [
         {"role": "system", "content": prompts.PROJECT_SYSTEM},
-        {"role": "user", "content": prompts.PROJECT_USER.format(question=question, roster=roster_text(roster))},
+        {"role": "user", "content": prompts.PROJECT_USER.format(question=question,
+                                                                     roster="\n".join(fence("ROSTER", [roster_text(roster)])))},
     ]
     value, usage, error = call_json(model, messages, stage="project", max_tokens=300)
     usages = [usage] if usage is not None else []

@@ -37,6 +37,7 @@ from graphmem.query.types import Budgets, Excerpt, ExcerptVia, Projection
 from graphmem.verbatim.roster import RosterMember
 from graphmem.recall.search import GroupState, MessageHit, expand_hits
 from graphmem.core.times import instant
+from graphmem.core.text import fence, one_line
 _MAX_TEXT = 600  # characters of one candidate shown to Select / Sufficiency
 
 
@@ -65,10 +66,12 @@ class System1Result:
 
 
 def candidate_line(n: int, h: MessageHit) -> str:
-    """One numbered candidate: ``[n] speaker | session s | turn t | ts: text``."""
-    text = h.text if len(h.text) <= _MAX_TEXT else h.text[: _MAX_TEXT - 3] + "..."
-    channel = f" | channel {h.channel}" if h.channel else ""
-    return f"[{n}] {h.speaker} | session {h.session}{channel} | turn {h.turn} | {h.ts}: {text}"
+    """One numbered candidate: ``[n] speaker | session s | turn t | ts: text``, on one line
+    (:func:`graphmem.core.text.one_line`: a message cannot write a candidate line of its own)."""
+    text = one_line(h.text)
+    text = text if len(text) <= _MAX_TEXT else text[: _MAX_TEXT - 3] + "..."
+    channel = f" | channel {one_line(h.channel)}" if h.channel else ""
+    return f"[{n}] {one_line(h.speaker)} | session {h.session}{channel} | turn {h.turn} | {h.ts}: {text}"
 
 
 def _numbers(value: Any, limit: int) -> list[int]:
@@ -94,7 +97,7 @@ def _select(
     model: ChatModel, question: str, pool: list[MessageHit], stage: str
 ) -> tuple[list[MessageHit], list[MessageHit], Usage | None, str]:
     """Run Select over ``pool``; return (ranked, anchors, usage, error)."""
-    candidates = "\n".join(candidate_line(i, h) for i, h in enumerate(pool, start=1))
+    candidates = "\n".join(fence("CANDIDATES", [candidate_line(i, h) for i, h in enumerate(pool, start=1)]))
     messages = [
         {"role": "system", "content": prompts.SELECT_SYSTEM},
         {"role": "user", "content": prompts.SELECT_USER.format(question=question, candidates=candidates)},
@@ -113,7 +116,8 @@ def _select(
 def _sufficiency(
     model: ChatModel, question: str, evidence: list[MessageHit]
 ) -> tuple[bool, str, Usage | None, str]:
-    material = "\n".join(candidate_line(i, h) for i, h in enumerate(evidence, start=1)) or "(nothing)"
+    material = "\n".join(fence("MATERIAL", [candidate_line(i, h) for i, h in enumerate(evidence, start=1)]
+                                  or ["(nothing)"]))
     messages = [
         {"role": "system", "content": prompts.SUFFICIENCY_SYSTEM},
         {"role": "user", "content": prompts.SUFFICIENCY_USER.format(question=question, material=material)},

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -20,7 +20,7 @@ from graphmem.store.db import Store
 from graphmem.core import paging
 from graphmem.core.errors import no_group
 from graphmem.core.model import GROUP
-from graphmem.core.text import STOP_WORDS
+from graphmem.core.text import STOP_WORDS, one_line
 from graphmem.core.errors import InvalidInputError, NotFoundError
 from graphmem.core.limits import confusable_form, did_you_mean, display_form, same_identity, shown_id, visible_id
 from graphmem.core.results import RosterMember as RosterMember  # moved to the light result models
@@ -46,11 +46,13 @@ class Roster:
     Built from :class:`RosterMember` objects or from mappings with ``id``, ``name`` and
     ``aliases``. Used by the Writer (owner/source names) and by Project (row names).
 
-    Labels are display names; a display name that looks like another's
+    Labels are display names on one line (:func:`graphmem.core.text.one_line`); a display name
+    that looks like another's
     (:func:`graphmem.core.limits.confusable_form`: NFC, invisible characters dropped,
     case-folded, lookalike characters as the Latin ones they look like) or like ``GROUP`` is shown
     as ``"Name (id)"``, the id's invisible and lookalike characters written as ``\\uXXXX`` (so
-    ``Dad``, ``Dad\u200b`` and ``D\u0430d`` are told apart).
+    ``Dad``, ``Dad\u200b`` and ``D\u0430d`` are told apart); so is a name that reads as another
+    member's label (``"Ana (U1)"`` beside Ana whose id is U1), so no label names two persons.
     :meth:`resolve` accepts a label, a Person id, a display name or an alias (compared in
     display form) when it names exactly one person, and ``GROUP`` (any case) for the group.
     """
@@ -59,19 +61,29 @@ class Roster:
         rows: list[Mapping[str, Any]] = [p.model_dump() if isinstance(p, BaseModel) else p for p in persons]
         names: dict[str, int] = {}
         for p in rows:
-            key = confusable_form(str(p.get("name") or p["id"]))
-            names[key] = names.get(key, 0) + 1
+            for key in _clash_keys(str(p.get("name") or p["id"])):
+                names[key] = names.get(key, 0) + 1
         entries = []
         for p in rows:
             name = str(p.get("name") or p["id"])
-            form = confusable_form(name)
-            clash = names[form] > 1 or form == GROUP.casefold()
-            label = f"{name} ({shown_id(str(p['id']))})" if clash else name
+            shown = one_line(name) or name
+            clash = any(names[k] > 1 or k == GROUP.casefold() for k in _clash_keys(name))
+            label = f"{shown} ({shown_id(str(p['id']))})" if clash else shown
             aliases = tuple(str(a) for a in (p.get("aliases") or []) if a)
             entries.append(RosterEntry(str(p["id"]), name, aliases, label))
+        # A label names one member: a display name written as another member's label ("Ana (U1)"
+        # beside the Ana whose id is U1), or two names that are one line apart, show their ids too.
+        labels: dict[str, int] = {}
+        for e in entries:
+            labels[confusable_form(e.label)] = labels.get(confusable_form(e.label), 0) + 1
+        entries = [replace(e, label=f"{e.label} ({shown_id(e.id)})")
+                   if labels[confusable_form(e.label)] > 1 and e.label == (one_line(e.name) or e.name) else e
+                   for e in entries]
         self.entries: tuple[RosterEntry, ...] = tuple(entries)
         self._by_id = {e.id: e for e in self.entries}
-        self._by_label = {e.label.casefold(): e.id for e in self.entries}
+        self._by_label: dict[str, set[str]] = {}
+        for e in self.entries:
+            self._by_label.setdefault(e.label.casefold(), set()).add(e.id)
         loose: dict[str, set[str]] = {}
         for e in self.entries:
             for n in {e.name, e.id, *e.aliases}:
@@ -105,22 +117,33 @@ class Roster:
             return None, "empty name"
         s = " ".join(name.split())
         folded = s.casefold()
-        if folded in self._by_label:
-            return self._by_label[folded], ""
+        labelled = self._by_label.get(folded, set())
+        if len(labelled) == 1:
+            return next(iter(labelled)), ""
+        if len(labelled) > 1:  # a label no rule above could make unique: never guessed
+            return None, f"{s!r} is ambiguous ({', '.join(sorted(labelled))})"
         if s in self._by_id:
             return s, ""
         if folded == GROUP.casefold():
             return GROUP, ""
-        ids = self._loose.get(display_form(s), set())
+        ids = set(self._loose.get(display_form(s), set()))
+        match = re.fullmatch(r"(.+?)\s*\((.+)\)", s)  # "Name (id)" with other spacing/case
+        if match and match.group(2).strip() in self._by_id:
+            ids.add(match.group(2).strip())  # a display name written "Ana (U1)" is not U1's: ambiguous
         if len(ids) == 1:
             return next(iter(ids)), ""
         if len(ids) > 1:
             labels = ", ".join(sorted(self.label(i) for i in ids))
             return None, f"{s!r} is ambiguous ({labels})"
-        match = re.fullmatch(r"(.+?)\s*\((.+)\)", s)  # "Name (id)" with other spacing/case
-        if match and match.group(2).strip() in self._by_id:
-            return match.group(2).strip(), ""
         return None, f"{s!r} is not in the roster"
+
+
+def _clash_keys(name: str) -> set[str]:
+    """The forms in which a display name may be taken for another's: its confusable form, and
+    the same without a trailing parenthesis (``"Ana (U1)"`` reads as the label of an Ana whose id
+    is U1), so such a name and the name it imitates both show their ids."""
+    bare = re.sub(r"\s*\([^()]*\)\s*$", "", name)
+    return {confusable_form(name), *([confusable_form(bare)] if bare.strip() and bare != name else [])}
 
 
 def read_roster(store: Store, group_id: str, *, counts: bool = True) -> list[RosterMember]:

@@ -25,7 +25,7 @@ from graphmem.derived.memory import GROUP, DerivedRecord
 from graphmem.verbatim.roster import Roster, RosterEntry, name_pattern
 from graphmem.core.times import date_of, short_ts
 from graphmem.derived.writer.segments import WriterSegment
-from graphmem.core.text import fence
+from graphmem.core.text import fence, one_line
 
 WRITER_SYSTEM_PROMPT = """\
 You keep the long-term memory of a group chat with several participants. Every message is \
@@ -122,7 +122,7 @@ def memory_line(record: DerivedRecord, roster: Roster) -> str:
     cut at :data:`WRITER_MAX_LINE_CHARS` characters)."""
     owner = GROUP if record.owner_kind == "group" else roster.label(record.owner)
     source = GROUP if record.source_kind == "group" else roster.label(record.source)
-    content = " ".join(record.content.split())
+    content = one_line(record.content)
     if len(content) > WRITER_MAX_LINE_CHARS:
         content = content[:WRITER_MAX_LINE_CHARS] + "..."
     return f"{record.id} [{record.layer}|{owner}(by {source})@{date_of(record.ts)}] {content}"
@@ -240,8 +240,8 @@ def build_writer_messages(
                             max_chars=max_memory_chars)
     memory_lines = [memory_line(h, roster) for h in pick.records] or ["(empty - nothing recorded yet)"]
     message_lines = [
-        f"[{short_ts(m.ts)}] {roster.label(m.person_id) if m.person_id in roster else m.speaker}: "
-        f"{' '.join(m.text.split())}"
+        f"[{short_ts(m.ts)}] {roster.label(m.person_id) if m.person_id in roster else one_line(m.speaker)}: "
+        f"{one_line(m.text)}"
         for m in segment.evidence  # bot posts, system lines and text-less messages are no one's words
     ]
     participants = ", ".join(e.label for e in pick.participants)
