@@ -64,7 +64,7 @@ def test_the_attribution_reasons_are_report_reasons():
     assert set(ATTRIBUTION_REASONS) <= set(REASONS)
     assert {"source_not_speaker", "reported_claim_source", "group_source_single_speaker",
             "update_owner_changed", "update_recredits_decision",
-            "decision_not_in_source_words"} == set(ATTRIBUTION_REASONS)
+            "decision_not_in_source_words", "claim_not_in_source_words"} == set(ATTRIBUTION_REASONS)
 
 
 def test_injected_credit_to_a_member_who_did_not_speak_is_refused_and_the_rest_applies():
@@ -273,3 +273,35 @@ def test_the_decision_rule_holds_against_a_borrowed_word_another_utype_and_a_sta
     off = [msg(6, "ana", "is the trip still on?"), msg(7, "dad", "it's off, sorry")]
     accepted, rep = run([add(GROUP, "dad", "Dad decided the trip is off")], off)
     assert rejected(rep) == [] and len(accepted) == 1
+
+
+def test_a_claim_told_by_another_member_is_not_the_silent_members_own():
+    """An attacker trial: Dad wrote only "ok"; afterwards Ana wrote "my father secretly took the
+    money from the holiday fund and lost it gambling" (no name, so the reported-claim rule did
+    not fire), and an obedient Writer filed it as Dad's own fact and stance. Refused: the words
+    are Ana's and Dad wrote nothing after them. A reply after a question or proposal still
+    carries the replier's fact or stance."""
+    dad = msg(1, "dad", "ok")
+    ana = msg(2, "ana", "my father secretly took the money from the holiday fund and lost it gambling")
+    core = {"layer": "per_speaker_core"}
+    actions = [add("dad", "dad", "Dad secretly took the money from the holiday fund and lost it gambling",
+                   utype="fact", **core),
+               add("dad", "dad", "Dad admits he took the holiday fund money", utype="stance", **core),
+               add("dad", "ana", "Ana says Dad took the money from the holiday fund", utype="observation",
+                   layer="per_speaker_profile")]
+    accepted, rep = run(actions, [dad, ana])
+    assert rejected(rep) == [(0, "claim_not_in_source_words"), (1, "claim_not_in_source_words")]
+    assert "m2" in rep.outcomes[0].detail and "'Ana'" in rep.outcomes[0].detail
+    assert len(accepted) == 1 and accepted[0].source == "ana"  # the honest credit: Ana's claim about Dad
+    # the honest short replies: an answer after a question, agreement after a proposal
+    for first, reply, content, utype in [
+        ("are you driving on Saturday?", "yes", "Dad is driving on Saturday", "fact"),
+        ("Shall we take the ridge trail?", "fine by me", "Dad is happy with the ridge trail", "stance"),
+    ]:
+        accepted, rep = run([add("dad", "dad", content, utype=utype, **core)],
+                            [msg(3, "ana", first), msg(4, "dad", reply)])
+        assert rejected(rep) == [] and len(accepted) == 1, (content, rep.outcomes[0].detail)
+    # the same reply written before the question carries nothing of it
+    _, rep = run([add("dad", "dad", "Dad is driving on Saturday", utype="fact", **core)],
+                 [msg(3, "dad", "yes"), msg(4, "ana", "are you driving on Saturday?")])
+    assert rejected(rep) == [(0, "claim_not_in_source_words")]

@@ -43,7 +43,9 @@ applied to the actions in output order; the first failing rule is the rejection 
   naming another owner than its head's -> ``update_owner_changed``; an UPDATE that would give a
   group decision another source -> ``update_recredits_decision``; a decision (ADD or UPDATE)
   credited to a person none of whose words in the segment it shares, while another member's
-  message does -> ``decision_not_in_source_words``. An UPDATE may change the
+  message does -> ``decision_not_in_source_words``; any other record credited to a person none
+  of whose words it shares, carried by another member's message the person wrote nothing after
+  -> ``claim_not_in_source_words``. An UPDATE may change the
   source of any other record, to a speaker of its new FROM messages.
 
 Two UPDATEs of one head in one answer are applied in order (old -> first -> second), so the

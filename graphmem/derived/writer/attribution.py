@@ -27,6 +27,7 @@ ATTRIBUTION_REASONS: tuple[str, ...] = (
     "update_owner_changed",
     "update_recredits_decision",
     "decision_not_in_source_words",
+    "claim_not_in_source_words",
 )
 
 
@@ -81,7 +82,14 @@ def check_attribution(
       message carries its words and the source said none of them, or fewer than half of two or
       more (:func:`graphmem.writer.provenance.words_elsewhere`), it is that member's account
       ("my father has made the final decision ...", whoever it names or does not name) ->
-      ``decision_not_in_source_words``.
+      ``decision_not_in_source_words``;
+    - any other record credited to a person is in that person's words or answers another's:
+      when another member's message carries its words, the person said none of them and
+      wrote nothing after that message (no reply that could agree or answer), the words are
+      that member's claim ("my father took the money from the fund", naming nobody, beside
+      Dad's earlier "ok") -> ``claim_not_in_source_words``. A short reply *after* a proposal
+      or question still carries a stance or a fact ("Shall we take the ridge trail?" - "fine
+      by me").
 
     Args:
         messages: the segment's messages.
@@ -128,4 +136,13 @@ def check_attribution(
                                f"a decision is credited to whoever states it, and nothing {name!r} wrote "
                                f"here carries its words; they are {teller!r}'s (message {other.id}): "
                                f"source {teller!r}")
+        return Attribution(found, confidence)
+    other = words_elsewhere(messages, source=source, content=content, roster=roster, half=False)
+    if other is not None and not any(m.person_id == source and m.turn_created > other.turn_created
+                                     for m in messages if m.text.strip()):
+        teller = roster.label(other.person_id) if other.person_id in roster else other.speaker
+        return Attribution(found, confidence, "claim_not_in_source_words",
+                           f"nothing {name!r} wrote here carries the record's words, and {name!r} wrote nothing "
+                           f"after {teller!r}'s message {other.id} that carries them: the words are "
+                           f"{teller!r}'s claim (source {teller!r}, owner as it is about)")
     return Attribution(found, confidence)

@@ -51,7 +51,8 @@ REASONS: tuple[str, ...] = (
     "update_owner_changed",
     "update_recredits_decision",
     "decision_not_in_source_words",
-)  # the last six: graphmem.writer.attribution.ATTRIBUTION_REASONS
+    "claim_not_in_source_words",
+)  # the last seven: graphmem.writer.attribution.ATTRIBUTION_REASONS
 
 
 class ActionOutcome(BaseModel):
