@@ -24,6 +24,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from graphmem.core.errors import (
     ConflictError,
+    ExtraMissingError,
     ForbiddenError,
     GraphMemError,
     InvalidInputError,
@@ -48,6 +49,7 @@ STATUS_BY_ERROR: tuple[tuple[type[GraphMemError], int], ...] = (
     (StoreUnavailableError, 503),
     (LLMError, 503),
     (ModelFileError, 503),
+    (ExtraMissingError, 501),
 )
 
 

@@ -31,6 +31,7 @@ from graphmem.views import (
     build_graph,
     build_timeline,
     render_timeline_png,
+    require_plots,
     summarize,
 )
 
@@ -95,7 +96,8 @@ def get_timeline_png(
     width: Annotated[float, Query(ge=4, le=40, description="Width in inches (100 dpi).")] = 10.0,
 ) -> Response:
     """A PNG: one row per person and a GROUP row; messages, stance changes and decisions in
-    conversation order. 404: unknown group."""
+    conversation order. 404: unknown group; 501: the plots extra (matplotlib) is not installed."""
+    require_plots()
     png = render_timeline_png(build_timeline(store, group_id), width_in=width)
     return Response(content=png, media_type="image/png", headers={"Cache-Control": "no-store"})
 

@@ -30,8 +30,10 @@ def summary_cmd(
     Per person: messages, replies, records owned/sourced, stance changes; the group's
     decisions over time. --plot PATH writes the timeline as a PNG."""
     from graphmem.store.db import quiet_notifications
-    from graphmem.views import build_timeline, render_timeline_png, summarize
+    from graphmem.views import build_timeline, render_timeline_png, require_plots, summarize
 
+    if plot is not None:
+        require_plots()  # before any work: a missing extra is said in one line
     quiet_notifications()
     with open_store() as store:
         summary = summarize(store, group)

@@ -123,5 +123,14 @@ class LocalServerError(GraphMemError):
     """The local Neo4j server could not be assembled, started or stopped."""
 
 
+class ExtraMissingError(GraphMemError):
+    """An optional extra the call needs is not installed (``extra`` names it: ``pip install
+    'graphmem[<extra>]'``); the HTTP API answers 501."""
+
+    def __init__(self, message: str, *, extra: str = "") -> None:
+        super().__init__(message)
+        self.extra = extra
+
+
 class LLMError(GraphMemError):
     """The language-model endpoint failed after retries, or is not configured."""

@@ -27,6 +27,7 @@ from graphmem.views.timeline import (
     TimelineMark,
     build_timeline,
     render_timeline_png,
+    require_plots,
 )
 
 __all__ = [
@@ -49,5 +50,6 @@ __all__ = [
     "build_timeline",
     "parse_layers",
     "render_timeline_png",
+    "require_plots",
     "summarize",
 ]

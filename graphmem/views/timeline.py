@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, cast
 
 from pydantic import BaseModel
 
+from graphmem.core.errors import ExtraMissingError
 from graphmem.derived import memory
 from graphmem.store.db import Store
 from graphmem.core.times import date_of, minute
@@ -111,6 +112,19 @@ DOTS_MAX = 150
 BINS = 60
 
 
+def require_plots() -> None:
+    """Check that the timeline can be drawn (matplotlib, the ``plots`` extra) before any work.
+
+    Raises:
+        ExtraMissingError: matplotlib is not installed (``pip install 'graphmem[plots]'``).
+    """
+    import importlib.util
+
+    if importlib.util.find_spec("matplotlib") is None:
+        raise ExtraMissingError("the timeline plot needs matplotlib, in the plots extra: "
+                                "pip install 'graphmem[plots]'", extra="plots")
+
+
 def render_timeline_png(timeline: Timeline, *, width_in: float = 10.0, dpi: int = 100) -> bytes:
     """Draw the timeline as a PNG: one row per person plus a GROUP row, x = conversation order.
 
@@ -130,7 +144,11 @@ def render_timeline_png(timeline: Timeline, *, width_in: float = 10.0, dpi: int 
 
     Returns:
         PNG bytes.
+
+    Raises:
+        ExtraMissingError: matplotlib is not installed (:func:`require_plots`).
     """
+    require_plots()
     from matplotlib.figure import (
         Figure,  # no pyplot: no global state, safe in server threads
     )

@@ -7,7 +7,10 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import re
+import subprocess
+import sys
 import uuid
 from pathlib import Path
 
@@ -300,3 +303,24 @@ def test_cli_summary_json_table_and_plot(trail, tmp_path):
 
     r = runner.invoke(app, ["summary", "--group", "no-such-group"])
     assert r.exit_code != 0
+
+
+@pytest.mark.neo4j
+def test_without_the_plots_extra_the_timeline_is_a_clear_501_and_one_cli_line(client, trail, monkeypatch, tmp_path):
+    # a new-user trial on an [api]-only install: the page's timeline link answered a bare
+    # "500 Internal Server Error" (text/plain) and `graphmem summary --plot` a traceback
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a, **kw: None if name.split(".")[0] == "matplotlib" else real(name, *a, **kw))
+    r = client.get(f"/groups/{trail}/timeline.png")
+    assert r.status_code == 501, r.text
+    assert r.json()["error"] == "ExtraMissingError" and "pip install 'graphmem[plots]'" in r.json()["detail"]
+    # the command line as a user runs it, with matplotlib absent (sys.modules[name] = None)
+    code = ("import sys; sys.modules['matplotlib'] = None; sys.argv = ['graphmem', *sys.argv[1:]]; "
+            "from graphmem.cli import run_cli; run_cli()")
+    out = subprocess.run([sys.executable, "-c", code, "summary", "--group", trail, "--plot", str(tmp_path / "t.png")],
+                         capture_output=True, text=True, timeout=300, env={**os.environ, "COLUMNS": "300"})
+    assert out.returncode == 1 and "pip install 'graphmem[plots]'" in out.stderr, out.stderr
+    assert "Traceback" not in out.stderr and not (tmp_path / "t.png").exists()
