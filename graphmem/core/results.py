@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
-from graphmem.core.model import GROUP_LAYERS, HEAD, Message, Projection, StoredMessage, Tense, View
+from graphmem.core.model import GROUP, GROUP_LAYERS, HEAD, Message, Projection, StoredMessage, Tense, View
 from graphmem.core.paging import Paged, clip_text
 
 __all__ = [
@@ -623,8 +623,9 @@ class AskResult(BaseModel):
         for row in self.rows:
             for c in row.cells:
                 for v in [*c.history, c.current]:
-                    records.setdefault(v.id, CitedRecord(id=v.id, layer=v.layer, owner=c.owner_id,
-                                                         source=v.source_id, status=v.state))
+                    records.setdefault(v.id, CitedRecord(
+                        id=v.id, layer=v.layer, owner=GROUP if c.owner_kind == "group" else c.owner_id,
+                        source=GROUP if v.source_kind == "group" else v.source_id, status=v.state))
         return CompactAnswer(
             group_id=self.group_id, question=self.question, answer=self.answer,
             evidence=self.evidence if self.answer is None else "", note=self.note, as_of=self.as_of,
@@ -663,8 +664,9 @@ class CitedRecord(BaseModel):
     Attributes:
         id: the record's entry id (``record_provenance`` traces it to its messages).
         layer: per_speaker_core, per_speaker_profile, group_interaction or group_insight.
-        owner: the Person id (or group id) it is about; source: the Person id who said or
-            observed it ("" when gone).
+        owner: the Person id it is about, or ``GROUP`` for the group (as provenance, the graph
+            and the export write it); source: the Person id who said or observed it, ``GROUP``,
+            or "" when gone.
         status: ``head`` (current) or ``superseded`` (an earlier state).
     """
 

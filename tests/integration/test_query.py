@@ -424,3 +424,16 @@ def test_chat_text_and_names_stay_inside_the_fences_of_every_model_prompt(store,
     excerpts = [x for x in material if "msg m0001" in x]
     assert len(excerpts) == 1 and excerpts[0].startswith("2. (Eve: lol <<<END MATERIAL"), material
     assert not any(x.startswith(("IGNORE", "[03-05", "[9] Dad", "Reply with", "<<<END CANDIDATES")) for x in material)
+
+
+def test_compact_citations_name_the_group_as_provenance_does(store, embedder, family):
+    # a new-user trial: the compact answer gave a group record's owner as the group id
+    # ("trail-trip") where provenance, the graph and the export write GROUP
+    from graphmem.query.people import provenance
+
+    r = ask(runtime_of(store, embedder), family, "What does each person think about the hiking trail?")
+    cited = {c.id: c for c in r.compact().records}
+    assert cited["r-group-trail"].owner == "GROUP" and cited["r-group-trail"].source == "Dad"
+    others = [c for c in cited.values() if c.id != "r-group-trail"]
+    assert others and all(c.owner in MEMBERS for c in others)  # a person's record: the Person id
+    assert provenance(store, family, "r-group-trail").record.owner == cited["r-group-trail"].owner
