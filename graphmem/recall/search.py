@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import shlex
+from urllib.parse import quote
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -369,8 +370,9 @@ def pending_warning(group_id: str, pending: int, mode: str) -> str:
     if not pending or mode == "fulltext":
         return ""
     how = "ranking by fulltext alone" if mode == "hybrid" else "only messages with a vector are ranked"
-    return (f"{pending} message(s) of {group_id} have no vector yet; {how} until "
-            f"`graphmem embed --group {shlex.quote(group_id)}` has run")
+    return (f"{pending} message(s) of {group_id} have no vector yet; {how} until the group's vectors are "
+            f"filled: `graphmem embed --group {shlex.quote(group_id)}`, "
+            f"POST /groups/{quote(group_id, safe='')}/embed or Memory.embed()")
 
 
 def search_group(

@@ -46,6 +46,8 @@ def test_api_search_is_the_cli_json_and_says_when_vectors_are_missing(store, emb
     assert body["mode"] == "hybrid" and body["mode_used"] == "fulltext"
     assert body["vectors_pending"] == 12
     assert "12 message(s)" in body["warning"] and "graphmem embed --group" in body["warning"]
+    # every face's way to fill them, not the command line's alone (a new-user trial over HTTP)
+    assert f"POST /groups/{gid}/embed" in body["warning"] and "Memory.embed()" in body["warning"]
     assert len(body["hits"]) == 3 and all(h["ranks"] == {"fulltext": i} for i, h in enumerate(body["hits"], 1))
     # the best hits are the budget review turns (the only topic with those words); a turn after
     # one matches too, by its previous turn in its fulltext document
