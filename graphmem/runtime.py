@@ -41,7 +41,7 @@ from graphmem.core.errors import GraphMemError, StoreUnavailableError
 from graphmem.llm import ChatModel, answer_model, judge_model, writer_model
 from graphmem.recall.cache import GroupCache
 from graphmem.recall.recipe import SPEAKERMEM_POOL, RecallRecipe
-from graphmem.store.db import STORE_DOWN, Store, open_driver
+from graphmem.store.db import STORE_UNREACHABLE, Store, open_driver
 
 logger = logging.getLogger(__name__)
 
@@ -121,7 +121,7 @@ class Runtime:
             background_loads: as in :class:`Runtime` (False for a one-question command).
             serving: the Runtime of a server (HTTP API, MCP): when the lazy driver cannot be
                 opened, the driver's text (the store's address) goes to the log and callers get
-                :data:`graphmem.store.db.STORE_DOWN`; a command keeps the whole text for its user.
+                :data:`graphmem.store.db.STORE_UNREACHABLE`; a command keeps the whole text for its user.
 
         Raises:
             StoreUnavailableError: Neo4j cannot be reached or refuses the credentials.
@@ -162,7 +162,7 @@ class Runtime:
                         if not self._serving:
                             raise
                         logger.warning("%s", e)  # the operator's log has the address and the cause
-                        raise StoreUnavailableError(STORE_DOWN) from e
+                        raise StoreUnavailableError(STORE_UNREACHABLE) from e
                     self._driver, self._store = driver, Store(driver, self.settings.neo4j_database)
             if self._store is None:
                 raise RuntimeError("this Runtime is closed")

@@ -159,6 +159,13 @@ def _rerun_lost_commits(run: Callable[[], T], what: str) -> T:
 STORE_DOWN = "the store (Neo4j) is unavailable; nothing was written by this call's failed transaction; retry shortly"
 """The one message of a request that failed because Neo4j could not be reached mid-request."""
 
+STORE_UNREACHABLE = ("the store (Neo4j) is unavailable: this server cannot connect to it, so nothing was read or "
+                     "written; the server's log (stderr) names the address and the cause. Start Neo4j "
+                     "(`graphmem neo4j start`) or set GRAPHMEM_NEO4J_URI/USER/PASSWORD where the server runs, "
+                     "then call again")
+"""The message of a server's call (HTTP API, MCP) while its driver cannot be opened at all: not
+"retry shortly", which a misconfigured address never outlasts; the address stays in the log."""
+
 #: Seconds a write transaction chosen as a deadlock victim is run again for, in all.
 DEADLOCK_RETRY_S = 180.0
 _LOCK_CODES = ("Neo.TransientError.Transaction.DeadlockDetected",

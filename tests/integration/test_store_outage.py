@@ -73,6 +73,9 @@ def test_an_api_started_while_the_store_is_down_names_no_address(store, group_id
         r = c.get(f"/groups/{group_id}/search", params={"q": "Ridge"})
         assert r.status_code == 503 and r.headers.get("Retry-After", "").isdigit(), r.text
         assert str(proxy.port) not in r.text and "127.0.0.1" not in r.text and "bolt" not in r.text, r.text
+        # what to do about it, not "retry shortly" (a new-user trial: an MCP host hides stderr)
+        detail = r.json()["detail"]
+        assert "cannot connect" in detail and "graphmem neo4j start" in detail and "log" in detail, detail
         proxy.restore()
         deadline = time.monotonic() + 30
         while c.get("/health").status_code != 200 and time.monotonic() < deadline:
