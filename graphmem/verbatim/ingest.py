@@ -749,7 +749,10 @@ def _write_chunk(
                 "edited_at": times.normalize(m.edited_ts) if m.edited_ts else edited_at, "embedding": vec,
                 "sentence_embeddings": sent, "order_instant": d.order_instant, **_flags(m, new[-1]),
             })
-    roster = (rows_p, rows_s) if n == 0 else ([], [])
+    # every person is written with the first batch (latest name, aliases); a session with the
+    # first batch that places a message in it, so a load cut short leaves no empty Session
+    used = {r["session"] for r in new_rows}
+    roster = (rows_p if n == 0 else [], [r for r in rows_s if r["id"] in used])
     out = store.write_tx(  # none of the names is rebound: no defaults needed
         lambda tx: _write_batch(tx, group, n == 0, key, new_rows, edit_rows, roster, stored, batch_size)
     )
@@ -849,6 +852,15 @@ def _write_batch(
         else:
             edits.append(r)
     rows_p, rows_s = roster
+    if not first and fresh:  # a person written by an earlier batch of this load, erased since
+        speakers = sorted({r["person_id"] for r in fresh})
+        present = {r["id"] for r in run_tx(tx, "ingest/persons_present", group_id=gid, ids=speakers)}
+        gone = [p for p in speakers if p not in present]
+        if gone:
+            raise ConflictError(
+                f"person {gone[0]!r} of group {gid!r} was erased while this load ran (graphmem forget); the "
+                "messages written before that stay, nothing more was written. Run this load again to store "
+                "the rest (it stores that person's messages of the input again)")
     out.persons_created = sum(r["created"] for b in _batches(rows_p, batch_size)
                               for r in run_tx(tx, "ingest/merge_persons", group_id=gid, rows=b))
     out.sessions_created = sum(r["created"] for b in _batches(rows_s, batch_size)

@@ -245,3 +245,34 @@ def test_a_job_receipt_keeps_its_counters_and_stays_out_of_a_group_recreated_und
             listed = c.get(f"/groups/{group_id}/jobs").json()["jobs"]
             assert [j["id"] for j in listed] == [new] and listed[0]["segments_done"] == 1
             assert c.get(f"/jobs/{old}").json()["segments_done"] == 4  # not the new group's segment
+
+
+def test_a_person_erased_while_a_load_runs_stops_the_load_cleanly(store, group_id, monkeypatch):
+    """A messy-input trial: `graphmem forget` of a person between two batches of a load that
+    holds their messages ended the load in a raw driver error (a Person missing for
+    create_messages) and left the first batch's empty sessions behind; over HTTP a 500. The
+    erasure is made deterministic here: it commits right after the load's first batch."""
+    from graphmem.core.errors import ConflictError
+    from graphmem.verbatim import ingest as ingest_mod
+
+    rows = [{"speaker": ("Ann", "Ben")[i % 2], "speaker_id": ("ann", "ben")[i % 2], "session": f"s{i // 4}",
+             "text": f"message {i} about the trip", "ts": f"2026-01-01T10:{i:02d}:00"} for i in range(16)]
+    real = ingest_mod._write_chunk
+
+    def chunk_then_erase(store_, group, key, n, *args, **kw):
+        out = real(store_, group, key, n, *args, **kw)
+        if n == 0:
+            forget_person(store, group_id, "ben", settings=Settings())
+        return out
+
+    monkeypatch.setattr(ingest_mod, "_write_chunk", chunk_then_erase)
+    with pytest.raises(ConflictError) as info:
+        ingest_conversations(store, [conversation(group_id, rows)], None, batch_size=4, embed="later")
+    assert "'ben'" in str(info.value) and "erased while this load ran" in str(info.value)
+    got = store.driver.execute_query(
+        "MATCH (s:Session {group_id: $g}) RETURN s.id AS id, COUNT { (s)<-[:IN_SESSION]-() } AS n", g=group_id
+    ).records
+    assert [(r["id"], r["n"]) for r in got] == [("s0", 2)]  # the first batch, Ann's words; no empty session
+    monkeypatch.setattr(ingest_mod, "_write_chunk", real)
+    again = ingest_conversations(store, [conversation(group_id, rows)], None, batch_size=4, embed="later")
+    assert again.messages_written == 14  # the rest, and the erased person's messages of the input again
