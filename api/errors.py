@@ -73,8 +73,18 @@ def error_body(exc: GraphMemError) -> tuple[int, dict[str, object]]:
     detail = redact_text(str(exc)).encode("utf-8", "backslashreplace").decode("utf-8")
     body: dict[str, object] = {"detail": detail, "error": type(exc).__name__}
     if isinstance(exc, InvalidInputError) and exc.field:
-        body["field"] = exc.field
+        body["field"] = request_field(exc)
     return code, body
+
+
+def request_field(exc: InvalidInputError) -> str:
+    """The ``field`` of an error body: a dotted path into the request (``messages.3.ts``) for
+    an error the library raised about one message of a request body (``record`` "request
+    message 3"), as for errors the request models raise; else the field as named."""
+    n = exc.record.removeprefix("request message ")
+    if n != exc.record and n.isdigit() and not exc.field.startswith("messages."):
+        return f"messages.{n}.{exc.field}"
+    return exc.field
 
 
 def _group_hint(request: Request, exc: GraphMemError) -> str:

@@ -193,7 +193,8 @@ def _messages(messages: Sequence[NewMessage | Mapping[str, Any]], name: str) -> 
     """The request body, checked before anything is sent.
 
     Raises:
-        InvalidInputError: a message is wrong (record = its id or index, field = the field).
+        InvalidInputError: a message is wrong (record = its id or index, field = the dotted path
+            ``messages.<i>.<field>``, as the server's error body names it).
     """
     checked = []
     for i, m in enumerate(messages):
@@ -206,7 +207,7 @@ def _messages(messages: Sequence[NewMessage | Mapping[str, Any]], name: str) -> 
             first = e.errors()[0]
             raise errors.InvalidInputError(
                 first["msg"], record=str(dict(m).get("id") or f"message {i}"),
-                field=".".join(str(p) for p in first["loc"]),
+                field=".".join(["messages", str(i), *(str(p) for p in first["loc"])]),  # as the API's body names it
             ) from e
     if not checked:
         raise errors.InvalidInputError("no messages to append", field="messages")
@@ -383,7 +384,7 @@ def _invalid(detail: str, field: str) -> errors.InvalidInputError:
     reason"``, so the record and reason are taken apart from it and the message names the field
     once (``field 'k': ...``, not ``field 'k': field 'k': ...``)."""
     m = _WHERE.match(detail)
-    if m and m["field"] == field:
+    if m and (m["field"] == field or field.endswith("." + m["field"])):  # the body's field: a dotted path
         return errors.InvalidInputError(m["reason"], record=m["record"] or "", field=field)
     return errors.InvalidInputError(detail, field=field)
 

@@ -224,7 +224,7 @@ def test_typed_errors(client, store, embedder, group_id):
     assert client.post(f"/groups/{group_id}/ask", json={"question": "x", "s1_k": 0}).status_code == 422
     bad = {"messages": [{"id": "z1", "speaker": "Eve", "text": "hi", "ts": "yesterday-ish"}]}
     r = client.post(f"/groups/{group_id}/messages", json=bad)
-    assert r.status_code == 422 and r.json()["field"] == "ts"
+    assert r.status_code == 422 and r.json()["field"] == "messages.0.ts"  # a dotted path, as docs/reliability.md says
     r = client.post(f"/groups/{group_id}/derive")  # messages pending, no Writer configured
     assert r.status_code == 503 and r.json()["error"] == "LLMError"
     r = client.get(f"/groups/{group_id}/persons/Mom/memory", params={"mode": "sideways"})
