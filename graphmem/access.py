@@ -35,6 +35,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
 from graphmem.core.errors import ForbiddenError, InvalidInputError
+from graphmem.core.limits import did_you_mean
 
 
 class ApiKey(BaseModel):
@@ -72,15 +73,21 @@ class Access:
         """Whether this caller may touch ``group_id`` (exists or not)."""
         return self.groups is None or group_id in self.groups
 
+    def refusal(self, group_id: str) -> str:
+        """The 403 text for a group outside the key's scope: the same whether the group exists
+        or not, with a "did you mean" among the key's own groups (``'Band'`` for a key of
+        ``band``: the key names them, so nothing else is told; no store read)."""
+        hint = did_you_mean(group_id, [(g, g) for g in sorted(self.groups or ())])
+        return f"this key does not reach group {group_id!r}{hint}"
+
     def check_group(self, group_id: str) -> None:
         """Raise unless this caller reaches ``group_id``.
 
         Raises:
-            ForbiddenError: the group is outside the key's scope (same text whether the
-                group exists or not).
+            ForbiddenError: the group is outside the key's scope (:meth:`refusal`).
         """
         if not self.reaches(group_id):
-            raise ForbiddenError(f"this key does not reach group {group_id!r}")
+            raise ForbiddenError(self.refusal(group_id))
 
     def check_write(self) -> None:
         """Raise when this caller may only read.

@@ -193,7 +193,7 @@ class Boundary:
         if access is not None and method != "OPTIONS":
             gid = group_of_path(scope) if self.path_groups else None
             if gid is not None and not access.reaches(gid):
-                await _answer(send, 403, f"this key does not reach group {gid!r}", "ForbiddenError")
+                await _answer(send, 403, access.refusal(gid), "ForbiddenError")
                 return
             if self.path_groups and writes and access.read_only and not self.read_posts(method, path):
                 await _answer(send, 403, "this key is read-only", "ForbiddenError")

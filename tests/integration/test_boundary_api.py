@@ -208,6 +208,18 @@ def test_a_scoped_key_reaches_no_other_group_on_any_route(scoped, store):
     assert c.get(f"/groups/{other}/roster").status_code == 401
 
 
+def test_a_scoped_key_gets_did_you_mean_among_its_own_groups(scoped):
+    # a new-user trial: GET /groups/Band/roster with a key of "band" read like a misconfigured
+    # key; the hint names the key's own groups only, so the answer still says nothing of others
+    c, own, other = scoped
+    for path in (f"/groups/{own.upper()}/roster", f"/groups/{own.upper()}/timeline.png"):
+        r = c.get(path, headers={"X-API-Key": "k-own"})
+        assert r.status_code == 403
+        assert r.json()["detail"] == f"this key does not reach group {own.upper()!r}; did you mean {own!r}?", r.text
+    r = c.get(f"/groups/{other.upper()}/roster", headers={"X-API-Key": "k-own"})
+    assert r.json()["detail"] == f"this key does not reach group {other.upper()!r}"  # not the key's: no hint
+
+
 def test_a_scoped_key_cannot_read_another_groups_job(scoped):
     c, own, other = scoped
     job = c.post(f"/groups/{other}/derive?background=true", headers={"X-API-Key": "k-admin"})
