@@ -130,6 +130,10 @@ def reply(value: BaseModel | dict[str, Any]) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)])
 
 
+#: The tools that write or erase: not offered by a ``--read-only`` server (:func:`build_server`).
+WRITE_TOOLS = ("append_messages", "forget_person", "forget_group")
+
+
 # ----------------------------------------------------------------------------- the server
 class _Backend:
     """What the tools share: one :class:`~graphmem.runtime.Runtime` (settings, store, embedder,
@@ -210,7 +214,9 @@ def build_server(
         groups: the only groups this server reaches (``graphmem mcp --group``; None: every
             group). A tool call naming another group is refused with ``ForbiddenError``
             whether that group exists or not; over HTTP the caller's key narrows it further.
-        read_only: refuse ``append_messages``, ``forget_person`` and ``forget_group`` (``--read-only``).
+        read_only: offer no writing tool (:data:`WRITE_TOOLS`: ``append_messages``,
+            ``forget_person``, ``forget_group``; ``--read-only``): an agent is not shown tools
+            it may not call, and a call of one is an unknown tool.
 
     Raises:
         ImportError: the ``mcp`` package is not installed (``pip install 'graphmem[mcp]'``).
@@ -569,6 +575,15 @@ def build_server(
             return reply(guard(ctx, lambda: erase_group(backend.store(), group_id, settings=backend.settings,
                                                         missing_ok=False)))
 
+    if read_only:  # --read-only: the writing tools are not offered at all (a read-only key over
+        # HTTP still sees them, since another key of the same server may write: refused per call)
+        from mcp.server.mcpserver.exceptions import ToolError
+
+        for name in WRITE_TOOLS:
+            try:
+                server.remove_tool(name)
+            except ToolError:  # forget_group: only in --tools all
+                pass
     # strict and closed argument models (an unknown "asOf" is refused, not ignored), readable
     # refusals, dedented descriptions (graphmem/mcp_args.py)
     finish_tools(server)

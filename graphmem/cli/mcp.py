@@ -46,8 +46,10 @@ def mcp_command(
     # any key counts: GRAPHMEM_API_KEY or a keys file (graphmem/access.py)
     key = settings.api_key.get_secret_value() or ("file" if settings.api_keys_file else "")
     bind = host or settings.api_host
+    exposed = False
     if transport == "http":
-        if check_exposure(bind, key, allow_no_key=allow_no_key, what="graphmem mcp"):
+        exposed = check_exposure(bind, key, allow_no_key=allow_no_key, what="graphmem mcp")
+        if exposed:
             err.print(f"[bold red]WARNING:[/bold red] {escape(open_warning(bind, 'graphmem mcp'))}", markup=True,
                       highlight=False)
     try:
@@ -66,6 +68,11 @@ def mcp_command(
 
     from graphmem.cli.serve import app_log_config
 
+    at = port or settings.api_port + 1
+    shown = f"[{bind}]" if ":" in bind else bind
+    err.print(f"graphmem mcp: streamable HTTP at http://{shown}:{at}/mcp ({tools} tools"
+              f"{', read-only' if read_only else ''}; {'a key is required' if key else 'no key, open to anyone who reaches it' if exposed else 'no key: this machine only'})",
+              markup=False, highlight=False, soft_wrap=True)
     uvicorn.run(http_app(server, settings, host=bind), host=bind,
-                port=port or settings.api_port + 1, log_level=log_level, log_config=app_log_config(log_level),
+                port=at, log_level=log_level, log_config=app_log_config(log_level),
                 http=PROTOCOL, timeout_keep_alive=5)

@@ -293,3 +293,7 @@ def test_streamable_http_requires_the_key(store, embedder, group_id):
     finally:
         proc.terminate()
         proc.wait(timeout=60)
+    # where it listens, said once (a new-user trial: the command printed nothing at all), no key
+    said = proc.stderr.read() if proc.stderr else ""
+    assert f"graphmem mcp: streamable HTTP at http://127.0.0.1:{port}/mcp (core tools; a key is required)" in said
+    assert "s3cret-key" not in said
