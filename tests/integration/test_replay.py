@@ -55,6 +55,10 @@ def test_replay_file_errors_name_the_line_and_field(tmp_path):
     bad.write_text("{not json\n")
     with pytest.raises(InvalidInputError, match="record line 1"):
         ReplayWriter(bad)
+    # a line that is JSON but no object (a messy-input trial: it was "missing session")
+    bad.write_text('{"session": "s1", "actions": []}\n[1]\n')
+    with pytest.raises(InvalidInputError, match=r"record line 2: a line is a JSON object .*not list"):
+        ReplayWriter(bad)
 
 
 def test_replay_needs_session_segments(store, embedder, group_id):

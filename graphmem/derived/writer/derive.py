@@ -135,7 +135,11 @@ class ReplayWriter:
                 item = json.loads(line)
             except json.JSONDecodeError as e:
                 raise InvalidInputError(f"malformed JSON: {e.msg}", source=str(self.path), record=f"line {n}") from e
-            session = item.get("session") if isinstance(item, dict) else None
+            if not isinstance(item, dict):
+                raise InvalidInputError(
+                    f"a line is a JSON object {{\"session\": ..., \"actions\": [...]}}, not {type(item).__name__}",
+                    source=str(self.path), record=f"line {n}")
+            session = item.get("session")
             if not isinstance(session, str) or not session:
                 raise InvalidInputError("missing session", source=str(self.path), record=f"line {n}", field="session")
             if not isinstance(item.get("actions"), list):
