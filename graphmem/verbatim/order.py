@@ -180,15 +180,16 @@ def plan_region(
 
 
 def write_plan(tx: neo4j.ManagedTransaction, group_id: str, plan: OrderPlan) -> None:
-    """Apply a plan of :func:`plan_region` (positions, NEXT links, derived records' positions,
-    session numbers), in the caller's transaction; the messages its rows name must exist."""
+    """Apply a plan of :func:`plan_region` (positions, NEXT links, derived records' and Writer
+    segments' positions, session numbers), in the caller's transaction; the messages its rows name must exist."""
     for b in _batches(plan.positions, 1000):
         run_tx(tx, "ingest/set_positions", group_id=group_id, rows=b)
     for b in _batches(plan.links, 1000):
         run_tx(tx, "ingest/relink_next", group_id=group_id, rows=b)
     if plan.moves:
-        run_tx(tx, "ingest/shift_record_positions", group_id=group_id, moves=plan.moves,
-               **{"from": min(int(k) for k in plan.moves)})
+        start = min(int(k) for k in plan.moves)
+        run_tx(tx, "ingest/shift_record_positions", group_id=group_id, moves=plan.moves, **{"from": start})
+        run_tx(tx, "ingest/shift_segment_positions", group_id=group_id, **{"from": start})
     if plan.rank_channels:
         run_tx(tx, "ingest/rank_sessions", group_id=group_id, channels=plan.rank_channels)
 

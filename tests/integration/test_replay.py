@@ -43,6 +43,19 @@ def test_sample_actions_replay_into_chains_and_rerun_is_a_no_op(store, embedder,
     again = derive_group(store, group_id, model=replay, embedder=embedder, settings=get_settings())
     assert again.segments_written == 0 and again.segments_planned == 0
 
+    # a late message at the start of s1: every segment's positions follow its messages (a
+    # messy-input trial: the records' moved, the segments' kept their old numbers)
+    from graphmem.groups.service import append_messages
+
+    late = {"id": "s1-00", "session": "s1", "speaker": "Dad", "speaker_id": "dad", "text": "Planning thread",
+            "ts": "2026-03-05T18:00:00+01:00"}
+    append_messages(store, embedder, group_id, [late])
+    rows = store.read_text(
+        "MATCH (s:Segment {group_id: $g})-[:COVERS]->(m:Message) RETURN s.id AS id, s.first_turn_created AS first, "
+        "s.last_turn_created AS last, min(m.turn_created) AS lo, max(m.turn_created) AS hi", g=group_id)
+    assert len(rows) == 3 and all((r["first"], r["last"]) == (r["lo"], r["hi"]) for r in rows), rows
+    assert min(r["first"] for r in rows) == 1  # the late message took position 0
+
 
 def test_replay_file_errors_name_the_line_and_field(tmp_path):
     bad = tmp_path / "w.jsonl"
