@@ -338,7 +338,7 @@ def test_duplicates_inside_one_batch(store, embedder, client, make_group, tmp_pa
                           g=api_gid)
     assert row == [{"t": "Thursday then", "h": ["Wednesday then"]}]
     r = client.post(f"/groups/{api_gid}/messages", json={"messages": [B2, {**B2, "ts": "2026-02-02T09:09:00+01:00"}]})
-    assert r.status_code == 422 and r.json()["field"] == "ts"
+    assert r.status_code == 422 and r.json()["field"] == "messages.1.ts"
     assert "different content" not in r.json()["detail"] and "another ts" in r.json()["detail"]
 
     path = jsonl(tmp_path / "dup.jsonl", cli_gid, [A1, B2, B2])
