@@ -158,6 +158,10 @@ class MessageRecord(Message):
         id_from_content: the id is derived from the message's time, speaker and text because
             the format has none (WhatsApp): an edit gives it a new id, which the ingest joins
             to the stored message it replaces (:mod:`graphmem.verbatim.ingest`).
+        order_instant: the message's order key as stored before (epoch seconds, at or after
+            ``ts``): a group export's (:mod:`graphmem.groups.export`), so a message that arrived
+            late, or whose input's order raised it, keeps its place. None (every loader and the
+            API): its instant, raised to the latest before it in its channel's input order.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -175,6 +179,7 @@ class MessageRecord(Message):
     edited_ts: str = ""
     edited: bool = False
     id_from_content: bool = False
+    order_instant: float | None = None
 
     @property
     def no_text(self) -> bool:

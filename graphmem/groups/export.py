@@ -22,8 +22,9 @@ Left out, because import computes them again: vectors (``embedding``,
 :func:`export_page` reads one page (at most ``max_bytes`` of JSON lines, at least one line) and
 a cursor for the next; :func:`export_lines` all pages. :func:`import_group` loads an export into
 a group that does not exist yet, through the normal write paths: messages through
-:func:`graphmem.verbatim.ingest.ingest_conversations` (each edit replayed as an edit, so the
-text history is the exported one), derived records segment by segment through
+:func:`graphmem.verbatim.ingest.ingest_conversations` (each with its exported ``order_instant``,
+in arrival order, so places, turns and NEXT links are the exported ones; each edit replayed as
+an edit, so the text history is the exported one), derived records segment by segment through
 :func:`graphmem.derived.memory.write_segment` (which checks owners, sources, supporting
 messages and chain heads); ids, texts and chains come out as exported.
 """
@@ -221,6 +222,22 @@ def _ordered(records: list[dict[str, Any]], before: dict[str, str]) -> list[dict
     return out
 
 
+def _arrivals(first: list[MessageRecord]) -> list[list[MessageRecord]]:
+    """The first texts of an export's messages (in arrival order) as consecutive loads, each
+    a run whose order keys do not go down: ingest numbers the messages of one load (``seq``)
+    in order of their keys, so each message gets its arrival number back, and a late message
+    (a key below one that arrived before it) lands where it landed in the exported group."""
+    def key(m: MessageRecord) -> float:  # a line without a key: ingest computes it (one load)
+        return m.order_instant if m.order_instant is not None else float("-inf")
+
+    runs: list[list[MessageRecord]] = []
+    for m in first:
+        if not runs or key(runs[-1][-1]) > key(m):
+            runs.append([])
+        runs[-1].append(m)
+    return runs
+
+
 def import_group(
     store: Store, embedder: Embedder, lines: Iterable[dict[str, Any]], *, group_id: str | None = None,
     source: str = "export",
@@ -316,7 +333,7 @@ def import_group(
                         edits=sum(len(x) for x in rounds[1:]))
     name = str(head.get("name") or gid)
     totals: dict[str, Any] = {}
-    for batch in rounds:  # the first texts, then each round of edits in order
+    for batch in [*_arrivals(rounds[0] if rounds else []), *rounds[1:]]:  # first texts, then each round of edits
         s = ingest_conversations(store, [Conversation(group_id=gid, name=name, messages=batch, source=source)],
                                  embedder)
         for k, v in s.as_dict().items():

@@ -12,7 +12,8 @@ Guarantees (docs/reliability.md):
 - Order is by instant per channel, whatever the arrival order. A message is ordered by
   ``(order_instant, seq)``: ``order_instant`` is its own instant, raised to the latest instant
   before it in the same input and channel when the input's order disagrees with its timestamps
-  (a loader whose file order is authoritative keeps it); ``seq`` is its arrival number in the
+  (a loader whose file order is authoritative keeps it), or the key a group export gives it
+  (:attr:`MessageRecord.order_instant`); ``seq`` is its arrival number in the
   group (the new messages of one input are numbered in order of ``order_instant``, input
   order among equal ones). ``turn_created`` is the 0-based position in that order, ``turn`` the position in the
   session, NEXT links consecutive messages of a channel, and ``search_text`` holds the previous
@@ -47,6 +48,7 @@ person; a name no person has yet makes one, keyed by :func:`graphmem.core.limits
 from __future__ import annotations
 
 import contextvars
+import math
 import threading
 from collections import defaultdict
 from collections.abc import Iterable
@@ -234,7 +236,8 @@ def validate(conv: Conversation) -> None:
     Raises:
         InvalidInputError: naming the source, the message and the field that is wrong
             (missing speaker, text empty or only whitespace (:data:`BLANK_TEXT`), unparsable ts, an id outside the grammar, a lone
-            surrogate, a message whose reply_to is its own id, an id repeated with another
+            surrogate, a message whose reply_to is its own id, an ``order_instant`` that is not
+            a number at or after its ts, an id repeated with another
             speaker, session, channel, ts or reply_to, ...).
     """
     seen: dict[str, MessageRecord] = {}
@@ -280,7 +283,12 @@ def validate(conv: Conversation) -> None:
                 f"message {m.id!r} replies to itself (reply_to names the message's own id)",
                 source=src, record=ref, field="reply_to",
             )
-        times.parse_ts(m.ts, source=src, record=ref, field="ts")
+        at = times.instant(m.ts, source=src, record=ref, field="ts")
+        if m.order_instant is not None and not (math.isfinite(m.order_instant) and m.order_instant >= at):
+            raise InvalidInputError(
+                f"order_instant {m.order_instant!r} is not a number at or after the message's ts ({at})",
+                source=src, record=ref, field="order_instant",
+            )
         if m.session_ts:
             times.parse_ts(m.session_ts, source=src, record=ref, field="session_ts")
         if m.group_id != conv.group_id:
@@ -480,7 +488,8 @@ class _Delivery:
 def collapse(conv: Conversation) -> list[_Delivery]:
     """One entry per message id of an input, in input order: its first record, its distinct
     texts (first occurrences: a text seen before is stale), its occurrences and its
-    ``order_instant`` (the instant, raised to the latest before it in its channel's input order)."""
+    ``order_instant`` (the instant, raised to the latest before it in its channel's input order;
+    the record's own ``order_instant`` when it has one: a group export's stored key)."""
     out: dict[str, _Delivery] = {}
     running: dict[str, float] = {}  # per channel: latest instant so far in input order
     for m in conv.messages:
@@ -490,8 +499,12 @@ def collapse(conv: Conversation) -> list[_Delivery]:
             if m.text not in d.texts:
                 d.texts.append(m.text)
             continue
-        t = max(instant(m.ts), running.get(m.channel, float("-inf")))
-        running[m.channel] = t
+        if m.order_instant is not None:  # the key it was stored with (an export): its place as it was
+            t = m.order_instant
+            running[m.channel] = max(t, running.get(m.channel, float("-inf")))
+        else:
+            t = max(instant(m.ts), running.get(m.channel, float("-inf")))
+            running[m.channel] = t
         out[m.id] = _Delivery(m, [m.text], 1, t)
     return list(out.values())
 

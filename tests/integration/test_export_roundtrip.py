@@ -265,3 +265,81 @@ def test_a_platform_import_round_trips_its_kinds_attachments_and_mentions(store,
     for key, props in before_nodes.items():
         assert after_nodes[key] == props, key
     assert after_rels == before_rels
+
+
+def _export_file(store, gid: str, path: Path, *, with_derived: bool = False) -> list[dict[str, Any]]:
+    lines = list(export_lines(store, gid, with_derived=with_derived))
+    path.write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines), encoding="utf-8")
+    return lines
+
+
+def test_a_group_that_received_messages_out_of_time_order_imports_as_the_same_graph(
+        store, embedder, group_id, tmp_path) -> None:
+    """Found by a messy-input trial: the import fed the messages in arrival order (seq) to ingest,
+    whose order planner keeps input order where it disagrees with timestamps, so a late message
+    came back last (its order_instant raised), with other turns, NEXT links and session numbers.
+    Here: two channels, a file whose own order disagrees with its timestamps, a late message in
+    a later load, a later load that opens an earlier session, a reply and an edit; then the same
+    after the person whose message raised another one's order key is forgotten."""
+    def row(i, speaker, ch, day, hm, text, **kw):
+        return {"id": i, "speaker": speaker, "speaker_id": speaker.lower(), "channel": ch,
+                "session": f"{ch}/{day}", "ts": f"2026-01-0{day[-1]}T{hm}:00+00:00", "text": text, **kw}
+
+    first = [  # file order is authoritative: g2 is raised to g1's instant (10:00)
+        row("g1", "Ann", "general", "day2", "10:00", "Shall we book the lake cabin?"),
+        row("g2", "Ben", "general", "day2", "09:30", "I already asked about the cabin"),
+        row("r1", "Cara", "random", "day2", "09:40", "Photos from last year are up"),
+        row("g3", "Cara", "general", "day2", "10:20", "The cabin sleeps six", reply_to="g1"),
+    ]
+    late = [row("g0", "Dad", "general", "day2", "09:50", "Morning all, planning thread here"),
+            row("r0", "Ben", "random", "day1", "18:00", "Who has the tent?")]  # an earlier session
+    after = [row("g4", "Ben", "general", "day2", "10:30", "Booked it", reply_to="g0")]
+    for rows in (first, late, after):
+        ingest_conversations(store, [conversation(group_id, rows)], embedder)
+    edited = conversation(group_id, [{**first[1], "text": "I already asked about the cabin, it is free"}])
+    ingest_conversations(store, [edited], embedder)
+
+    nodes, rels = _graph(store, group_id)
+    msgs = {p["id"]: p for k, p in nodes.items() if k[0] == "Message"}
+    # the original: conversation order by (order_instant, seq), not arrival order
+    assert sorted(msgs, key=lambda i: msgs[i]["turn_created"]) == ["r0", "r1", "g0", "g1", "g2", "g3", "g4"]
+    assert msgs["g2"]["order_instant"] > msgs["g2"]["instant"]  # raised by g1 in its own input
+    assert msgs["g0"]["seq"] > msgs["g1"]["seq"] and msgs["g0"]["turn_created"] < msgs["g1"]["turn_created"]
+    sessions = {p["id"]: p["index"] for k, p in nodes.items() if k[0] == "Session"}
+    assert sessions["random/day1"] == 1 and sessions["random/day2"] == 2
+
+    path = tmp_path / "late.jsonl"
+    exported = _export_file(store, group_id, path)
+    forget_group(store, group_id)
+    import_group(store, embedder, read_export(path), source=path.name)
+    after_nodes, after_rels = _graph(store, group_id)
+    assert set(after_nodes) == set(nodes)
+    for key, props in nodes.items():  # every property: turns, positions, order keys, seq, session index
+        assert after_nodes[key] == props, key
+    assert after_rels == rels  # NEXT, REPLY_TO, IN_SESSION, SOURCE, ...
+    def body(lines):  # the file less the group line and the times of the replayed edits
+        return [{k: v for k, v in x.items() if k != "edited_at"} for x in lines if x["kind"] != "group"]
+
+    assert body(export_lines(store, group_id)) == body(exported)  # the copy exports the same file
+
+    # Forget Ann, whose g1 raised g2's order key: g2 keeps its place (after r1 and g0), which its
+    # own timestamp (09:30) would not give it; the erased arrival numbers leave gaps that an
+    # import closes up, in the same arrival order
+    forget_person(store, group_id, "ann", settings=get_settings())
+    nodes, rels = _graph(store, group_id)
+    assert "ann" not in {p.get("id") for p in nodes.values()}
+    g2 = nodes[("Message", "g2")]
+    assert g2["order_instant"] > g2["instant"] and g2["turn_created"] == 3  # r0, r1, g0, g2
+    _export_file(store, group_id, path)
+    forget_group(store, group_id)
+    import_group(store, embedder, read_export(path), source=path.name)
+    after_nodes, after_rels = _graph(store, group_id)
+    assert set(after_nodes) == set(nodes) and after_rels == rels
+    renumbered = {"Message": {"seq"}, "Group": {"message_seq", "erasures"}}  # counters of the erased group
+    for key, props in nodes.items():
+        drop = renumbered.get(key[0], set())
+        assert {k: v for k, v in after_nodes[key].items() if k not in drop} == \
+            {k: v for k, v in props.items() if k not in drop}, key
+    arrival = sorted((p["seq"], p["id"]) for k, p in nodes.items() if k[0] == "Message")
+    assert sorted((p["seq"], p["id"]) for k, p in after_nodes.items() if k[0] == "Message") == \
+        [(n, i) for n, (_, i) in enumerate(arrival)]

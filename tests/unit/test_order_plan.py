@@ -57,3 +57,28 @@ def test_erased_gap_closes_up():
     assert plan.positions == [{"id": "a3", "turn_created": 1, "turn": 1, "search_text": "Ada: boiler\nAda: Wednesday", "search_grams": None}]
     assert plan.links == [{"from": "a1", "to": "a3"}]
     assert plan.moves == {"2": 1}
+
+
+def test_an_exported_order_key_is_kept_and_must_not_precede_its_time():
+    """A group export gives each message the order key it was stored with (its place when it
+    arrived late or its input's order raised it); without one, input order raises it."""
+    import pytest
+
+    from graphmem.core.errors import InvalidInputError
+    from graphmem.core.times import instant
+    from graphmem.verbatim.ingest import collapse, validate
+    from tests.factories import conversation
+
+    rows = [{"id": "m2", "speaker": "A", "text": "second", "ts": "2026-01-01T10:00:00+00:00"},
+            {"id": "m1", "speaker": "B", "text": "first", "ts": "2026-01-01T09:00:00+00:00"}]
+    conv = conversation("g", rows)
+    assert [d.order_instant for d in collapse(conv)] == [instant(rows[0]["ts"])] * 2  # raised by m2
+    kept = conv.model_copy(update={"messages": [
+        m.model_copy(update={"order_instant": instant(m.ts)}) for m in conv.messages]})
+    validate(kept)
+    assert [d.order_instant for d in collapse(kept)] == [instant(r["ts"]) for r in rows]
+    for bad in (instant(rows[1]["ts"]) - 1, float("nan"), float("inf")):
+        early = conv.model_copy(update={"messages": [conv.messages[1].model_copy(update={"order_instant": bad})]})
+        with pytest.raises(InvalidInputError) as e:
+            validate(early)
+        assert e.value.field == "order_instant"
