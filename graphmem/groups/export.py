@@ -26,7 +26,10 @@ a group that does not exist yet, through the normal write paths: messages throug
 in arrival order, so places, turns and NEXT links are the exported ones; each edit replayed as
 an edit, so the text history is the exported one), derived records segment by segment through
 :func:`graphmem.derived.memory.write_segment` (which checks owners, sources, supporting
-messages and chain heads); ids, texts and chains come out as exported.
+messages and chain heads); ids, texts and chains come out as exported. Before anything is
+written, every record's credit passes the Writer's attribution rules against the messages of
+its segment (:func:`_check_credits`). Message texts and edit histories are taken as the file
+has them: an export is trusted like a backup for what was said (docs/security.md).
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ from graphmem.core import limits
 from graphmem.core.embed import Embedder
 from graphmem.core.results import DEFAULT_PAGE_BYTES as DEFAULT_PAGE_BYTES, ExportPage as ExportPage
 from graphmem.core.errors import ConflictError, InvalidInputError, no_group
-from graphmem.core.model import GROUP, Attachment, Conversation, MessageRecord
+from graphmem.core.model import GROUP, GROUP_LAYERS, Attachment, Conversation, MessageRecord
 from graphmem.derived.memory import NewRecord, SegmentMarker, write_segment
 from graphmem.store.db import Store
 from graphmem.verbatim.ingest import ingest_conversations
@@ -238,6 +241,124 @@ def _arrivals(first: list[MessageRecord]) -> list[list[MessageRecord]]:
     return runs
 
 
+def _check_credits(
+    persons: dict[str, dict[str, Any]], messages: list[dict[str, Any]],
+    segments: list[tuple[dict[str, Any], list[dict[str, Any]]]], before: dict[str, str], source: str,
+) -> None:
+    """Refuse, before anything is written, a derived record whose credit the Writer would have
+    refused: each record passes :func:`graphmem.derived.writer.attribution.check_attribution`
+    against the messages its segment covered, as the export has them, with the roster of the
+    export's persons; its exported FROM passes
+    :func:`graphmem.derived.writer.attribution.check_from`; a later version keeps its record's
+    owner and layer, and a group decision its source (the Writer's UPDATE rules). Person ids
+    are the export's own (the group as it was when the records were written).
+
+    The messages of a segment are those it covers (an edit takes a message out of every
+    segment, so a covered message has the text the Writer read) and the messages of its
+    records' FROM that an edit took out since (same session, with earlier texts): each of
+    their earlier texts counts, as one of them is the text the Writer read.
+
+    Raises:
+        InvalidInputError: naming the record (``record``) and the rule (its reason code), or a
+            segment or record line that does not hold together (a covered or FROM message not
+            in the export, a FROM message its segment did not cover, an owner or source that is
+            not a person of the export).
+    """
+    # the Writer package is loaded by an import only (the export's readers do not need it)
+    from graphmem.derived.writer.attribution import check_attribution, check_from
+    from graphmem.derived.writer.segments import SegmentMessage
+    from graphmem.verbatim.roster import Roster
+
+    def refuse(rid: str, why: str, field: str = "") -> InvalidInputError:
+        return InvalidInputError(f"{why}; nothing was imported", source=source, record=rid, field=field)
+
+    lines = {str(m.get("id")): m for m in messages}
+
+    def as_read(item: dict[str, Any], text: str) -> SegmentMessage:
+        return SegmentMessage(
+            id=str(item["id"]), channel=str(item.get("channel") or ""), session=str(item.get("session") or ""),
+            turn=int(item.get("turn") or 0), ts=str(item.get("ts") or ""), speaker=str(item.get("speaker") or ""),
+            text=text, person_id=str(item.get("person_id")), turn_created=int(item.get("turn_created") or 0),
+            kind=str(item.get("message_kind") or ""), no_text=not limits.has_visible(text),
+            edits=len(item.get("text_history") or []))
+
+    try:
+        roster = Roster([{"id": pid, "name": str(p.get("name") or pid), "aliases": list(p.get("aliases") or [])}
+                         for pid, p in persons.items()])
+    except (TypeError, ValueError) as e:
+        raise InvalidInputError(f"a person line is malformed: {e}", source=source, field="aliases") from e
+    records = {str(r.get("id")): r for _, recs in segments for r in recs}
+    for seg, recs in segments:
+        sid = str(seg.get("id"))
+        read: list[SegmentMessage] = []  # the messages of the segment, as the Writer read them
+        given: dict[str, SegmentMessage] = {}  # each record's FROM messages as they are now
+        try:
+            for i in map(str, seg.get("covers") or []):
+                if i not in lines:
+                    raise InvalidInputError(f"segment {sid} covers message {i!r}, which is not in the export",
+                                            source=source, record=sid, field="covers")
+                read.append(as_read(lines[i], str(lines[i]["text"])))
+            covered = {m.id for m in read}
+            for r in recs:
+                rid = str(r.get("id"))
+                from_ids = r.get("from")
+                if not isinstance(from_ids, list) or not from_ids:
+                    raise refuse(rid, "'from' must list its supporting messages", "from")
+                for i in map(str, from_ids):
+                    item = lines.get(i)
+                    if item is None:
+                        raise refuse(rid, f"supporting message {i!r} is not in the export", "from")
+                    if i in given:
+                        continue
+                    given[i] = as_read(item, str(item["text"]))
+                    if i in covered:
+                        continue
+                    if not item.get("text_history") or item.get("session") != seg.get("session"):
+                        raise refuse(rid, f"supporting message {i!r} is not one its segment {sid} covered", "from")
+                    # edited after the segment was written: one of its earlier texts is the one read
+                    read.extend(as_read(item, str(t)) for t in item["text_history"])
+        except InvalidInputError:
+            raise
+        except (TypeError, ValueError, KeyError) as e:
+            raise _bad(f"segment {sid!r} or one of its records is malformed: {e}", seg, source) from e
+        evidence = [m for m in read if m.evidence]  # what the Writer reads (SegmentMessage.evidence)
+        for r in recs:
+            rid = str(r.get("id"))
+            values = [r.get(k) for k in ("owner", "source", "content", "utype", "layer")]
+            if not all(isinstance(x, str) and x for x in values):
+                raise refuse(rid, "owner, source, content, utype and layer must be non-empty text")
+            owner, src, content, utype, layer = map(str, values)
+            for who, field in ((owner, "owner"), (src, "source")):
+                if who != GROUP and who not in persons:
+                    raise refuse(rid, f"{field} {who!r} is not a person of the export", field)
+            prev = records.get(before.get(rid, ""))
+            checked = "decision" if "decision" in (utype, prev.get("utype") if prev else None) else utype
+            # its own FROM first (what the file says is behind it), then the rules over its segment
+            reason, detail = check_from([given[str(i)] for i in r["from"]], source=src, roster=roster)
+            if not reason:
+                try:
+                    credit = check_attribution(evidence, owner=owner, source=src, content=content, roster=roster,
+                                               utype=checked)
+                except InvalidInputError:  # no message with text: nothing could support it
+                    raise refuse(rid, f"its segment {sid} has no message with text to support it", "from") from None
+                reason, detail = credit.reason, credit.detail
+            if not reason and prev is not None:
+                if prev.get("layer") != layer:
+                    raise refuse(rid, f"a later version of {prev.get('id')} keeps its layer {prev.get('layer')!r}",
+                                 "layer")
+                if prev.get("owner") != owner:
+                    reason, detail = ("update_owner_changed", f"{prev.get('id')} is about "
+                                      f"{roster.label(str(prev.get('owner')))!r}; a later version keeps its owner")
+                elif (prev.get("source") != src and prev.get("layer") in GROUP_LAYERS
+                      and prev.get("utype") == "decision"):
+                    reason, detail = ("update_recredits_decision",
+                                      f"{prev.get('id')} is a group decision credited to "
+                                      f"{roster.label(str(prev.get('source')))!r}; a later version keeps its source")
+            if reason:
+                raise refuse(rid, f"refused by the Writer's attribution rules ({reason}): {detail}",
+                             "owner" if reason == "update_owner_changed" else "source")
+
+
 def import_group(
     store: Store, embedder: Embedder, lines: Iterable[dict[str, Any]], *, group_id: str | None = None,
     source: str = "export",
@@ -256,9 +377,13 @@ def import_group(
         InvalidInputError: not an export of this version (field ``format`` / ``version``), a
             line of unknown kind, a message whose person or session is not in the export, a
             message whose speaker does not give its person's id, a record whose segment is not
-            in the export; or what ingest and :func:`graphmem.derived.memory.write_segment`
-            refuse (owner, source or supporting message not in the group, a chain whose
-            earlier version is not a head). Nothing of a refused part is written.
+            in the export, a record whose credit the Writer's attribution rules refuse
+            (``record`` names it, the message the rule: :func:`_check_credits`), or a record
+            whose owner, source or supporting messages are not in the export or not its
+            segment's: all of these before anything is written. Then what ingest and
+            :func:`graphmem.derived.memory.write_segment` refuse (a chain whose earlier version
+            is not a head, a message covered twice): nothing of that segment is written, the
+            messages and the segments before it are (forget the group and import again).
         ConflictError: the group already exists (import only into a group that does not).
     """
     items = list(lines)
@@ -329,6 +454,9 @@ def import_group(
             while len(rounds) <= r:
                 rounds.append([])
             rounds[r].append(rec)
+    # a record whose credit the Writer's rules refuse refuses the file, before anything is written
+    before = {str(r["superseded_by"]): str(r.get("id")) for _, recs in segments for r in recs if r.get("superseded_by")}
+    _check_credits(persons, messages, segments, before, source)
     out = ImportSummary(group_id=gid, persons=len(persons), sessions=len(sessions), messages=len(messages),
                         edits=sum(len(x) for x in rounds[1:]))
     name = str(head.get("name") or gid)
@@ -352,8 +480,6 @@ def import_group(
         same = limits.same_identity(pid, made_ids)
         return same[0] if same else pid
 
-    sender = {str(m.get("id")): made_id(m.get("person_id")) for m in messages}
-    before = {str(r["superseded_by"]): str(r["id"]) for _, recs in segments for r in recs if r.get("superseded_by")}
     for seg, recs in segments:
         fields = {k: seg[k] for k in SegmentMarker.model_fields if k in seg and k not in ("message_ids", "report")}
         try:
@@ -371,10 +497,6 @@ def import_group(
             ) for r, vec in zip(recs, vectors)]
         except (ValidationError, KeyError, TypeError, ValueError) as e:
             raise _bad(f"segment {seg.get('id')!r} or one of its records is malformed: {e}", seg, source) from e
-        for made in new:
-            if made.source != GROUP and made.source not in {sender.get(i) for i in made.from_ids}:
-                raise InvalidInputError(f"record {made.id}: its source {made.source!r} sent none of its FROM messages",
-                                        source=source, record=made.id, field="source")
         count = seg.get("n_messages")
         write_segment(store, gid, marker, new, written_at=seg.get("written_at"),
                       n_messages=count if isinstance(count, int) and not isinstance(count, bool) else None)

@@ -7,6 +7,9 @@ and MCP give the same lines; messages read back as JSONL keep their session ids.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -343,3 +346,59 @@ def test_a_group_that_received_messages_out_of_time_order_imports_as_the_same_gr
     arrival = sorted((p["seq"], p["id"]) for k, p in nodes.items() if k[0] == "Message")
     assert sorted((p["seq"], p["id"]) for k, p in after_nodes.items() if k[0] == "Message") == \
         [(n, i) for n, (_, i) in enumerate(arrival)]
+
+
+def test_an_import_holds_every_derived_record_to_the_writers_attribution_rules(
+        store, embedder, group_id, tmp_path) -> None:
+    """Found by an attacker trial: an export edited to credit a record to GROUP on one member's
+    "ok" (and other forged credits) was imported, although the Writer refuses each of them.
+    The Writer's own records still import (the round-trip test imports all 17); each forged
+    record refuses the file, naming the record and the rule, before anything is written."""
+    _build(store, embedder, group_id)
+    lines = list(export_lines(store, group_id, with_derived=True))
+    by_content = {x["content"].split(" ")[0] + " " + x["content"].split(" ")[1]: x["id"]
+                  for x in lines if x["kind"] == "record"}
+    rid = {name: by_content[name] for name in ("Cara will", "Cara, citing", "The family", "Ben prefers",
+                                               "Ben still", "Ben's climbing")}
+    forged = {  # record -> (changed fields, the rule that refuses it)
+        "group on one member's message": (rid["Cara will"], {
+            "label": "Interaction", "layer": "group_interaction", "utype": "decision", "owner": "GROUP",
+            "source": "GROUP", "from": ["s3-02"], "content": "The group decided Ana pays back the whole holiday fund"},
+            "group_source_single_speaker"),
+        "group on one member's FROM": (rid["The family"], {"source": "GROUP", "from": ["s3-05"]},
+                                        "group_source_single_speaker"),
+        "Cara's report credited to Dad": (rid["Cara, citing"], {
+            "source": "dad", "from": ["s2-01", "s2-04"], "content": "Dad says Ben booked a climbing course in June"},
+            "reported_claim_source"),
+        "Dad's decision credited to Ben": (rid["The family"], {"source": "ben", "from": ["s3-01", "s3-02", "s3-05"]},
+                                           "decision_not_in_source_words"),
+        "Ben's words credited to Mom": (rid["Ben's climbing"], {"source": "mom", "from": ["s2-03", "s2-05"]},
+                                        "claim_not_in_source_words"),
+        "a source who sent none of FROM": (rid["Ben prefers"], {"from": ["s1-02"]}, "source_not_speaker"),
+        "a later version about another": (rid["Ben still"], {"owner": "cara"}, "update_owner_changed"),
+        "FROM outside its segment": (rid["Ben prefers"], {"from": ["s3-02"]}, "not one its segment"),
+    }
+    copy, cli_copy = f"{group_id}-forged", f"{group_id}-cli"
+    try:
+        for case, (record, change, rule) in forged.items():
+            edited = [{**x, **change} if x["kind"] == "record" and x["id"] == record else x for x in lines]
+            with pytest.raises(InvalidInputError) as e:
+                import_group(store, embedder, edited, group_id=copy, source="forged.jsonl")
+            assert e.value.record == record and rule in str(e.value), (case, str(e.value))
+            assert not store.read("groups/get_group", group_id=copy), case  # nothing written
+            assert not store.write_tx(lambda tx: tx.run("MATCH (n {group_id: $g}) RETURN count(n) AS n",
+                                                        g=copy).single()["n"]), case
+        # the trial's file through the command line: refused, the record and the rule named
+        record, change, rule = forged["group on one member's message"]
+        path = tmp_path / "forged.jsonl"
+        path.write_text("".join(json.dumps({**x, **change} if x.get("id") == record and x["kind"] == "record" else x,
+                                           ensure_ascii=False) + "\n" for x in lines), encoding="utf-8")
+        res = subprocess.run([str(Path(sys.executable).parent / "graphmem"), "ingest", str(path), "--format",
+                              "graphmem-export", "--group", cli_copy],
+                             capture_output=True, text=True, timeout=300, env={**os.environ, "COLUMNS": "1000"})
+        assert res.returncode == 1 and f"record {record}" in res.stderr and rule in res.stderr, res.stderr
+        assert "Traceback" not in res.stderr and not store.read("groups/get_group", group_id=cli_copy)
+    finally:  # what a wrong import wrote
+        for g in (copy, cli_copy):
+            if store.read("groups/get_group", group_id=g):
+                forget_group(store, g)

@@ -305,3 +305,19 @@ def test_a_claim_told_by_another_member_is_not_the_silent_members_own():
     _, rep = run([add("dad", "dad", "Dad is driving on Saturday", utype="fact", **core)],
                  [msg(3, "dad", "yes"), msg(4, "ana", "are you driving on Saturday?")])
     assert rejected(rep) == [(0, "claim_not_in_source_words")]
+
+
+def test_a_given_from_is_held_to_the_speaker_rules():
+    """An imported record's FROM is the file's, not one the validator picked
+    (graphmem.groups.export): GROUP needs two members in it, a person source one of its own."""
+    from graphmem.derived.writer.attribution import check_from
+
+    ok = msg(4, "dad", "ok")
+    assert check_from([ok], source=GROUP, roster=ROSTER)[0] == "group_source_single_speaker"
+    assert "'Dad' only" in check_from([ok], source=GROUP, roster=ROSTER)[1]
+    assert check_from([ok, ANA_OWN], source=GROUP, roster=ROSTER) == ("", "")
+    assert check_from([ANA_OWN, BEN_OTHER], source="dad", roster=ROSTER)[0] == "source_not_speaker"
+    assert check_from([ANA_OWN, ok], source="dad", roster=ROSTER) == ("", "")
+    # the validator's own pick is held to the same GROUP rule
+    assert check_attribution([ok, msg(5, "dad", "fine")], owner=GROUP, source=GROUP, content="ok fine",
+                             roster=ROSTER).reason == "group_source_single_speaker"

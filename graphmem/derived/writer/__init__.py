@@ -82,7 +82,7 @@ from graphmem.derived.writer.segments import (
     max_actions_for,
     plan_segments,
 )
-from graphmem.derived.writer.attribution import ATTRIBUTION_REASONS, Attribution, check_attribution
+from graphmem.derived.writer.attribution import ATTRIBUTION_REASONS, Attribution, check_attribution, check_from
 from graphmem.derived.writer.validate import (
     REASONS,
     ActionOutcome,
@@ -111,6 +111,7 @@ __all__ = [
     "WriterSegment",
     "build_writer_messages",
     "check_attribution",
+    "check_from",
     "coerce_actions",
     "derive_group",
     "load_messages",

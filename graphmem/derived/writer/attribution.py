@@ -54,6 +54,35 @@ class Attribution:
     detail: str = ""
 
 
+def check_from(support: Sequence[SegmentMessage], *, source: str, roster: Roster) -> tuple[str, str]:
+    """The rules on who spoke in a record's FROM messages, for a record whose FROM is given
+    rather than picked: an imported one (:func:`graphmem.groups.export.import_group`), which
+    also passes :func:`check_attribution` against its segment's messages (that one picks FROM
+    itself and applies these rules to what it picked).
+
+    - a person SOURCE is the speaker of at least one FROM message -> else ``source_not_speaker``;
+    - GROUP as SOURCE needs FROM messages from at least two distinct members -> else
+      ``group_source_single_speaker``.
+
+    Returns:
+        ``(reason, detail)``: ``("", "")`` when the credit holds, else one of
+        :data:`ATTRIBUTION_REASONS` and why, naming the people.
+    """
+    speakers = {m.person_id for m in support}
+    if source == GROUP:
+        if len(speakers) < 2:
+            who = ", ".join(repr(roster.label(p)) for p in sorted(speakers)) or "nobody"
+            return ("group_source_single_speaker",
+                    f"GROUP as source needs messages from two members; the messages behind this record are "
+                    f"from {who} only")
+        return "", ""
+    if source not in speakers:
+        return ("source_not_speaker",
+                f"source {roster.label(source)!r} sent none of the messages behind this record; a record is "
+                "credited only to a speaker of its messages")
+    return "", ""
+
+
 def check_attribution(
     messages: Sequence[SegmentMessage],
     *,
@@ -109,14 +138,9 @@ def check_attribution(
     support, confidence, _tier = supporting_messages(messages, owner=owner, source=source, content=content,
                                                      roster=roster, limit=from_max)
     found = tuple(support)
-    if source == GROUP:
-        speakers = {m.person_id for m in support}
-        if len(speakers) < 2:
-            who = ", ".join(repr(roster.label(p)) for p in sorted(speakers)) or "nobody"
-            return Attribution(found, confidence, "group_source_single_speaker",
-                               f"GROUP as source needs messages from two members; the messages behind "
-                               f"this record are from {who} only")
-        return Attribution(found, confidence)
+    if source == GROUP:  # two members among the messages it picked
+        reason, detail = check_from(found, source=source, roster=roster)
+        return Attribution(found, confidence, reason, detail)
     name = roster.label(source)
     if not any(m.person_id == source for m in support):
         return Attribution(found, confidence, "source_not_speaker",
