@@ -224,7 +224,7 @@ def _read_dialogues(path: Path, group: str | None) -> dict[str, _Topic]:
                         id=mid,
                         group_id=gid,
                         channel=channel,
-                        session=f"{channel}/{date}",
+                        session=f"{channel}/{date}" if channel else date,
                         speaker=msg.speaker,
                         speaker_id="",
                         text=msg.dialogue,

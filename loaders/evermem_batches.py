@@ -138,7 +138,7 @@ def _batch_conversation(path: Path, batch: str) -> Conversation:
                 index = str(msg.message_index) if msg.message_index is not None else str(i + 1)
                 drafts.append(Draft(
                     id=f"{date}|{channel}|{index}", group_id=gid, channel=channel,
-                    session=f"{channel}/{date}", speaker=msg.speaker, speaker_id="", text=text,
+                    session=f"{channel}/{date}" if channel else date, speaker=msg.speaker, speaker_id="", text=text,
                     ts=ts.text, instant=ts.instant, reply_to="", source_ref=f"{source}#{label}",
                     position=len(drafts),
                 ))

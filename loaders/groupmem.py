@@ -134,7 +134,7 @@ def _conversation(path: Path) -> Conversation:
                     id=msg.msg_node,
                     group_id=domain,
                     channel=channel,
-                    session=f"{channel}/{date_of(ts.text)}",
+                    session=f"{channel}/{date_of(ts.text)}" if channel else date_of(ts.text),
                     speaker=msg.author,
                     speaker_id=msg.author,
                     text=html.unescape(msg.content),

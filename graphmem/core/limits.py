@@ -16,7 +16,9 @@ Id grammar (group, channel, session, message, speaker_id and reply_to ids):
   symbol (an emoji's presentation) and a zero-width joiner only between two symbols (an emoji
   sequence such as a family) are drawn, so ``"dad"`` and ``"dad\u200b"`` can never be two people;
 - group ids and channel names also contain no ``/``: a group id is a URL path segment of the
-  API, and ``/`` separates the channel from the session name in a session id.
+  API, and ``/`` separates the channel from the session name in a session id; for the same
+  reason a session name given without a channel contains no ``/`` (``"a/b"`` without a channel
+  would be the session ``b`` of channel ``a``).
 
 Normal form:
 
@@ -53,6 +55,7 @@ __all__ = [
     "MAX_SOURCE_K",
     "BLANK_TEXT",
     "check_budget",
+    "check_channel_session",
     "check_id",
     "check_lookup_id",
     "check_message_text",
@@ -458,14 +461,34 @@ def session_id(channel: str, session: str, *, record: str = "", source: str = ""
 
     Raises:
         InvalidInputError: field ``channel`` for a channel name outside the id grammar (or with
-            ``/``); field ``session`` for a session name outside it.
+            ``/``); field ``session`` for a session name outside it, or one holding ``/`` without
+            a channel (:func:`check_channel_session`).
     """
     if channel:
         check_id(channel, field="channel", record=record, source=source, slash=False)
         check_id(session, field="session", record=record, source=source)
         return session if session.startswith(channel + "/") else f"{channel}/{session}"
     check_id(session, field="session", record=record, source=source)
+    check_channel_session(channel, session, record=record, source=source)
     return session
+
+
+def check_channel_session(channel: str, session: str, *, record: str = "", source: str = "") -> None:
+    """Refuse a session id holding ``/`` on a message without a channel.
+
+    ``/`` separates the channel from the session name in a stored session id
+    (``"<channel>/<session>"``, :func:`session_id`), so a session ``"a/b"`` without a channel
+    would be one Session with the session ``b`` of channel ``a``: two channels' messages in one
+    session.
+
+    Raises:
+        InvalidInputError: field ``session``.
+    """
+    if not channel and "/" in session:
+        raise InvalidInputError(
+            "session name contains '/' but the message has no channel ('/' separates channel and "
+            "session in stored session ids: give the channel, or a session name without '/')",
+            source=source, record=record, field="session")
 
 
 def existing_path(path: str | os.PathLike[str]) -> Path:

@@ -148,7 +148,7 @@ def _parse_range(path: str, start: int, end: int, group: str | None) -> dict[str
         if channel and (not _id_ok(channel) or "/" in channel or not _id_ok(f"{channel}/{session}")
                         or session.startswith(channel + "/")):  # already qualified: the reference path
             raise _Fallback
-        if not _id_ok(session) or not _name_ok(speaker) or not has_visible(text) or len(text) > MAX_TEXT_CHARS \
+        if not _id_ok(session) or (not channel and "/" in session) or not _name_ok(speaker) or not has_visible(text) or len(text) > MAX_TEXT_CHARS \
                 or _SURROGATE.search(text):
             raise _Fallback
         if (spid is not None and not _id_ok(spid)) or (reply and (not _id_ok(reply) or reply == mid)):

@@ -236,8 +236,9 @@ def validate(conv: Conversation) -> None:
     Raises:
         InvalidInputError: naming the source, the message and the field that is wrong
             (missing speaker, text empty or only whitespace (:data:`BLANK_TEXT`), unparsable ts, an id outside the grammar, a lone
-            surrogate, a message whose reply_to is its own id, an ``order_instant`` that is not
-            a number at or after its ts, an id repeated with another
+            surrogate, a session holding '/' on a message without a channel, a session not
+            qualified by its channel, a message whose reply_to is its own id, an ``order_instant``
+            that is not a number at or after its ts, an id repeated with another
             speaker, session, channel, ts or reply_to, ...).
     """
     seen: dict[str, MessageRecord] = {}
@@ -269,6 +270,7 @@ def validate(conv: Conversation) -> None:
         if m.channel:  # the channel first: it is part of the session id
             limits.check_id(m.channel, field="channel", record=ref, source=src, slash=False)
         limits.check_id(m.session, field="session", record=ref, source=src)
+        limits.check_channel_session(m.channel, m.session, record=ref, source=src)
         if m.channel:
             if not m.session.startswith(m.channel + "/"):
                 raise InvalidInputError(

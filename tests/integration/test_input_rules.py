@@ -108,6 +108,9 @@ BAD_MESSAGES = [  # (what, message fields, field named in the error)
     ("control character in id", {"id": "m\n1"}, "id"),
     ("unparsable ts", {"ts": "2026-02-30T10:00:00"}, "ts"),
     ("reply to itself", {"reply_to": "ok1"}, "reply_to"),
+    # '/' separates channel and session in stored session ids: "a/b" without a channel was
+    # the session "b" of channel "a" (found by a messy-input trial)
+    ("slash in a session without channel", {"session": "a/b"}, "session"),
 ]
 
 

@@ -132,6 +132,8 @@ BAD: list[tuple[str, object]] = [
     ("blank group", {"group": " ", "session": "s1", "speaker": "A", "text": "x", "ts": "2025-01-01T00:00:00"}),
     ("slash in channel", {"group": "g", "session": "s1", "speaker": "A", "text": "x", "ts": "2025-01-01T00:00:00",
                           "channel": "a/b"}),
+    ("slash in a session without channel", {"group": "g", "session": "a/b", "speaker": "A", "text": "x",
+                                            "ts": "2025-01-01T00:00:00"}),
     ("long qualified session", {"group": "g", "session": "s" * 195, "speaker": "A", "text": "x",
                                 "ts": "2025-01-01T00:00:00", "channel": "chan"}),
     ("long speaker", {"group": "g", "session": "s1", "speaker": "A" * 201, "text": "x", "ts": "2025-01-01T00:00:00"}),

@@ -133,3 +133,42 @@ def test_question_with_options_renders_letters_and_gold() -> None:
     bad = q.model_copy(update={"correct_option": "E"})
     with pytest.raises(InvalidInputError, match="record g/q1, field 'correct_option'"):
         loaders.question_with_options(bad)
+
+
+def test_no_loader_makes_a_session_with_slash_without_channel(tmp_path: Path) -> None:
+    """Every shipped loader gives sessions in the normal form: "<channel>/<name>" with a
+    channel, a name without '/' without one (a '/' there would be another channel's session).
+    A benchmark file whose channel is named "" gave the session "/<date>" without a channel.
+    Found by a messy-input trial."""
+    import json
+
+    from graphmem.verbatim.ingest import validate
+
+    group = json.loads((FIXTURES / "groupmem" / "synthetic_domain_channels_rolevariants_Finance.json").read_text())
+    first = next(iter(group))
+    (tmp_path / "gm").mkdir()
+    (tmp_path / "gm" / "synthetic_domain_channels_rolevariants_Finance.json").write_text(
+        json.dumps({"": group.pop(first), **group}), encoding="utf-8")
+    day = json.loads((FIXTURES / "evermem" / "dialogues.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    day["dialogues"] = {"": next(iter(day["dialogues"].values()))}
+    (tmp_path / "em").mkdir()
+    (tmp_path / "em" / "dialogues.jsonl").write_text(json.dumps(day) + "\n", encoding="utf-8")
+    batch = tmp_path / "dataset" / "004"
+    batch.mkdir(parents=True)
+    (batch / "dialogue.json").write_text(json.dumps({"dialogues": {"2025-01-09": {"": [
+        {"speaker": "Li", "time": "2025-01-09 09:00:00", "dialogue": "Standup at ten."}]}}}), encoding="utf-8")
+    inputs = [
+        ("jsonl", FIXTURES / "jsonl" / "chat.jsonl"), ("locomo", FIXTURES / "eval" / "locomo_mini.json"),
+        ("socialmem", FIXTURES / "eval" / "socialmem"), ("groupmem", FIXTURES / "groupmem"),
+        ("evermem", FIXTURES / "evermem"), ("slack", FIXTURES / "exports" / "slack" / "acme-export"),
+        ("discord", FIXTURES / "exports" / "discord"), ("telegram", FIXTURES / "exports" / "telegram" / "result.json"),
+        ("whatsapp", FIXTURES / "exports" / "whatsapp" / "android.txt"),
+        ("groupmem", tmp_path / "gm"), ("evermem", tmp_path / "em"), ("evermem", batch),
+    ]
+    for fmt, path in inputs:
+        convs = loaders.load_conversations(path, fmt)
+        assert convs and all(c.messages for c in convs), (fmt, path)
+        for conv in convs:
+            for m in conv.messages:
+                assert m.session.startswith(m.channel + "/") if m.channel else "/" not in m.session, (fmt, path, m)
+            validate(conv)  # the library's input rules hold for what the loader produced

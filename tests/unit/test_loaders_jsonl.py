@@ -183,6 +183,29 @@ def test_bad_input_names_file_record_field(
     assert isinstance(e.value, ValueError)
 
 
+def test_a_slash_in_a_session_without_channel_is_refused(tmp_path: Path) -> None:
+    """A session name holding '/' given without a channel became the Session of a channel
+    (stored channel sessions are "<channel>/<session>"): "a/b" without a channel and session
+    "b" of channel "a" were one Session holding both channels. Found by a messy-input trial."""
+    path = write_lines(
+        tmp_path / "gs.jsonl",
+        {"group": "gs", "session": "b", "channel": "a", "speaker": "Ok", "id": "m1", "text": "in channel a",
+         "ts": "2026-07-01T09:00:00Z"},
+        {"group": "gs", "session": "a/b", "speaker": "Ok", "id": "m2", "text": "no channel",
+         "ts": "2026-07-01T09:01:00Z"},
+    )
+    with pytest.raises(InvalidInputError, match=named(path, "line 2", "session") + ".*'/'") as e:
+        loaders.load_conversations(path, "jsonl")
+    assert (e.value.source, e.value.record, e.value.field) == (str(path), "line 2", "session")
+    rejects: list[loaders.Reject] = []
+    (conv,) = loaders.load_conversations(path, "jsonl", rejects=rejects)
+    assert [m.id for m in conv.messages] == ["m1"]
+    assert [(r.record, r.field) for r in rejects] == [("line 2", "session")]
+    # with a channel a '/' in the session name stays allowed (a name inside the channel)
+    path = write_lines(tmp_path / "ok.jsonl", line(session="a/b", channel="c"))
+    assert loaders.load_conversations(path, "jsonl")[0].messages[0].session == "c/a/b"
+
+
 def test_invalid_utf8_names_line(tmp_path: Path) -> None:
     path = tmp_path / "latin1.jsonl"
     path.write_bytes(
