@@ -22,11 +22,16 @@ Rules:
 - A message without ``id`` gets ``"<session>:<k>"`` (``"<channel>/<session>:<k>"`` when a
   channel is given), ``k`` = 0-based index of the line among the lines of the same
   (group, channel, session) in file order, so ids are stable across runs and under appends.
+  Such a positional id may not be another line's id in the same group (a line giving
+  ``"s:1"`` as its id beside the second id-less line of session ``s``): the two would be one
+  message, the later an edit of the earlier; the later line is refused (field ``id``).
 - A message id repeated within a group must repeat the message (skipped by ingest) or change
   only its text (an edit: the later text is stored, the earlier kept as history).
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterator
 
 from pydantic import BaseModel, ConfigDict, StrictStr
 
@@ -43,6 +48,7 @@ from loaders._common import (
     existing_path,
     iter_jsonl,
     parse_ts,
+    record_label,
     validate_item,
 )
 from graphmem.core.model import Conversation
@@ -85,8 +91,9 @@ def load_conversations(path: PathLike, group: str | None = None,
         InvalidInputError: naming the file, the record (``line N``) and the field, for a
             malformed JSON line (field ``json``), a missing/blank/non-string required field, a
             non-string optional field, an unparsable ``ts``, a blank ``group`` override (field
-            ``group``) or a message ``id`` repeated with another speaker, speaker_id, session,
-            channel, ts or reply_to (the field is named).
+            ``group``), a positional id (of a line without ``id``) that another line of the
+            group has (field ``id``, both lines named) or a message ``id`` repeated with
+            another speaker, speaker_id, session, channel, ts or reply_to (the field is named).
     """
     p = existing_path(path)
     source = str(p)
@@ -94,22 +101,64 @@ def load_conversations(path: PathLike, group: str | None = None,
         raise InvalidInputError("group override must not be blank", source=source, field="group")
     drafts: dict[str, list[Draft]] = {}
     counters: dict[tuple[str, str, str], int] = {}
+    lines: dict[int, tuple[dict[str, object], bool]] = {}  # position -> (raw line, id from its place)
     position = 0
     for lineno, obj in iter_jsonl(p, rejects):
         record = f"line {lineno}"
+        at = position
         if rejects is None:
             position = _add_line(obj, lineno, source, group, counters, drafts, position)
-            continue
-        try:
-            position = _add_line(obj, lineno, source, group, counters, drafts, position)
-        except InvalidInputError as e:
-            rejects.append(Reject(source, record, e.field, e.reason, obj))
+        else:
+            try:
+                position = _add_line(obj, lineno, source, group, counters, drafts, position)
+            except InvalidInputError as e:
+                rejects.append(Reject(source, record, e.field, e.reason, obj))
+        if position > at:
+            lines[at] = (obj, obj.get("id") is None)
+    made = {at for at, (_, positional) in lines.items() if positional}
     conversations = []
     for gid, items in drafts.items():
+        kept: list[Draft] = []
+        for d, error in _positional_id_clashes(items, made, source):
+            if error is None:
+                kept.append(d)
+            elif rejects is None:
+                raise error
+            else:
+                rejects.append(Reject(source, error.record, error.field, error.reason, lines[d.position][0]))
+        items = kept
         check_unique_ids(items, source=source, edits=True)
         messages = assemble_messages(items, by_time=True)
         conversations.append(Conversation(group_id=gid, name=gid, messages=messages, source=source))
     return conversations
+
+
+def _positional_id_clashes(items: list[Draft], made: set[int], source: str
+                           ) -> Iterator[tuple[Draft, InvalidInputError | None]]:
+    """Each draft of one group (file order) with None, or with the error that refuses it: its id
+    is an earlier line's and one of the two was made from a line's place (``made``: the
+    positions of the lines without ``id``), so two messages would be stored as one.
+
+    A repeated id that both lines give is left to :func:`loaders._common.check_unique_ids` (a
+    redelivery or an edit). A line refused here is never the first holder of its id.
+    """
+    first: dict[str, Draft] = {}
+    for d in items:
+        prev = first.setdefault(d.id, d)
+        if prev is d or (prev.position not in made and d.position not in made):
+            yield d, None
+            continue
+
+        def said(x: Draft) -> str:
+            where = record_label(x.source_ref, source)
+            return (f"{where} has no id and gets it from its place in its session" if x.position in made
+                    else f"{where} gives it as its id")
+
+        yield d, InvalidInputError(
+            f"message id {d.id!r} is given to two messages: {said(prev)}, {said(d)}; a line without "
+            "\"id\" gets \"<session>:<k>\" (its place among the session's lines), and one id would store "
+            "the two as one message, the later as an edit of the earlier: give the lines their own ids",
+            source=source, record=record_label(d.source_ref, source), field="id")
 
 
 def _add_line(obj: dict[str, object], lineno: int, source: str, group: str | None,

@@ -173,6 +173,7 @@ def _group_items(rows: list[_Row]) -> tuple[list[tuple[_Rec, float, float]], int
     number of redeliveries, as loader + ``collapse`` give them; raises :class:`_Fallback`."""
     counters: dict[tuple[str, str], int] = {}
     first: dict[str, _Rec] = {}
+    made: set[str] = set()  # ids made from a line's place: another line holding one is refused
     channels: dict[str, list[tuple[float, int, _Rec]]] = {}
     skipped = 0
     for pos, (ch, sraw, speaker, spid, text, ts, inst, reply, mid) in enumerate(rows):
@@ -182,8 +183,11 @@ def _group_items(rows: list[_Row]) -> tuple[list[tuple[_Rec, float, float]], int
         counters[key] = k + 1
         if mid is None:
             mid = f"{sid}:{k}"
-            if not _id_ok(mid) or reply == mid:
+            if not _id_ok(mid) or reply == mid or mid in first:
                 raise _Fallback
+            made.add(mid)
+        elif mid in made:
+            raise _Fallback
         prev = first.get(mid)
         if prev is not None:  # a redelivery is skipped; anything else (an edit, a conflict) is not ours
             if (prev.channel, prev.session, prev.speaker, prev.speaker_id, prev.text, prev.ts, prev.reply_to) \

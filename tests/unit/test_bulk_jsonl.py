@@ -143,6 +143,11 @@ BAD: list[tuple[str, object]] = [
                          "id": "self1", "reply_to": "self1"}),
     ("reply to itself, id generated", {"group": "g", "session": "s9", "speaker": "A", "text": "x",
                                        "ts": "2025-01-01T00:00:00", "reply_to": "s9:0"}),
+    # a copy of line 4 (group g0, session s0, no id: "s0:0") that gives that id: the reference
+    # refuses it (two messages, one id), the fast path must not take it for a redelivery
+    ("explicit id equal to a generated one", {"group": "g0", "session": "s0", "speaker": "Ann",
+                                              "text": "message 4 about lunch", "ts": "2025-03-01T10:28:04+02:00",
+                                              "id": "s0:0"}),
     ("repeat, other speaker", {"group": "g1", "session": "s0", "speaker": "Zed", "speaker_id": "u1",
                                "text": "message 1 about lunch", "ts": "2025-03-01T10:07:01+02:00", "id": "m1"}),
     ("an edit", {"group": "g1", "session": "s0", "speaker": "Ann", "speaker_id": "u1", "text": "edited",

@@ -206,6 +206,33 @@ def test_a_slash_in_a_session_without_channel_is_refused(tmp_path: Path) -> None
     assert loaders.load_conversations(path, "jsonl")[0].messages[0].session == "c/a/b"
 
 
+def test_a_positional_id_that_another_line_gives_is_refused_naming_both_lines(tmp_path: Path) -> None:
+    """A line without "id" gets "<session>:<k>" from its place; a line giving that id as its
+    own was taken as the same message, and its text stored as an edit of the other's (two
+    messages merged into one text_history). Found by a messy-input trial."""
+    made_first = write_lines(tmp_path / "a.jsonl", line(text="first"), line(text="second"),
+                             line(text="explicit", id="s1:1"))
+    # k counts every line of the session: the 4th line, id-less, is "s1:3"
+    given_first = write_lines(tmp_path / "b.jsonl", line(text="given", id="s1:3"), line(text="a"),
+                              line(text="b"), line(text="c"))
+    same_text = write_lines(tmp_path / "c.jsonl", line(text="hi"), line(text="hi", id="s1:0"))
+    cases = [(made_first, "line 3", ["line 2 has no id", "line 3 gives it"], ["s1:0", "s1:1"]),
+             (given_first, "line 4", ["line 1 gives it", "line 4 has no id"], ["s1:3", "s1:1", "s1:2"]),
+             (same_text, "line 2", ["line 1 has no id", "line 2 gives it"], ["s1:0"])]
+    for path, record, said, kept in cases:
+        with pytest.raises(InvalidInputError, match=named(path, record, "id")) as e:
+            loaders.load_conversations(path, "jsonl")
+        assert all(x in str(e.value) for x in said), str(e.value)
+        rejects: list[loaders.Reject] = []
+        (conv,) = loaders.load_conversations(path, "jsonl", rejects=rejects)
+        assert sorted({m.id for m in conv.messages}) == sorted(kept)
+        assert [(r.record, r.field) for r in rejects] == [(record, "id")]
+        assert rejects[0].raw == json.loads(path.read_text(encoding="utf-8").splitlines()[int(record[5:]) - 1])
+    # an id both lines give is still a redelivery or an edit
+    both_given = write_lines(tmp_path / "d.jsonl", line(text="one", id="s1:0"), line(text="two", id="s1:0"))
+    assert [m.text for m in loaders.load_conversations(both_given, "jsonl")[0].messages] == ["one", "two"]
+
+
 def test_invalid_utf8_names_line(tmp_path: Path) -> None:
     path = tmp_path / "latin1.jsonl"
     path.write_bytes(
