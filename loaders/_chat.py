@@ -25,7 +25,7 @@ from typing import Any
 from graphmem.core import limits
 from graphmem.core.errors import InvalidInputError
 from graphmem.core.model import Conversation
-from loaders._common import Draft, Reject, assemble_messages, check_unique_ids
+from loaders._common import Draft, Reject, assemble_messages, unique_id_errors
 
 __all__ = ["obj", "Reject", "SYSTEM_ID", "SYSTEM_SPEAKER", "finish", "group_from", "guarded", "safe_id"]
 
@@ -47,7 +47,8 @@ def arr(value: Any) -> list[Any]:
 
 def guarded(rejects: list[Reject] | None, raw: Any, fn: Callable[[], Draft | None]) -> Draft | None:
     """Run ``fn`` (which builds one draft or returns None for nothing to keep); with ``rejects``
-    given, an :class:`InvalidInputError` becomes a :class:`Reject` of ``raw`` and None.
+    given, an :class:`InvalidInputError` becomes a :class:`Reject` of ``raw`` and None, and the
+    draft keeps ``raw`` (:attr:`Draft.raw`) for a reject of :func:`finish`.
 
     Raises:
         InvalidInputError: from ``fn`` when ``rejects`` is None.
@@ -55,10 +56,13 @@ def guarded(rejects: list[Reject] | None, raw: Any, fn: Callable[[], Draft | Non
     if rejects is None:
         return fn()
     try:
-        return fn()
+        d = fn()
     except InvalidInputError as e:
         rejects.append(Reject(e.source or "", e.record or "", e.field or "", e.reason, raw))
         return None
+    if d is not None:
+        d.raw = raw
+    return d
 
 
 _UNSAFE = re.compile(r"[\x00-\x1f\x7f/]+")
@@ -89,15 +93,26 @@ def group_from(group: str | None, default: str, *, source: str) -> str:
     return safe_id(default, "chat")
 
 
-def finish(gid: str, name: str, drafts: list[Draft], *, source: str) -> list[Conversation]:
+def finish(gid: str, name: str, drafts: list[Draft], *, source: str,
+           rejects: list[Reject] | None = None) -> list[Conversation]:
     """One conversation from ``drafts`` (channel by channel, by time, file order for ties).
 
+    With ``rejects`` (a list), a message whose id repeats an earlier one with another speaker,
+    session, channel, ts or reply_to is appended to it (its raw record) and left out.
+
     Raises:
-        InvalidInputError: an id repeated with another speaker, session, channel, ts or reply_to.
+        InvalidInputError: without ``rejects``, an id repeated with another speaker, session,
+            channel, ts or reply_to.
     """
+    refused: set[int] = set()
+    for d, error in unique_id_errors(drafts, source=source, edits=True, renames=True):
+        if rejects is None:
+            raise error
+        rejects.append(Reject(error.source or source, error.record or d.id, error.field or "id", error.reason, d.raw))
+        refused.add(id(d))
+    drafts = [d for d in drafts if id(d) not in refused]
     if not drafts:
         return []
-    check_unique_ids(drafts, source=source, edits=True, renames=True)
     return [Conversation(group_id=gid, name=name or gid, messages=assemble_messages(drafts, by_time=True),
                          source=source)]
 

@@ -14,7 +14,7 @@ import re
 import zipfile
 import zlib
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
@@ -36,6 +36,7 @@ __all__ = [
     "PathLike",
     "assemble_messages",
     "check_unique_ids",
+    "unique_id_errors",
     "date_of",
     "existing_path",
     "iter_jsonl",
@@ -296,6 +297,8 @@ class Draft:
         position: 0-based position in the input (file order), used to break ties stably.
         instant: epoch seconds of ``ts`` (for ordering by time; :mod:`graphmem.core.times`).
         session_ts: explicit session start time, or None to use the first message's ``ts``.
+        raw: the record as read, kept under ``--on-bad-record skip`` for the rejects file when
+            a check across records refuses it (:func:`unique_id_errors`); None otherwise.
     """
 
     id: str
@@ -317,6 +320,7 @@ class Draft:
     edited_ts: str = ""
     edited: bool = False
     id_from_content: bool = False
+    raw: Any = field(default=None, repr=False, compare=False)
 
 
 def assemble_messages(drafts: list[Draft], *, by_time: bool) -> list[MessageRecord]:
@@ -382,7 +386,25 @@ def check_unique_ids(
     messages: Sequence[MessageRecord | Draft], *, source: str, edits: bool = False, renames: bool = False
 ) -> None:
     """Check that a repeated message id within a group is a redelivery (or, where the format
-    carries edits, an edit).
+    carries edits, an edit): :func:`unique_id_errors`, its first error raised.
+
+    Raises:
+        InvalidInputError: record = the second occurrence (its ``source_ref``).
+    """
+    for _, error in unique_id_errors(messages, source=source, edits=edits, renames=renames):
+        raise error
+
+
+_M = TypeVar("_M", bound=MessageRecord | Draft)
+
+
+def unique_id_errors(
+    messages: Sequence[_M], *, source: str, edits: bool = False, renames: bool = False
+) -> Iterator[tuple[_M, InvalidInputError]]:
+    """Each later occurrence of a message id that is not a redelivery (or, where the format
+    carries edits, an edit) of its first occurrence, with the error that refuses it, in input
+    order. A refused occurrence is left out of the comparison: every later one is compared with
+    the first (``--on-bad-record skip`` rejects the refused ones and keeps the rest).
 
     The same id may occur again with identical content (ingest skips it). With ``edits`` (chat
     exports: the generic JSON-lines format) it may also come back with other text only, which
@@ -399,8 +421,9 @@ def check_unique_ids(
             (platform exports, which write each export day's name; two exports of one channel
             in one folder).
 
-    Raises:
-        InvalidInputError: record = the second occurrence (its ``source_ref``).
+    Yields:
+        (the later occurrence, :class:`InvalidInputError` with record = that occurrence (its
+        ``source_ref``) and the field that differs).
     """
     seen: dict[tuple[str, str], tuple[str, MessageRecord | Draft]] = {}
     fixed = ("speaker", "speaker_id", "session", "channel", "ts", "reply_to")
@@ -417,7 +440,7 @@ def check_unique_ids(
             if diff is None and not edits and first.text != m.text:
                 diff = "text"
             if diff is not None:
-                raise InvalidInputError(
+                yield m, InvalidInputError(
                     f"message id {m.id!r} in group {m.group_id!r} appears again with another {diff} "
                     f"({_short(getattr(first, diff))} at {first_where}, here {_short(getattr(m, diff))}); "
                     + ("a repeated id may only repeat the message or change its text" if edits

@@ -106,7 +106,7 @@ def load_conversations(path: PathLike, group: str | None = None,
                                                             str(ch.get("id") or "")))
                 if d is not None:
                     drafts.append(d)
-        out.extend(finish(gid, name, drafts, source=str(root)))
+        out.extend(finish(gid, name, drafts, source=str(root), rejects=rejects))
     return out
 
 

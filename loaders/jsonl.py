@@ -44,11 +44,11 @@ from loaders._common import (
     PathLike,
     Reject,
     assemble_messages,
-    check_unique_ids,
     existing_path,
     iter_jsonl,
     parse_ts,
     record_label,
+    unique_id_errors,
     validate_item,
 )
 from graphmem.core.model import Conversation
@@ -79,8 +79,10 @@ def load_conversations(path: PathLike, group: str | None = None,
     Args:
         path: the ``.jsonl`` file.
         group: when given, overrides the ``group`` of every line (lines may then omit it).
-        rejects: when a list, a bad line (malformed JSON, a missing or wrong field) is appended
-            to it as a :class:`loaders._common.Reject` and skipped (``--on-bad-record skip``).
+        rejects: when a list, a bad line (malformed JSON, a missing or wrong field, a group id
+            outside the id grammar, a repeated or clashing id) is appended to it as a
+            :class:`loaders._common.Reject` and skipped (``--on-bad-record skip``); the first
+            occurrence of an id is kept.
 
     Returns:
         One :class:`Conversation` per group, in order of the group's first line; each holds its
@@ -90,15 +92,18 @@ def load_conversations(path: PathLike, group: str | None = None,
     Raises:
         InvalidInputError: naming the file, the record (``line N``) and the field, for a
             malformed JSON line (field ``json``), a missing/blank/non-string required field, a
-            non-string optional field, an unparsable ``ts``, a blank ``group`` override (field
-            ``group``), a positional id (of a line without ``id``) that another line of the
-            group has (field ``id``, both lines named) or a message ``id`` repeated with
-            another speaker, speaker_id, session, channel, ts or reply_to (the field is named).
+            non-string optional field, an unparsable ``ts``, a group id outside the id grammar
+            (field ``group``: the line's; an override's names no line), a positional id (of a
+            line without ``id``) that another line of the group has (field ``id``, both lines
+            named) or a message ``id`` repeated with another speaker, speaker_id, session,
+            channel, ts or reply_to (the field is named).
     """
     p = existing_path(path)
     source = str(p)
     if group is not None and not group.strip():
         raise InvalidInputError("group override must not be blank", source=source, field="group")
+    if group is not None:  # the whole input's group: no line to name
+        limits.check_id(group, field="group", source=source, slash=False)
     drafts: dict[str, list[Draft]] = {}
     counters: dict[tuple[str, str, str], int] = {}
     lines: dict[int, tuple[dict[str, object], bool]] = {}  # position -> (raw line, id from its place)
@@ -116,28 +121,31 @@ def load_conversations(path: PathLike, group: str | None = None,
         if position > at:
             lines[at] = (obj, obj.get("id") is None)
     made = {at for at, (_, positional) in lines.items() if positional}
+
+    def refuse(items: list[Draft], errors: Iterator[tuple[Draft, InvalidInputError]]) -> list[Draft]:
+        """``items`` less the lines ``errors`` refuses (each to ``rejects``; the first raised without)."""
+        refused: set[int] = set()
+        for d, error in errors:
+            if rejects is None:
+                raise error
+            rejects.append(Reject(source, error.record, error.field, error.reason, lines[d.position][0]))
+            refused.add(d.position)
+        return [d for d in items if d.position not in refused]
+
     conversations = []
     for gid, items in drafts.items():
-        kept: list[Draft] = []
-        for d, error in _positional_id_clashes(items, made, source):
-            if error is None:
-                kept.append(d)
-            elif rejects is None:
-                raise error
-            else:
-                rejects.append(Reject(source, error.record, error.field, error.reason, lines[d.position][0]))
-        items = kept
-        check_unique_ids(items, source=source, edits=True)
+        items = refuse(items, _positional_id_clashes(items, made, source))
+        items = refuse(items, unique_id_errors(items, source=source, edits=True))
         messages = assemble_messages(items, by_time=True)
         conversations.append(Conversation(group_id=gid, name=gid, messages=messages, source=source))
     return conversations
 
 
 def _positional_id_clashes(items: list[Draft], made: set[int], source: str
-                           ) -> Iterator[tuple[Draft, InvalidInputError | None]]:
-    """Each draft of one group (file order) with None, or with the error that refuses it: its id
-    is an earlier line's and one of the two was made from a line's place (``made``: the
-    positions of the lines without ``id``), so two messages would be stored as one.
+                           ) -> Iterator[tuple[Draft, InvalidInputError]]:
+    """Each draft of one group (file order) whose id is an earlier line's while one of the two
+    was made from a line's place (``made``: the positions of the lines without ``id``), so two
+    messages would be stored as one, with the error that refuses it.
 
     A repeated id that both lines give is left to :func:`loaders._common.check_unique_ids` (a
     redelivery or an edit). A line refused here is never the first holder of its id.
@@ -146,7 +154,6 @@ def _positional_id_clashes(items: list[Draft], made: set[int], source: str
     for d in items:
         prev = first.setdefault(d.id, d)
         if prev is d or (prev.position not in made and d.position not in made):
-            yield d, None
             continue
 
         def said(x: Draft) -> str:
@@ -178,6 +185,8 @@ def _add_line(obj: dict[str, object], lineno: int, source: str, group: str | Non
             record=record,
             field="group",
         )
+    if group is None:  # the line's own group: refused naming the line (an override is checked once)
+        limits.check_id(gid, field="group", record=record, source=source, slash=False)
     channel = line.channel or ""
     key = (gid, channel, line.session)
     k = counters.get(key, 0)

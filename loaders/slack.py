@@ -227,7 +227,7 @@ def load_conversations(path: PathLike, group: str | None = None,
                     _draft, raw, i, where, gid, cid, channel, names, channel_names, len(drafts), bots))
                 if d is not None:
                     drafts.append(d)
-    return finish(gid, gid, drafts, source=source)
+    return finish(gid, gid, drafts, source=source, rejects=rejects)
 
 
 def _block_text(raw: dict[str, Any]) -> str:

@@ -107,7 +107,7 @@ def load_conversations(path: PathLike, group: str | None = None,
             d = guarded(rejects, raw, functools.partial(_draft, raw, i, source, gid, channel, prefix, len(drafts)))
             if d is not None:
                 drafts.append(d)
-    return finish(gid, first_name if single else gid, drafts, source=source)
+    return finish(gid, first_name if single else gid, drafts, source=source, rejects=rejects)
 
 
 def _local_ts(date: Any, unix: Any, *, where: str, record: str, field: str) -> times.ParsedTs:

@@ -235,7 +235,7 @@ def load_conversations(path: PathLike, group: str | None = None,
         d = guarded(rejects, raw, functools.partial(_draft, e, where, gid, month_first, seen, len(drafts)))
         if d is not None:
             drafts.append(d)
-    return finish(gid, stem, drafts, source=where)
+    return finish(gid, stem, drafts, source=where, rejects=rejects)
 
 
 # what iOS leads with U+200E in a person's message: a shared document ("\u200eplan.pdf •

@@ -105,10 +105,12 @@ def ingest(
     try:
         conversations, n_rejected = load_input(path, fmt or "jsonl", group, on_bad_record, rejects)
     except InvalidInputError as e:
-        if fmt is not None or not e.source:
+        if fmt is not None or not e.source or e.record not in ("", "line 1"):
             raise
         # no --format: the file was read as JSON Lines; a chat export or a benchmark file fails
-        # there with an error about JSON or UTF-8 that says nothing of the format
+        # there, at its first line or as a whole, with an error about JSON or UTF-8 that says
+        # nothing of the format (an error naming a later line is of a file that reads as JSON
+        # Lines: a repeated id, a bad value; the hint would mislead)
         hinted = InvalidInputError(
             f"{e.reason} (read as JSON Lines, the default --format; for a chat export or a benchmark "
             "file pass --format, or --format auto to detect it)",

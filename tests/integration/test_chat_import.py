@@ -451,6 +451,41 @@ def test_skip_bad_records_into_a_rejects_file(store, group_id, tmp_path):
     assert res.returncode != 0 and "--rejects" in res.stderr
 
 
+def test_skip_takes_a_repeated_id_and_a_bad_group_line_to_the_rejects_file(store, group_id, tmp_path):
+    """--on-bad-record skip stopped the load for a repeated id with another speaker (with a
+    misleading "--format" hint) and for a line whose group id breaks the grammar (an error
+    naming no line). Now both are rejects; without skip the error names the line. Found by a
+    messy-input trial."""
+    def row(**kw: str) -> str:
+        return json.dumps({"group": group_id, "session": "s", "speaker": "Ana", "text": "one",
+                           "ts": "2026-03-01T10:00:00", **kw})
+
+    repeated = tmp_path / "repeated.jsonl"
+    repeated.write_text("\n".join([row(id="m1"), row(id="m1", speaker="Ben")]) + "\n", encoding="utf-8")
+    res = cli("ingest", str(repeated), "--no-progress")
+    assert res.returncode == 1 and "record line 2, field 'speaker'" in res.stderr, res.stderr
+    assert "--format" not in res.stderr  # a file that reads as JSON Lines: no hint about the format
+    grouped = tmp_path / "grouped.jsonl"
+    grouped.write_text("\n".join([row(id="m1"), row(id="m2", group="g/r")]) + "\n", encoding="utf-8")
+    res = cli("ingest", str(grouped), "--no-progress")
+    assert res.returncode == 1 and "record line 2, field 'group'" in res.stderr, res.stderr
+    assert rows(store, group_id) == {}
+
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text("\n".join([row(id="m1"), row(id="m1", speaker="Ben"), row(id="m2", group="g/r"),
+                                row(id="m3", group="g" * 201), row(id="m4", text="four")]) + "\n", encoding="utf-8")
+    rejects = tmp_path / "rejects.jsonl"
+    res = cli("ingest", str(mixed), "--json", "--no-progress", "--on-bad-record", "skip", "--rejects", str(rejects))
+    assert res.returncode == 0, res.stderr
+    summary = json.loads(res.stdout)
+    assert (summary["messages_written"], summary["messages_rejected"]) == (2, 3)
+    assert set(rows(store, group_id)) == {"m1", "m4"} and rows(store, group_id)["m1"]["speaker"] == "Ana"
+    bad = [json.loads(x) for x in rejects.read_text(encoding="utf-8").splitlines()]
+    assert sorted((b["record"], b["field"]) for b in bad) == [("line 2", "speaker"), ("line 3", "group"),
+                                                             ("line 4", "group")]
+    assert all(b["source"] == str(mixed) and b["raw"]["group"] for b in bad)
+
+
 def test_skip_in_a_platform_export_and_for_the_first_load_importer(group_id, tmp_path):
     from graphmem.cli.ingest import load_input
     from graphmem.verbatim.bulk_import import write_csv

@@ -119,6 +119,25 @@ def test_platform_errors_name_file_record_and_field_and_skip_collects_them(tmp_p
     assert [m.id for m in conv.messages] == ["1", "2", "4", "6", "7", "8"]
 
 
+def test_skip_rejects_a_repeated_id_with_another_author(tmp_path):
+    """Two exports of one Discord channel in one folder where a message id comes back with
+    another author: --on-bad-record skip stopped the whole load (the repeated-id check ran
+    outside the rejects handling); now the later one is a reject. Found by a messy-input trial."""
+    early = _dce(("9", "Trip"), ("42", "general"), "8001", "2025-07-01T10:00:00+02:00")
+    late = json.loads(json.dumps(early))
+    late["messages"][0]["author"] = {"id": "8", "name": "ben", "nickname": "Ben", "isBot": False}
+    late["messages"].append(dict(early["messages"][0], id="8002", timestamp="2025-07-01T10:05:00+02:00"))
+    (tmp_path / "a-early.json").write_text(json.dumps(early), encoding="utf-8")
+    (tmp_path / "b-late.json").write_text(json.dumps(late), encoding="utf-8")
+    with pytest.raises(InvalidInputError) as e:
+        load_conversations(tmp_path, "discord", group="g")
+    assert e.value.field == "speaker"
+    rejects: list[Reject] = []
+    (conv,) = load_conversations(tmp_path, "discord", group="g", rejects=rejects)
+    assert [(m.id, m.speaker_id) for m in conv.messages] == [("8001", "7"), ("8002", "7")]
+    assert [(r.field, r.raw) for r in rejects] == [("speaker", late["messages"][0])]
+
+
 def test_skipping_is_refused_for_benchmark_formats():
     with pytest.raises(InvalidInputError) as e:
         load_conversations(EXPORTS / "telegram" / "result.json", "locomo", rejects=[])

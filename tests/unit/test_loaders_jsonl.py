@@ -171,6 +171,9 @@ def test_group_override(tmp_path: Path) -> None:
         # "" would key the speaker by display name: a second person beside the one with an id
         ([line(speaker_id="")], "line 1", "speaker_id", "at least 1 character"),
         ([line(group="")], "line 1", "group", "blank"),
+        # a line's group outside the id grammar was refused by ingest naming no line
+        ([line(), line(group="g/r")], "line 2", "group", "'/'"),
+        ([line(), line(group="g" * 201)], "line 2", "group", "at most 200"),
     ],
 )
 def test_bad_input_names_file_record_field(
@@ -231,6 +234,28 @@ def test_a_positional_id_that_another_line_gives_is_refused_naming_both_lines(tm
     # an id both lines give is still a redelivery or an edit
     both_given = write_lines(tmp_path / "d.jsonl", line(text="one", id="s1:0"), line(text="two", id="s1:0"))
     assert [m.text for m in loaders.load_conversations(both_given, "jsonl")[0].messages] == ["one", "two"]
+
+
+def test_skip_rejects_repeated_ids_and_bad_groups_line_by_line(tmp_path: Path) -> None:
+    """Under --on-bad-record skip a repeated id with another speaker stopped the whole load (the
+    check ran outside the rejects handling), and so did a line whose group id breaks the id
+    grammar (refused by ingest for the whole group, naming no line). Both are now bad lines like
+    the others; the first occurrence of an id is kept. Found by a messy-input trial."""
+    path = write_lines(
+        tmp_path / "mixed.jsonl",
+        line(id="m1"), line(id="m1", speaker="Zed"), line(id="m2", group="g/r"), line(id="m3", group="g" * 201),
+        line(id="m1", text="edited"), line(id="m1", speaker="Yan"), line(id="m4"),
+    )
+    rejects: list[loaders.Reject] = []
+    (conv,) = loaders.load_conversations(path, "jsonl", rejects=rejects)
+    assert [(m.id, m.speaker, m.text) for m in conv.messages] == [("m1", "Ann", "hi"), ("m1", "Ann", "edited"),
+                                                                   ("m4", "Ann", "hi")]
+    assert sorted((r.record, r.field) for r in rejects) == [
+        ("line 2", "speaker"), ("line 3", "group"), ("line 4", "group"), ("line 6", "speaker")]
+    assert {r.record: r.raw for r in rejects}["line 6"] == line(id="m1", speaker="Yan")
+    with pytest.raises(InvalidInputError) as e:  # an override outside the grammar is the whole input's
+        loaders.load_conversations(path, "jsonl", group="a/b", rejects=[])
+    assert (e.value.record, e.value.field) == ("", "group")
 
 
 def test_invalid_utf8_names_line(tmp_path: Path) -> None:
