@@ -22,6 +22,7 @@ from pydantic import AfterValidator, BaseModel, StrictStr, StringConstraints, Va
 
 from graphmem.core.errors import InvalidInputError
 from graphmem.core.limits import existing_path
+from graphmem.core.redelivery import first_difference, fixed_fields
 from graphmem.core.text import short_repr as _short
 from graphmem.core.times import ParsedTs, date_of, parse_date, parse_ts
 from graphmem.core.model import Attachment, MessageRecord, Question, record_label
@@ -408,8 +409,11 @@ def unique_id_errors(
 
     The same id may occur again with identical content (ingest skips it). With ``edits`` (chat
     exports: the generic JSON-lines format) it may also come back with other text only, which
-    ingest stores as an edit of the earlier text; then a repeat that changes the speaker,
-    speaker id, session, channel, ts or reply_to is an error naming that field. Without
+    ingest stores as an edit of the earlier text; then the repeat is compared by the rule of a
+    stored message (:mod:`graphmem.core.redelivery`): another speaker, speaker id, channel,
+    session, ts (as instants) or reply_to is an error naming that field, while the same instant
+    in another UTC offset (and so maybe another day's session), a time without offset and the
+    same local time with one, and a reply link on one side only are the same message. Without
     ``edits`` (benchmark files, where a repeated id with other content is corrupt data) any
     difference is an error on field ``id``.
 
@@ -419,7 +423,7 @@ def unique_id_errors(
         edits: whether the format may repeat an id with new text.
         renames: whether a repeat may show the same ``speaker_id`` under another display name
             (platform exports, which write each export day's name; two exports of one channel
-            in one folder).
+            in one folder); without it the display name must repeat as written.
 
     Yields:
         (the later occurrence, :class:`InvalidInputError` with record = that occurrence (its
@@ -432,13 +436,20 @@ def unique_id_errors(
         where = record_label(m.source_ref, source) or m.id
         if key in seen:
             first_where, first = seen[key]
-            # platform exports: the person is the user id, and two exports of one channel in
-            # one input write the display name of their day (a renamed user), as ingest allows
-            same_person = renames and bool(m.speaker_id) and first.speaker_id == m.speaker_id
-            diff = next((f for f in fixed if getattr(first, f) != getattr(m, f)
-                         and not (f == "speaker" and same_person)), None)
-            if diff is None and not edits and first.text != m.text:
-                diff = "text"
+            diff: str | None
+            if edits:  # the rule of a repeat of a stored message: one rule in and across inputs
+                diff = first_difference(fixed_fields(first), fixed_fields(m))
+                diff = "speaker_id" if diff == "person" else diff
+                if diff is None and not renames and first.speaker != m.speaker:
+                    diff = "speaker"
+            else:
+                # the person is the user id, and two exports of one channel in one input write
+                # the display name of their day (a renamed user), as ingest allows
+                same_person = renames and bool(m.speaker_id) and first.speaker_id == m.speaker_id
+                diff = next((f for f in fixed if getattr(first, f) != getattr(m, f)
+                             and not (f == "speaker" and same_person)), None)
+                if diff is None and first.text != m.text:
+                    diff = "text"
             if diff is not None:
                 yield m, InvalidInputError(
                     f"message id {m.id!r} in group {m.group_id!r} appears again with another {diff} "

@@ -61,6 +61,7 @@ from tqdm import tqdm
 
 from graphmem.core import limits
 from graphmem.core import times
+from graphmem.core.redelivery import first_difference, fixed_fields, stored_fixed_fields
 from graphmem.verbatim.space import check_space, claim_space, stored_space
 from graphmem.core.embed import space_of
 from graphmem.store.db import Store, run_tx
@@ -164,63 +165,6 @@ def search_text(m: MessageRecord, previous: tuple[str, str] | None) -> str:
     return search_document(m.speaker, m.text, previous)
 
 
-#: Fields a redelivery must repeat exactly; only ``text`` may change (an edit).
-FIXED_FIELDS = ("speaker", "person", "channel", "ts", "session", "reply_to")
-
-
-def _fixed(m: MessageRecord, person: str | None = None) -> dict[str, object]:
-    """The fields a redelivery of ``m`` must repeat. ``person``: the Person id ``m`` resolves to
-    (:func:`_person`); without it a speaker_id counts exactly (platform ids that differ in case
-    are two persons) and a display name by its identity form (any spelling of it).
-
-    The display name is one of them only when there is no ``speaker_id``: with a platform id
-    the person is the id, and a later export of a renamed user (Slack, Discord and Telegram
-    write the name of the export's day) is a redelivery, not another speaker; the message keeps
-    the name it was stored with and the person takes the new one."""
-    if person is None:
-        person = m.speaker_id or limits.identity_form(person_key(m))
-    ts = times.parse_ts(m.ts)
-    return {"person": person, "speaker": None if m.speaker_id else m.speaker, "session": m.session,
-            "channel": m.channel, "ts": ts.instant, "reply_to": m.reply_to, **_offset_and_local(ts.text)}
-
-
-def _offset_and_local(text: str) -> dict[str, str]:
-    """The UTC offset of a normalised timestamp ("" when naive) and its local time without it."""
-    offset = times.offset_of(text)
-    return {"offset": offset, "local": text[: -len(offset)] if offset else text}
-
-
-def _stored_fixed(row: dict[str, Any]) -> dict[str, object]:
-    ts = times.parse_ts(row["ts"])
-    return {"person": row["person_id"], "speaker": None if row.get("speaker_id") else row["speaker"],
-            "session": row["session"], "channel": row["channel"], "ts": ts.instant,
-            "reply_to": row["reply_to"], **_offset_and_local(ts.text)}
-
-
-def _first_difference(a: dict[str, object], b: dict[str, object]) -> str | None:
-    """The first of :data:`FIXED_FIELDS` in which ``a`` and ``b`` differ, or None.
-
-    The same instant written in another UTC offset (an export made on a computer in another
-    time zone: Discord and Telegram Desktop write local time) may fall on another local day, so
-    its session (the day) may differ: that is the same message, placed where it was stored.
-    A time without offset is a local time of unknown zone: the same local time with an offset
-    (an older Telegram export wrote no ``date_unixtime``, a newer one does) is the same
-    message too. So is one with a reply link and one without (a loader that no longer reads
-    a forward as a reply, a link an export did not write): the message keeps what it was
-    stored with."""
-    naive_twin = (a["offset"] == "") != (b["offset"] == "") and a["local"] == b["local"]
-    for f in FIXED_FIELDS:
-        if a[f] != b[f]:
-            if f == "session" and (naive_twin or (a["ts"] == b["ts"] and a["offset"] != b["offset"])):
-                continue
-            if f == "ts" and naive_twin:
-                continue
-            if f == "reply_to" and "" in (a[f], b[f]):  # one side knows no link: keep what is stored
-                continue
-            return f
-    return None
-
-
 BLANK_TEXT = limits.BLANK_TEXT  # re-exported: why a message without a visible character is refused
 
 
@@ -300,7 +244,7 @@ def validate(conv: Conversation) -> None:
             )
         prev = seen.get(m.id)
         if prev is not None:
-            field_ = _first_difference(_fixed(prev), _fixed(m))
+            field_ = first_difference(fixed_fields(prev), fixed_fields(m))
             if field_ is not None:
                 name = "speaker_id" if field_ == "person" else field_
                 raise InvalidInputError(
@@ -624,7 +568,7 @@ def _ingest_one(
     for d in deliveries:  # refuse what is not a redelivery or an edit, before any write
         row = stored.get(d.m.id)
         if row is not None:
-            field_ = _first_difference(_stored_fixed(row), _fixed(d.m, _person(d.m, ids)))
+            field_ = first_difference(stored_fixed_fields(row), fixed_fields(d.m, _person(d.m, ids)))
             if field_ is not None:
                 name = "speaker_id" if field_ == "person" else field_
                 stored_value = row["person_id"] if field_ == "person" else row[field_]

@@ -296,6 +296,41 @@ def test_an_export_written_in_another_utc_offset_is_the_same_message_on_its_stor
         ingest_conversations(store, [conversation(group_id, same_offset)], embedder)
 
 
+def test_the_same_message_twice_in_one_file_follows_the_rule_of_a_stored_message(store, embedder, make_group,
+                                                                                  tmp_path):
+    """The same id twice in one file with ts "2026-07-01T09:00:00" and "...T09:00:00+05:00" was
+    refused ("appears again with another ts") while the two lines in two files, one after the
+    other, are a redelivery (a time without offset and the same local time with one are one
+    message); so was the same instant in another offset and its other day's session. One file
+    now loads as the two files do. Found by a messy-input trial."""
+    import json
+
+    from loaders import load_conversations
+
+    def load(gid: str, name: str, *lines: dict) -> object:
+        path = tmp_path / name
+        path.write_text("".join(json.dumps({"group": gid, "speaker": "Ok", "id": "m1", "text": "same", **x}) + "\n"
+                                for x in lines), encoding="utf-8")
+        return ingest_conversations(store, load_conversations(path, "jsonl"), embedder)
+
+    twins = [({"session": "s", "ts": "2026-07-01T09:00:00"}, {"session": "s", "ts": "2026-07-01T09:00:00+05:00"}),
+             ({"session": "2025-07-02", "ts": "2025-07-02T02:00:00+02:00"},
+              {"session": "2025-07-01", "ts": "2025-07-01T20:00:00-04:00"})]
+    for a, b in twins:
+        one, two = make_group("one"), make_group("two")
+        s = load(one, "one.jsonl", a, b)
+        assert (s.messages_written, s.messages_edited, s.messages_skipped) == (1, 0, 1), (a, b)
+        first, second = load(two, "a.jsonl", a), load(two, "b.jsonl", b)
+        assert (first.messages_written, second.messages_skipped) == (1, 1)
+        assert counts(store, one)["Message"] == counts(store, two)["Message"] == 1
+        assert counts(store, one)["Session"] == counts(store, two)["Session"] == 1
+    other = make_group("other")  # another instant is another ts, in one file as across files
+    with pytest.raises(InvalidInputError, match="another ts") as e:
+        load(other, "moved.jsonl", {"session": "s", "ts": "2026-07-01T09:00:00"},
+             {"session": "s", "ts": "2026-07-01T10:00:00+05:00"})
+    assert (e.value.record, e.value.field) == ("line 2", "ts")
+
+
 def test_a_new_message_already_edited_never_takes_the_id_of_another_on_a_platform_with_ids(store, embedder, group_id):
     """The join of an edited message to the stored one it replaces is for formats without ids
     (WhatsApp, ``id_from_content``). On a platform with ids (Telegram: an album's messages share

@@ -131,11 +131,11 @@ def test_skip_rejects_a_repeated_id_with_another_author(tmp_path):
     (tmp_path / "b-late.json").write_text(json.dumps(late), encoding="utf-8")
     with pytest.raises(InvalidInputError) as e:
         load_conversations(tmp_path, "discord", group="g")
-    assert e.value.field == "speaker"
+    assert e.value.field == "speaker_id"  # the person is the author id (graphmem.core.redelivery)
     rejects: list[Reject] = []
     (conv,) = load_conversations(tmp_path, "discord", group="g", rejects=rejects)
     assert [(m.id, m.speaker_id) for m in conv.messages] == [("8001", "7"), ("8002", "7")]
-    assert [(r.field, r.raw) for r in rejects] == [("speaker", late["messages"][0])]
+    assert [(r.field, r.raw) for r in rejects] == [("speaker_id", late["messages"][0])]
 
 
 def test_skipping_is_refused_for_benchmark_formats():

@@ -258,6 +258,33 @@ def test_skip_rejects_repeated_ids_and_bad_groups_line_by_line(tmp_path: Path) -
     assert (e.value.record, e.value.field) == ("", "group")
 
 
+def test_a_repeated_id_in_one_file_is_compared_by_the_stored_message_rule(tmp_path: Path) -> None:
+    """In one file a repeated id was compared field by field as written, so a time without
+    offset and the same local time with one, or the same instant in another offset (another
+    day's session), were refused as "another ts" where the same lines in two files are one
+    message (graphmem.core.redelivery). Found by a messy-input trial."""
+    same = [
+        [line(id="m1", ts="2026-07-01T09:00:00"), line(id="m1", ts="2026-07-01T09:00:00+05:00")],
+        [line(id="m1", ts="2025-07-02T02:00:00+02:00", session="2025-07-02"),
+         line(id="m1", ts="2025-07-01T20:00:00-04:00", session="2025-07-01")],
+        [line(id="m1", reply_to="m0"), line(id="m1")],  # a link on one side only
+    ]
+    for lines in same:
+        path = write_lines(tmp_path / "same.jsonl", *lines)
+        assert [m.id for m in loaders.load_conversations(path, "jsonl")[0].messages] == ["m1", "m1"], lines
+    other = [
+        ([line(id="m1", ts="2026-07-01T09:00:00"), line(id="m1", ts="2026-07-01T10:00:00+05:00")], "ts"),
+        ([line(id="m1", ts="2025-07-02T02:00:00+02:00"), line(id="m1", ts="2025-07-02T02:00:00+02:00",
+                                                                session="2025-07-01")], "session"),
+        ([line(id="m1", speaker_id="u1"), line(id="m1", speaker_id="u2")], "speaker_id"),
+        ([line(id="m1", reply_to="m0"), line(id="m1", reply_to="m9")], "reply_to"),
+    ]
+    for lines, field in other:
+        path = write_lines(tmp_path / "other.jsonl", *lines)
+        with pytest.raises(InvalidInputError, match=named(path, "line 2", field) + ".*appears again"):
+            loaders.load_conversations(path, "jsonl")
+
+
 def test_invalid_utf8_names_line(tmp_path: Path) -> None:
     path = tmp_path / "latin1.jsonl"
     path.write_bytes(
