@@ -25,6 +25,11 @@ def _message_text(value: str) -> str:
 
 MessageText = Annotated[str, AfterValidator(_message_text)]
 
+NULL_IS_ABSENT = frozenset({"speaker_id", "session", "channel", "reply_to", "kind", "attachments", "mentions",
+                            "edited_ts"})
+"""The optional fields of :class:`NewMessage`: sent as null, each is the field left out (its
+default), as in JSON Lines and the mappings of ``Memory.append`` (docs/reliability.md)."""
+
 
 class HealthPublic(BaseModel):
     """``GET /health``: ``status`` is "ok" when Neo4j answered."""
@@ -60,13 +65,24 @@ class NewMessage(BaseModel):
         edited_ts: ISO-8601 time of the platform's last edit of the text, or "".
 
     A field not listed here is refused (422, ``unknown field``): a misspelt ``replyTo`` used to
-    be dropped and the message stored without its reply link.
+    be dropped and the message stored without its reply link. An optional field sent as null
+    (:data:`NULL_IS_ABSENT`) is the field left out, as JSON Lines and ``Memory.append`` read it
+    (``"reply_to": null`` was a 422 here and "no reply" there).
     """
 
     # the schema's description is written for API users and agents (the docstring is for maintainers)
     model_config = ConfigDict(extra="forbid", json_schema_extra={
-        "description": "One chat message. Unknown fields are refused; a message id sent again with the "
-                       "same text is stored once, with a new text it is an edit."})
+        "description": "One chat message. Unknown fields are refused; an optional field sent as null is "
+                       "left out; a message id sent again with the same text is stored once, with a new "
+                       "text it is an edit."})
+
+    @model_validator(mode="before")
+    @classmethod
+    def _null_is_absent(cls, data: Any) -> Any:
+        """Leave out the optional fields sent as null (:data:`NULL_IS_ABSENT`): their defaults apply."""
+        if isinstance(data, dict):
+            return {k: v for k, v in data.items() if v is not None or k not in NULL_IS_ABSENT}
+        return data
 
     id: str = Field(min_length=1, max_length=limits.MAX_ID_CHARS,
                     description="Message id, unique within the group, e.g. \"m1\".")

@@ -171,6 +171,38 @@ def test_library_append_refuses_a_bad_group_or_no_message(store, embedder, group
     assert node_count(store, group_id) == 0
 
 
+def test_a_null_optional_field_is_the_field_left_out_on_every_face(store, embedder, make_group, client, tmp_path):
+    """"reply_to": null and "channel": null were refused by the HTTP API and MCP (422: not a
+    string) but read as "none" by JSON Lines and Memory.append mappings. One rule now: an
+    optional field sent as null is the field left out. Found by a messy-input trial."""
+    from pydantic import TypeAdapter
+
+    from graphmem.groups.service import append_messages
+    from graphmem.mcp_args import Messages
+    from loaders import load_conversations
+
+    row = {"id": "n1", "speaker": "Ana", "text": "null means none", "ts": "2026-03-01T10:00:00Z",
+           "session": "s", "reply_to": None, "channel": None}
+    via_jsonl, via_lib, via_api, via_mcp = (make_group(p) for p in ("jsonl", "lib", "api", "mcp"))
+    path = write_jsonl(tmp_path / "null.jsonl", [{"group": via_jsonl, **row}])
+    ingest_conversations(store, load_conversations(path, "jsonl"), embedder)
+    append_messages(store, embedder, via_lib, [row])
+    r = client.post(f"/groups/{via_api}/messages", json={"messages": [row]})
+    assert r.status_code == 200, r.text
+    # the MCP tool's argument model (what append_messages is validated with before it runs)
+    checked = TypeAdapter(Messages).validate_python([{**row, "speaker_id": None, "kind": None, "edited_ts": None,
+                                                      "attachments": None, "mentions": None}])
+    append_messages(store, embedder, via_mcp, [m.model_dump() for m in checked])
+    got = [store.read_text("MATCH (m:Message {group_id: $g}) RETURN m.id AS id, m.channel AS channel, "
+                           "m.session AS session, m.reply_to AS reply_to, m.kind AS kind", g=g)
+           for g in (via_jsonl, via_lib, via_api, via_mcp)]
+    assert got[0] == got[1] == got[2] == got[3] == [
+        {"id": "n1", "channel": "", "session": "s", "reply_to": "", "kind": ""}], got
+    for required in ("id", "speaker", "text", "ts"):  # a required field sent as null is missing
+        r = client.post(f"/groups/{via_api}/messages", json={"messages": [{**row, required: None}]})
+        assert r.status_code == 422 and r.json()["field"] == f"messages.0.{required}", r.text
+
+
 def test_stats_of_an_unknown_group_is_an_error(store, group_id):
     res = cli("stats", "--group", group_id)  # was: exit 0 with an empty table
     assert res.returncode == 1 and f"no group {group_id!r}" in res.stderr, res.stderr
