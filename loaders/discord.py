@@ -18,12 +18,12 @@ session = the local day of ``timestamp`` (its offset kept); speaker_id = ``autho
 ``author.nickname`` (the name shown in the server), else ``author.name``; reply_to =
 ``reference.messageId`` when ``reference.channelId`` is the export's channel (a reference into
 another channel is a forward, not a reply; a thread's ThreadStarterMessage keeps its link to
-the parent channel's message); ``timestampEdited`` = edited_ts; attachments =
-``attachments`` (``fileName``, type from the extension) and ``stickers`` (``sticker``);
-``mentions`` = the mentioned users' ids (the text keeps ``@Name`` as exported);
-``author.isBot`` -> kind "bot"; a ``type`` other than Default / Reply / ThreadStarterMessage
-(joins, pins, calls, thread creation, ...) -> kind "system" spoken by the system, its author in
-``mentions``. Text is ``content`` as exported, byte for byte.
+the parent channel's message; one naming the message itself is refused, field ``reply_to``);
+``timestampEdited`` = edited_ts; attachments = ``attachments`` (``fileName``, type from the
+extension) and ``stickers`` (``sticker``); ``mentions`` = the mentioned users' ids (the text
+keeps ``@Name`` as exported); ``author.isBot`` -> kind "bot"; a ``type`` other than Default /
+Reply / ThreadStarterMessage (joins, pins, calls, thread creation, ...) -> kind "system" spoken
+by the system, its author in ``mentions``. Text is ``content`` as exported, byte for byte.
 """
 
 from __future__ import annotations
@@ -160,13 +160,15 @@ def _draft(raw: Any, i: int, where: str, gid: str, channel: str, position: int, 
     # (DiscordChatExporter writes a kind it has no name for as its number: 21 is a thread starter)
     if ref.get("channelId") and here and str(ref["channelId"]) != here and mtype not in ("ThreadStarterMessage", "21"):
         reply_to = ""
+    if reply_to == mid:  # a self-loop REPLY_TO: refused by every format (docs/reliability.md, Ids)
+        raise bad("reply_to", f"message {mid!r} replies to itself (reference.messageId is its own id)")
     edited_raw = raw.get("timestampEdited")
     edited_ts = times.parse_ts(edited_raw, source=where, record=record, field="timestampEdited").text \
         if edited_raw else ""
     return Draft(
         id=mid, group_id=gid, channel=channel, session=f"{channel}/{session_of(ts.text)}", speaker=speaker,
         speaker_id=speaker_id, text=content, ts=ts.text, instant=ts.instant,
-        reply_to=reply_to if reply_to != mid else "", source_ref=f"{where}#{record}", position=position,
+        reply_to=reply_to, source_ref=f"{where}#{record}", position=position,
         kind=kind, attachments=tuple(attachments), mentions=tuple(dict.fromkeys(mentions)), edited_ts=edited_ts,
         edited=bool(edited_ts),
     )

@@ -138,6 +138,24 @@ def test_skip_rejects_a_repeated_id_with_another_author(tmp_path):
     assert [(r.field, r.raw) for r in rejects] == [("speaker_id", late["messages"][0])]
 
 
+def test_discord_a_reply_to_itself_is_refused_not_dropped(tmp_path):
+    """A message whose reference.messageId is its own id lost its link without a word, where
+    docs/reliability.md says every loader refuses a reply to itself (field reply_to); with
+    --on-bad-record skip it is a reject. Found by a messy-input trial."""
+    data = _dce(("9", "Trip"), ("42", "general"), "8001", "2025-07-01T10:00:00+02:00")
+    data["messages"].append(dict(data["messages"][0], id="8002", type="Reply", timestamp="2025-07-01T10:01:00+02:00",
+                                 reference={"messageId": "8002", "channelId": "42", "guildId": "9"}))
+    path = tmp_path / "self.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(InvalidInputError) as e:
+        load_conversations(path, "discord", group="g")
+    assert (e.value.record, e.value.field) == ("message 8002", "reply_to") and "itself" in str(e.value)
+    rejects: list[Reject] = []
+    (conv,) = load_conversations(path, "discord", group="g", rejects=rejects)
+    assert [m.id for m in conv.messages] == ["8001"]
+    assert [(r.record, r.field, r.raw) for r in rejects] == [("message 8002", "reply_to", data["messages"][1])]
+
+
 def test_skipping_is_refused_for_benchmark_formats():
     with pytest.raises(InvalidInputError) as e:
         load_conversations(EXPORTS / "telegram" / "result.json", "locomo", rejects=[])
