@@ -232,8 +232,10 @@ def confusable_form(name: str) -> str:
     text = unicodedata.normalize("NFC", name)
     if text.isascii():
         return display_form(text)
-    # before case-folding: a Greek capital Mu looks like M, its folded small mu does not
-    return display_form("".join(_latin_lookalike(ch) for ch in text))
+    # before case-folding: a Greek capital Mu looks like M, its folded small mu does not. Only
+    # the characters outside ASCII are mapped, as in an ASCII name: the data also maps some
+    # ASCII ones ("1" -> "l"), and "Bob 1" with a zero-width space then escaped "Bob 1"
+    return display_form("".join(ch if ch.isascii() else _latin_lookalike(ch) for ch in text))
 
 
 def shown_id(value: str) -> str:

@@ -140,10 +140,13 @@ class Roster:
 
 def _clash_keys(name: str) -> set[str]:
     """The forms in which a display name may be taken for another's: its confusable form, and
-    the same without a trailing parenthesis (``"Ana (U1)"`` reads as the label of an Ana whose id
-    is U1), so such a name and the name it imitates both show their ids."""
-    bare = re.sub(r"\s*\([^()]*\)\s*$", "", name)
-    return {confusable_form(name), *([confusable_form(bare)] if bare.strip() and bare != name else [])}
+    that form up to its first opening bracket of any script (``"Ana (U1)"``, ``"Ana (U1)\u200b"``,
+    ``"Ana（U1）"`` and ``"Ana ((U1))"`` read as the label of an Ana whose id is U1), so such a name and the
+    name it imitates both show their ids."""
+    form = confusable_form(name)
+    opening = next((i for i, ch in enumerate(form) if unicodedata.category(ch) == "Ps"), len(form))  # ( （ [ ...
+    bare = form[:opening].strip()
+    return {form, *([bare] if bare and bare != form else [])}
 
 
 def read_roster(store: Store, group_id: str, *, counts: bool = True) -> list[RosterMember]:

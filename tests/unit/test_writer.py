@@ -87,6 +87,14 @@ def test_no_label_names_two_persons_and_a_name_cannot_take_anothers_label():
     r = Roster([{"id": "U1", "name": "Ana"}, {"id": "U4", "name": "Ana (U1)"}])
     assert [e.label for e in r.entries] == ["Ana (U1)", "Ana (U1) (U4)"]
     assert r.resolve("Ana") == ("U1", "") and r.resolve("Ana (U1)") == ("U1", "")
+    # a re-attack: an invisible character, full-width or doubled brackets, a second parenthesis
+    # escaped both rules (the lookalike form mapped ASCII "1" to "l" only in a non-ASCII name)
+    for imitation in ("Ana (U1)\u200b", "Ana\uff08U1\uff09", "Ana ((U1))", "Ana (U1) (x)"):
+        r = Roster([{"id": "U1", "name": "Ana"}, {"id": "imp", "name": imitation}])
+        assert [e.label for e in r.entries] == ["Ana (U1)", f"{imitation} (imp)"], imitation
+        assert r.resolve("Ana (U1)") == ("U1", "")
+    r = Roster([{"id": "b1", "name": "Bob 1"}, {"id": "x", "name": "Bob 1\u200b"}])
+    assert [e.label for e in r.entries] == ["Bob 1 (b1)", "Bob 1\u200b (x)"]
     # two names one line apart are two labels, each with its id
     r = Roster([{"id": "a", "name": "Ann\nBee"}, {"id": "b", "name": "Ann Bee"}])
     assert [e.label for e in r.entries] == ["Ann Bee (a)", "Ann Bee (b)"]
