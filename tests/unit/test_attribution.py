@@ -301,6 +301,10 @@ def test_a_claim_told_by_another_member_is_not_the_silent_members_own():
         accepted, rep = run([add("dad", "dad", content, utype=utype, **core)],
                             [msg(3, "ana", first), msg(4, "dad", reply)])
         assert rejected(rep) == [] and len(accepted) == 1, (content, rep.outcomes[0].detail)
+    # a re-attack: one shared word of Dad's before the claim carried it
+    _, rep = run([add("dad", "dad", "Dad secretly took the money from the holiday fund", utype="fact", **core)],
+                 [msg(1, "dad", "ok, the holiday was nice"), ana])
+    assert rejected(rep) == [(0, "claim_not_in_source_words")]
     # the same reply written before the question carries nothing of it
     _, rep = run([add("dad", "dad", "Dad is driving on Saturday", utype="fact", **core)],
                  [msg(3, "dad", "yes"), msg(4, "ana", "are you driving on Saturday?")])

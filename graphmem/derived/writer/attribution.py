@@ -113,8 +113,9 @@ def check_attribution(
       ("my father has made the final decision ...", whoever it names or does not name) ->
       ``decision_not_in_source_words``;
     - any other record credited to a person is in that person's words or answers another's:
-      when another member's message carries its words, the person said none of them and
-      wrote nothing after that message (no reply that could agree or answer), the words are
+      when another member's message carries its words, the person said none of them, or fewer
+      than half of two or more (one shared word is not the matter), and wrote nothing after
+      that message (no reply that could agree or answer), the words are
       that member's claim ("my father took the money from the fund", naming nobody, beside
       Dad's earlier "ok") -> ``claim_not_in_source_words``. A short reply *after* a proposal
       or question still carries a stance or a fact ("Shall we take the ridge trail?" - "fine
@@ -161,7 +162,7 @@ def check_attribution(
                                f"here carries its words; they are {teller!r}'s (message {other.id}): "
                                f"source {teller!r}")
         return Attribution(found, confidence)
-    other = words_elsewhere(messages, source=source, content=content, roster=roster, half=False)
+    other = words_elsewhere(messages, source=source, content=content, roster=roster)
     if other is not None and not any(m.person_id == source and m.turn_created > other.turn_created
                                      for m in messages if m.text.strip()):
         teller = roster.label(other.person_id) if other.person_id in roster else other.speaker

@@ -194,7 +194,7 @@ def reported_claim(
 
 
 def words_elsewhere(
-    messages: Sequence[SegmentMessage], *, source: str, content: str, roster: Roster, half: bool = True,
+    messages: Sequence[SegmentMessage], *, source: str, content: str, roster: Roster,
 ) -> SegmentMessage | None:
     """The message whose words a record credited to ``source`` carries rather than ``source``'s own.
 
@@ -212,8 +212,6 @@ def words_elsewhere(
         source: a Person id (GROUP: returns None).
         content: the record's content.
         roster: the group's roster.
-        half: also return the message when ``source`` said fewer than half of two or more of its
-            words (the decision rule); False: only when ``source`` said none of them.
     """
     if source == GROUP:
         return None
@@ -233,7 +231,7 @@ def words_elsewhere(
     if best is None:
         return None
     theirs = best[3]
-    if not own or (half and len(theirs) >= 2 and 2 * len(own & theirs) < len(theirs)):
+    if not own or (len(theirs) >= 2 and 2 * len(own & theirs) < len(theirs)):
         return best[2]
     return None
 
