@@ -205,6 +205,113 @@ attacker trial ran ``reduce`` over ``reduce(s = [0], i IN [1, 1, ...] | s + s)``
 limit, each more ``1`` four times longer. UNWIND and aggregation do the same work as rows."""
 
 
+_TOKEN = re.compile(
+    r"""(?P<ws>\s+|//[^\n]*|/\*.*?\*/)|(?P<str>'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")|(?P<name>`[^`]*`|[A-Za-z_][\w]*)"""
+    r"""|(?P<num>\d[\w.]*)|(?P<param>\$\w+)|(?P<op><>|<=|>=|=~|\S)""", re.S)
+#: Keywords and operators that end an additive chain (their precedence is below ``+``).
+_CHAIN_ENDS = frozenset({"as", "where", "and", "or", "xor", "not", "in", "starts", "ends", "contains", "is",
+                         "return", "with", "match", "optional", "order", "by", "skip", "limit", "unwind",
+                         "when", "then", "else", "distinct", "asc", "desc", "ascending", "descending",
+                         "union", "all", "call", "yield", "set", "merge", "create", "delete", "remove"})
+_CHAIN_END_OPS = frozenset({"=", "<>", "<", ">", "<=", ">=", "=~", "|", ";", ":"})
+#: Values that hold no data of the query (literals) and functions whose result is a number,
+#: whatever their arguments: a term made of them cannot grow a value.
+_CONSTANT_NAMES = frozenset({"true", "false", "null", "nan", "infinity"})
+_NUMERIC_FUNCTIONS = frozenset({"count", "size", "length", "sum", "avg", "tointeger", "tofloat", "abs", "round",
+                                "ceil", "floor", "sign", "id", "elementid", "stdev", "stdevp", "percentilecont",
+                                "percentiledisc", "char_length", "character_length"})
+
+
+def check_value_growth(query: str) -> None:
+    """Refuse a query that can grow a value beyond any bound inside its expressions.
+
+    ``WITH s + s AS s`` doubles a string (or a list) at every step: twenty steps from ``'a'``
+    make a megabyte, and one ``replace()`` or ``CONTAINS`` over it then runs for minutes inside
+    a single expression, which Neo4j does not stop at the time limit (an attacker re-test: 86 s
+    past a 2 s limit). Growth needs a value joined with other data of the query, so these are
+    refused: a ``+`` chain with two or more terms that read the query's variables, a list or
+    map literal with two or more such entries, and ``replace()`` whose replacement reads them.
+    Literals, parameters and numeric functions (``count``, ``size``, ...) read nothing that
+    grows, and ``-`` is arithmetic only (or a pattern's edge). Return such values as separate
+    columns instead.
+
+    Raises:
+        InvalidInputError: naming the construct (field ``query``).
+    """
+    def refuse(what: str) -> InvalidInputError:
+        return InvalidInputError(
+            f"read_cypher refuses {what} that joins two values of the query: a value joined with itself at "
+            "every step grows without bound, and one string operation over it then runs past the time "
+            "limit; return the values as separate columns", field="query")
+
+    def frame(open_: str, fn: str = "") -> dict[str, Any]:
+        # the terms of the current + chain (whether each reads a variable), the current term's,
+        # the entries of a list or map literal, the arguments of a call, anything read inside
+        return {"open": open_, "fn": fn, "terms": [], "ref": False, "entries": [], "args": 0, "any": False}
+
+    def end_chain(f: dict[str, Any]) -> bool:
+        terms = [*f["terms"], f["ref"]]
+        if len(terms) >= 2 and sum(terms) >= 2:
+            raise refuse("a + chain")
+        f["terms"], f["ref"] = [], False
+        return any(terms)
+
+    def end_entry(f: dict[str, Any]) -> None:
+        f["entries"].append(end_chain(f))
+        if f["open"] in ("[", "{") and sum(f["entries"]) >= 2:
+            raise refuse("a list literal" if f["open"] == "[" else "a map literal")
+
+    frames = [frame("")]
+    operand = False  # the previous token ended an operand (a following + is binary)
+    tokens = [(m.lastgroup, m.group()) for m in _TOKEN.finditer(query) if m.lastgroup != "ws"]
+    for i, (kind, tok) in enumerate(tokens):
+        low, f = tok.lower(), frames[-1]
+        before = tokens[i - 1] if i else ("", "")
+        after = tokens[i + 1][1] if i + 1 < len(tokens) else ""
+        if kind == "name" and low == "case":
+            frames.append(frame("case"))
+            operand = False
+        elif kind == "name" and low == "end" and f["open"] == "case":
+            end_chain(f)
+            inner = frames.pop()
+            frames[-1]["ref"] |= inner["any"]
+            operand = True
+        elif kind == "op" and tok in "([{":
+            frames.append(frame(tok, before[1].lower() if tok == "(" and before[0] == "name" else ""))
+            operand = False
+        elif kind == "op" and tok in ")]}" and len(frames) > 1:
+            end_entry(f)
+            inner = frames.pop()
+            frames[-1]["ref"] |= inner["any"] and inner["fn"] not in _NUMERIC_FUNCTIONS
+            operand = True
+        elif kind == "op" and tok == "+":
+            if operand:  # binary: the term ends, the chain goes on
+                f["terms"].append(f["ref"])
+                f["ref"] = False
+            operand = False
+        elif kind == "op" and tok == ",":
+            end_entry(f)
+            f["args"] += 1
+            operand = False
+        elif (kind == "op" and (tok in _CHAIN_END_OPS or tok == "-")) or (kind == "name" and low in _CHAIN_ENDS):
+            end_chain(f)
+            operand = False
+        elif kind == "name":
+            operand = True
+            if after == "(" or before[1] == "." or low in _CONSTANT_NAMES or (after == ":" and f["open"] == "{"):
+                continue  # a function name, a property key, a literal, a map key
+            f["ref"] = True
+            for g in frames:
+                g["any"] = True
+            if f["fn"] == "replace" and f["args"] == 2:
+                raise InvalidInputError(
+                    "read_cypher refuses replace() whose replacement reads the query's values: repeated, it "
+                    "grows a string without bound; replace with a literal or a parameter", field="query")
+        else:  # a literal, a parameter, or an operator that binds tighter than + ('.', '*', '/', ...)
+            operand = kind in ("str", "num", "param")
+    end_chain(frames[0])
+
+
 def check_read_plan(plan: Any) -> None:
     """Refuse a plan that is not a read of one group's data.
 
@@ -367,6 +474,7 @@ def read_cypher(
             if summary.plan is None:
                 raise InvalidInputError("the planner gave no plan for this query", field="query")
             check_read_plan(summary.plan)
+            check_value_growth(text)  # after the plan's own refusals, which name their rule
             with session.begin_transaction(timeout=timeout_s) as tx:  # once: no retry loop
                 result = tx.run(text, params)
                 columns = list(result.keys())

@@ -49,6 +49,7 @@ ESCAPES = [
 
 
 RANGE, LOOP, REGEX = "range() inside an expression", "loop inside one expression", "regular-expression match"
+GROWTH = "joins two values of the query"
 RUNAWAY = [  # an attacker trial: the first ran on for 740 s after its 10 s limit, a core pinned
     ("MATCH (m:Message {group_id: $group_id}) RETURN reduce(s = '', i IN range(1, 100000000) | s + 'aaaaaaaaaa') AS x",
      RANGE),
@@ -64,6 +65,14 @@ RUNAWAY = [  # an attacker trial: the first ran on for 740 s after its 10 s limi
     ("RETURN 'aaaa!' =~ '(.*a){2}' AS x", REGEX),
     ("MATCH (m:Message {group_id: $group_id}) WHERE m.text =~ '(?i).*trail.*' RETURN m.id AS id", REGEX),
     ("MATCH (m:Message {group_id: $group_id}) WITH m, '.*trail.*' AS p WHERE m.text =~ p RETURN m.id AS id", REGEX),
+    # a re-attack: a string doubled by WITH s + s AS s, then one replace() or CONTAINS over it
+    # (86 s past a 2 s limit; here 12 doublings, which the code before answers in time)
+    ("WITH 'a' AS s" + " WITH s + s AS s" * 12 + " WITH s, left(s, size(s) / 2) + 'b' AS t "
+     "RETURN size(replace(s, t, '')) AS c", GROWTH),
+    ("WITH 'a' AS s WITH s, s AS t WITH s + '' + t AS s RETURN s CONTAINS 'b' AS c", GROWTH),
+    ("WITH 'a' AS s WITH [s, s] AS s RETURN size(s) AS n", GROWTH),
+    ("WITH 'a' AS s WITH {a: s, b: s} AS s RETURN s.a AS n", GROWTH),
+    ("WITH 'aa' AS s WITH replace(s, 'a', s) AS s RETURN size(s) AS n", "replace() whose replacement"),
     ("UNWIND range(1, 20000) AS i WITH collect(i) AS l RETURN size([x IN l | [y IN l | x * y]]) AS n", LOOP),
     ("UNWIND range(1, 20000) AS i WITH collect(i) AS l RETURN any(x IN l WHERE all(y IN l WHERE y < x)) AS n", LOOP),
 ]
@@ -136,6 +145,11 @@ def test_pinned_reads_of_the_own_group_work(store, two_groups):
                                "RETURN p.id AS id", params={"who": "Ben"})
     assert w.rows == [{"id": "Ben"}]
     assert read_cypher(store, own, "RETURN 1 AS one").rows == [{"one": 1}]
+    # what the growth rule leaves: arithmetic, a literal or parameter joined to a value, patterns
+    n = read_cypher(store, own, "MATCH (m:Message {group_id: $group_id})-[:SOURCE]->(p:Person) "
+                                "RETURN count(m) + size(collect(p.id)) + 1 AS n, 'x' + $tag + 'y' AS s",
+                    params={"tag": "t"})
+    assert n.rows[0]["s"] == "xty" and n.rows[0]["n"] > 1
 
 
 def test_rows_and_bytes_are_capped(store, two_groups):
