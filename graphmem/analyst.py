@@ -207,7 +207,7 @@ limit, each more ``1`` four times longer. UNWIND and aggregation do the same wor
 
 _TOKEN = re.compile(
     r"""(?P<ws>\s+|//[^\n]*|/\*.*?\*/)|(?P<str>'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")|(?P<name>`[^`]*`|[A-Za-z_][\w]*)"""
-    r"""|(?P<num>\d[\w.]*)|(?P<param>\$\w+)|(?P<op><>|<=|>=|=~|\S)""", re.S)
+    r"""|(?P<num>\d[\w.]*)|(?P<param>\$\w+)|(?P<op><>|<=|>=|=~|\|\||\S)""", re.S)
 #: Keywords and operators that end an additive chain (their precedence is below ``+``).
 _CHAIN_ENDS = frozenset({"as", "where", "and", "or", "xor", "not", "in", "starts", "ends", "contains", "is",
                          "return", "with", "match", "optional", "order", "by", "skip", "limit", "unwind",
@@ -229,7 +229,7 @@ def check_value_growth(query: str) -> None:
     make a megabyte, and one ``replace()`` or ``CONTAINS`` over it then runs for minutes inside
     a single expression, which Neo4j does not stop at the time limit (an attacker re-test: 86 s
     past a 2 s limit). Growth needs a value joined with other data of the query, so these are
-    refused: a ``+`` chain with two or more terms that read the query's variables, a list or
+    refused: a ``+`` (or ``||``) chain with two or more terms that read the query's variables, a list or
     map literal with two or more such entries, and ``replace()`` whose replacement reads them.
     Literals, parameters and numeric functions (``count``, ``size``, ...) read nothing that
     grows, and ``-`` is arithmetic only (or a pattern's edge). Return such values as separate
@@ -277,14 +277,14 @@ def check_value_growth(query: str) -> None:
             frames[-1]["ref"] |= inner["any"]
             operand = True
         elif kind == "op" and tok in "([{":
-            frames.append(frame(tok, before[1].lower() if tok == "(" and before[0] == "name" else ""))
+            frames.append(frame(tok, before[1].strip("`").lower() if tok == "(" and before[0] == "name" else ""))
             operand = False
         elif kind == "op" and tok in ")]}" and len(frames) > 1:
             end_entry(f)
             inner = frames.pop()
             frames[-1]["ref"] |= inner["any"] and inner["fn"] not in _NUMERIC_FUNCTIONS
             operand = True
-        elif kind == "op" and tok == "+":
+        elif kind == "op" and tok in ("+", "||"):  # || joins strings and lists as + does
             if operand:  # binary: the term ends, the chain goes on
                 f["terms"].append(f["ref"])
                 f["ref"] = False

@@ -70,6 +70,7 @@ RUNAWAY = [  # an attacker trial: the first ran on for 740 s after its 10 s limi
     ("WITH 'a' AS s" + " WITH s + s AS s" * 12 + " WITH s, left(s, size(s) / 2) + 'b' AS t "
      "RETURN size(replace(s, t, '')) AS c", GROWTH),
     ("WITH 'a' AS s WITH s, s AS t WITH s + '' + t AS s RETURN s CONTAINS 'b' AS c", GROWTH),
+    ("WITH 'a' AS s WITH s || s AS s WITH s || s AS s RETURN size(s) AS n", GROWTH),
     ("WITH 'a' AS s WITH [s, s] AS s RETURN size(s) AS n", GROWTH),
     ("WITH 'a' AS s WITH {a: s, b: s} AS s RETURN s.a AS n", GROWTH),
     ("WITH 'aa' AS s WITH replace(s, 'a', s) AS s RETURN size(s) AS n", "replace() whose replacement"),
