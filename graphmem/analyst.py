@@ -206,7 +206,7 @@ limit, each more ``1`` four times longer. UNWIND and aggregation do the same wor
 
 
 _TOKEN = re.compile(
-    r"""(?P<ws>\s+|//[^\n]*|/\*.*?\*/)|(?P<str>'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")|(?P<name>`[^`]*`|[A-Za-z_][\w]*)"""
+    r"""(?P<ws>\s+|//[^\n]*|/\*.*?\*/)|(?P<str>'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")|(?P<name>`[^`]*`|[^\W\d]\w*)"""
     r"""|(?P<num>\d[\w.]*)|(?P<param>\$\w+)|(?P<op><>|<=|>=|=~|\|\||\S)""", re.S)
 #: Keywords and operators that end an additive chain (their precedence is below ``+``).
 _CHAIN_ENDS = frozenset({"as", "where", "and", "or", "xor", "not", "in", "starts", "ends", "contains", "is",
@@ -222,6 +222,25 @@ _NUMERIC_FUNCTIONS = frozenset({"count", "size", "length", "sum", "avg", "tointe
                                 "percentiledisc", "char_length", "character_length"})
 
 
+#: Characters a read_cypher query holds at most (its literals are searches too).
+READ_CYPHER_MAX_QUERY_CHARS = 20_000
+#: Characters of text all read_cypher parameters hold together at most: a stored message text's
+#: longest (limits.MAX_TEXT_CHARS). ``$a CONTAINS $b`` costs len(a) x len(b): 400,000 and 200,000
+#: characters ran 3.7 s past a 2 s limit inside one expression (an attacker re-test).
+READ_CYPHER_MAX_PARAM_CHARS = 100_000
+
+
+def _text_chars(value: Any) -> int:
+    """Characters of text in a parameter value (strings in lists and maps counted, keys too)."""
+    if isinstance(value, str):
+        return len(value)
+    if isinstance(value, dict):
+        return sum(len(str(k)) + _text_chars(v) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return sum(_text_chars(v) for v in value)
+    return 0
+
+
 def check_value_growth(query: str) -> None:
     """Refuse a query that can grow a value beyond any bound inside its expressions.
 
@@ -230,7 +249,8 @@ def check_value_growth(query: str) -> None:
     a single expression, which Neo4j does not stop at the time limit (an attacker re-test: 86 s
     past a 2 s limit). Growth needs a value joined with other data of the query, so these are
     refused: a ``+`` (or ``||``) chain with two or more terms that read the query's variables, a list or
-    map literal with two or more such entries, and ``replace()`` whose replacement reads them.
+    map literal with two or more such entries, and ``replace()`` unless its search and its
+    replacement are literals and the replacement is no longer than the search.
     Literals, parameters and numeric functions (``count``, ``size``, ...) read nothing that
     grows, and ``-`` is arithmetic only (or a pattern's edge). Return such values as separate
     columns instead.
@@ -246,8 +266,21 @@ def check_value_growth(query: str) -> None:
 
     def frame(open_: str, fn: str = "") -> dict[str, Any]:
         # the terms of the current + chain (whether each reads a variable), the current term's,
-        # the entries of a list or map literal, the arguments of a call, anything read inside
-        return {"open": open_, "fn": fn, "terms": [], "ref": False, "entries": [], "args": 0, "any": False}
+        # the entries of a list or map literal, the arguments of a call (their tokens for
+        # replace()), anything read inside
+        return {"open": open_, "fn": fn, "terms": [], "ref": False, "entries": [], "args": 0, "any": False,
+                "argtoks": [[]]}
+
+    def check_replace(f: dict[str, Any]) -> None:
+        # replace(s, search, replacement): both literals, the replacement no longer than the
+        # search, so neither grows the string nor makes one search a long one
+        args = f["argtoks"]
+        lits = [a[0][1][1:-1] for a in args[1:3] if len(a) == 1 and a[0][0] == "str"]
+        if len(args) != 3 or len(lits) != 2 or len(lits[1]) > len(lits[0]):
+            raise InvalidInputError(
+                "read_cypher allows replace() only with a literal search text and a literal replacement no "
+                "longer than it (replace(m.text, '\\n', ' ')): a longer or computed one grows a string step "
+                "by step, and a long search runs past the time limit", field="query")
 
     def end_chain(f: dict[str, Any]) -> bool:
         terms = [*f["terms"], f["ref"]]
@@ -266,6 +299,8 @@ def check_value_growth(query: str) -> None:
     tokens = [(m.lastgroup, m.group()) for m in _TOKEN.finditer(query) if m.lastgroup != "ws"]
     for i, (kind, tok) in enumerate(tokens):
         low, f = tok.lower(), frames[-1]
+        if f["fn"] == "replace" and not (kind == "op" and tok in (",", ")")):
+            f["argtoks"][-1].append((kind if not (kind == "op" and tok in "([{") else "nested", tok))
         before = tokens[i - 1] if i else ("", "")
         after = tokens[i + 1][1] if i + 1 < len(tokens) else ""
         if kind == "name" and low == "case":
@@ -282,6 +317,8 @@ def check_value_growth(query: str) -> None:
         elif kind == "op" and tok in ")]}" and len(frames) > 1:
             end_entry(f)
             inner = frames.pop()
+            if inner["fn"] == "replace":
+                check_replace(inner)
             frames[-1]["ref"] |= inner["any"] and inner["fn"] not in _NUMERIC_FUNCTIONS
             operand = True
         elif kind == "op" and tok in ("+", "||"):  # || joins strings and lists as + does
@@ -292,6 +329,7 @@ def check_value_growth(query: str) -> None:
         elif kind == "op" and tok == ",":
             end_entry(f)
             f["args"] += 1
+            f["argtoks"].append([])
             operand = False
         elif (kind == "op" and (tok in _CHAIN_END_OPS or tok == "-")) or (kind == "name" and low in _CHAIN_ENDS):
             end_chain(f)
@@ -303,10 +341,6 @@ def check_value_growth(query: str) -> None:
             f["ref"] = True
             for g in frames:
                 g["any"] = True
-            if f["fn"] == "replace" and f["args"] == 2:
-                raise InvalidInputError(
-                    "read_cypher refuses replace() whose replacement reads the query's values: repeated, it "
-                    "grows a string without bound; replace with a literal or a parameter", field="query")
         else:  # a literal, a parameter, or an operator that binds tighter than + ('.', '*', '/', ...)
             operand = kind in ("str", "num", "param")
     end_chain(frames[0])
@@ -453,9 +487,15 @@ def read_cypher(
     text = query.strip().rstrip(";")
     if not text:
         raise InvalidInputError("empty query", field="query")
+    if len(text) > READ_CYPHER_MAX_QUERY_CHARS:
+        raise InvalidInputError(f"a query holds at most {READ_CYPHER_MAX_QUERY_CHARS} characters", field="query")
     params = dict(params or {})
     if "group_id" in params:
         raise InvalidInputError("group_id is bound by graphmem to the group asked for", field="params")
+    if _text_chars(params) > READ_CYPHER_MAX_PARAM_CHARS:
+        raise InvalidInputError(
+            f"the parameters hold at most {READ_CYPHER_MAX_PARAM_CHARS} characters of text (a stored text's "
+            "longest): one search of a long text for another runs past the time limit", field="params")
     scope = paging.list_scope("read_cypher", group_id, text, params)
     after = paging.decode_cursor(cursor, kind="read_cypher", scope=scope, size=1)
     skip = 0 if after is None else after[0]

@@ -73,7 +73,11 @@ RUNAWAY = [  # an attacker trial: the first ran on for 740 s after its 10 s limi
     ("WITH 'a' AS s WITH s || s AS s WITH s || s AS s RETURN size(s) AS n", GROWTH),
     ("WITH 'a' AS s WITH [s, s] AS s RETURN size(s) AS n", GROWTH),
     ("WITH 'a' AS s WITH {a: s, b: s} AS s RETURN s.a AS n", GROWTH),
-    ("WITH 'aa' AS s WITH replace(s, 'a', s) AS s RETURN size(s) AS n", "replace() whose replacement"),
+    ("WITH 'aa' AS s WITH replace(s, 'a', s) AS s RETURN size(s) AS n", "replace() only with a literal"),
+    # a second re-attack: a literal replacement longer than its search, a name of a non-ASCII letter
+    ("WITH 'a' AS s WITH replace(s, 'a', 'aa') AS s WITH replace(s, 'a', 'aa') AS s RETURN size(s) AS n",
+     "replace() only with a literal"),
+    ("WITH 'a' AS \u00e9 WITH \u00e9 + \u00e9 AS \u00e9 RETURN size(\u00e9) AS n", GROWTH),
     ("UNWIND range(1, 20000) AS i WITH collect(i) AS l RETURN size([x IN l | [y IN l | x * y]]) AS n", LOOP),
     ("UNWIND range(1, 20000) AS i WITH collect(i) AS l RETURN any(x IN l WHERE all(y IN l WHERE y < x)) AS n", LOOP),
 ]
@@ -83,6 +87,17 @@ RUNAWAY = [  # an attacker trial: the first ran on for 740 s after its 10 s limi
 def test_a_loop_inside_one_expression_is_refused_before_it_runs(store, two_groups, query, why):
     own, _ = two_groups
     assert why in refused(store, own, query)
+
+
+def test_long_parameters_and_queries_are_refused(store, two_groups):
+    # a second re-attack: $a CONTAINS $b costs len(a) x len(b) inside one expression (400,000 and
+    # 200,000 characters: 3.7 s past a 2 s limit); parameters hold what one stored text may
+    own, _ = two_groups
+    why = refused(store, own, "RETURN $a CONTAINS $b AS c", params={"a": "a" * 80_000, "b": ["a" * 30_000]})
+    assert "at most 100000 characters" in why
+    assert "at most 20000 characters" in refused(store, own, "RETURN '" + "a" * 20_000 + "' AS s")
+    assert read_cypher(store, own, "RETURN $a CONTAINS $b AS c", params={"a": "a" * 60_000, "b": "ab"}).rows == [
+        {"c": False}]
 
 
 def test_unwind_range_is_rows_the_server_can_stop(store, two_groups):
@@ -155,10 +170,10 @@ def test_pinned_reads_of_the_own_group_work(store, two_groups):
 
 def test_rows_and_bytes_are_capped(store, two_groups):
     own, _ = two_groups
-    big = "x" * 300_000
+    big = "x" * 90_000  # parameters hold at most 100,000 characters of text
     r = read_cypher(store, own, "UNWIND range(1, 20) AS i RETURN i, $big AS b", params={"big": big},
-                    max_bytes=1_000_000, max_value_chars=None)
-    assert r.truncated is True and len(r.rows) == 3  # 3 x 300 KB fit in 1 MB, the 4th does not
+                    max_bytes=200_000, max_value_chars=None)
+    assert r.truncated is True and len(r.rows) == 2  # 2 x 90 KB fit in 200 KB, the 3rd does not
     r = read_cypher(store, own, "UNWIND range(1, 20) AS i RETURN i", max_rows=5)
     assert r.truncated is True and [row["i"] for row in r.rows] == [1, 2, 3, 4, 5]
     r = read_cypher(store, own, "UNWIND range(1, 5) AS i RETURN i")
