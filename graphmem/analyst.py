@@ -248,9 +248,9 @@ def check_value_growth(query: str) -> None:
     make a megabyte, and one ``replace()`` or ``CONTAINS`` over it then runs for minutes inside
     a single expression, which Neo4j does not stop at the time limit (an attacker re-test: 86 s
     past a 2 s limit). Growth needs a value joined with other data of the query, so these are
-    refused: a ``+`` (or ``||``) chain with two or more terms that read the query's variables, a list or
-    map literal with two or more such entries, and ``replace()`` unless its search and its
-    replacement are literals and the replacement is no longer than the search.
+    refused: a ``+`` (or ``||``) chain with two or more terms that read the query's variables,
+    a list or map literal with two or more such entries, and ``replace()`` unless its search
+    and its replacement are literals and the replacement is no longer than the search.
     Literals, parameters and numeric functions (``count``, ``size``, ...) read nothing that
     grows, and ``-`` is arithmetic only (or a pattern's edge). Return such values as separate
     columns instead.
@@ -266,10 +266,9 @@ def check_value_growth(query: str) -> None:
 
     def frame(open_: str, fn: str = "") -> dict[str, Any]:
         # the terms of the current + chain (whether each reads a variable), the current term's,
-        # the entries of a list or map literal, the arguments of a call (their tokens for
-        # replace()), anything read inside
-        return {"open": open_, "fn": fn, "terms": [], "ref": False, "entries": [], "args": 0, "any": False,
-                "argtoks": [[]]}
+        # the entries of a list or map literal, the tokens of each argument (for replace()),
+        # anything read inside
+        return {"open": open_, "fn": fn, "terms": [], "ref": False, "entries": [], "any": False, "argtoks": [[]]}
 
     def check_replace(f: dict[str, Any]) -> None:
         # replace(s, search, replacement): both literals, the replacement no longer than the
@@ -328,7 +327,6 @@ def check_value_growth(query: str) -> None:
             operand = False
         elif kind == "op" and tok == ",":
             end_entry(f)
-            f["args"] += 1
             f["argtoks"].append([])
             operand = False
         elif (kind == "op" and (tok in _CHAIN_END_OPS or tok == "-")) or (kind == "name" and low in _CHAIN_ENDS):
