@@ -25,11 +25,6 @@ def _message_text(value: str) -> str:
 
 MessageText = Annotated[str, AfterValidator(_message_text)]
 
-NULL_IS_ABSENT = frozenset({"speaker_id", "session", "channel", "reply_to", "kind", "attachments", "mentions",
-                            "edited_ts"})
-"""The optional fields of :class:`NewMessage`: sent as null, each is the field left out (its
-default), as in JSON Lines and the mappings of ``Memory.append`` (docs/reliability.md)."""
-
 
 class HealthPublic(BaseModel):
     """``GET /health``: ``status`` is "ok" when Neo4j answered."""
@@ -65,8 +60,8 @@ class NewMessage(BaseModel):
         edited_ts: ISO-8601 time of the platform's last edit of the text, or "".
 
     A field not listed here is refused (422, ``unknown field``): a misspelt ``replyTo`` used to
-    be dropped and the message stored without its reply link. An optional field sent as null
-    (:data:`NULL_IS_ABSENT`) is the field left out, as JSON Lines and ``Memory.append`` read it
+    be dropped and the message stored without its reply link. An optional field (one with a
+    default) sent as null is the field left out, as JSON Lines and ``Memory.append`` read it
     (``"reply_to": null`` was a 422 here and "no reply" there).
     """
 
@@ -79,9 +74,10 @@ class NewMessage(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _null_is_absent(cls, data: Any) -> Any:
-        """Leave out the optional fields sent as null (:data:`NULL_IS_ABSENT`): their defaults apply."""
+        """Leave out the optional fields (those with a default) sent as null: their defaults apply."""
         if isinstance(data, dict):
-            return {k: v for k, v in data.items() if v is not None or k not in NULL_IS_ABSENT}
+            fields = cls.model_fields
+            return {k: v for k, v in data.items() if v is not None or k not in fields or fields[k].is_required()}
         return data
 
     id: str = Field(min_length=1, max_length=limits.MAX_ID_CHARS,
